@@ -1,0 +1,179 @@
+// diffphys/model.hpp — the Model: everything constant during a rollout.
+//
+// A Model is built once (ModelBuilder, or a scene file) and never changes afterwards; every
+// stage takes it by const reference. It holds the *structure* of the world — bodies, shapes,
+// joints, actuators, the time step and solver settings — and the layout of the flat
+// parameter vector θ (ParamLayout). The *values* of physical constants (masses, sizes,
+// friction, gains, gravity, ...) live in Params beside the Model, so that a gradient has the
+// same layout as what it differentiates (DESIGN.md §2, STYLE.md practice 1).
+//
+// Body 0 is always the world: static, at the origin, never in a joint's child slot. Ground
+// planes are shapes of the world body (or of any other static body).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "diffphys/math.hpp"
+
+namespace diffphys {
+
+enum class BodyType { Static, Dynamic };
+
+// Shape frames: a sphere is centred on its frame's origin; a box's faces are normal to its
+// frame's axes; a capsule's segment runs along its frame's z axis from -half_length to
+// +half_length; a plane passes through its frame's origin with normal +z (static bodies only).
+enum class ShapeType { Sphere, Box, Capsule, Plane };
+
+enum class JointType { Fixed, Revolute, Prismatic, Ball, Universal };
+
+// Motor: the control is a torque (N·m) or force (N) along the joint's degree of freedom.
+// Servo (Degrave et al. 2019, §2.2): the control is a target position; the servo drives the
+// joint velocity towards gain·(target − position), clipped to ±max_velocity, with a torque
+// bounded by ±max_torque (a boxed velocity constraint in the complementarity problem).
+enum class ActuatorType { Motor, Servo };
+
+enum class SolverType { InteriorPoint, ProjectedGaussSeidel };
+
+struct Body {
+  std::string name;
+  BodyType type = BodyType::Dynamic;
+  // Rotation from the principal-axes frame to the body frame: I_body = R_p diag(I) R_pᵀ,
+  // where diag(I) are the principal moments held in Params.
+  Quat principal_frame;
+  int first_shape = 0;  // shapes [first_shape, first_shape + shape_count) belong to this body
+  int shape_count = 0;
+};
+
+struct Shape {
+  std::string name;
+  ShapeType type = ShapeType::Sphere;
+  int body = 0;
+  Vec3 local_position;     // shape frame origin in the body frame (body origin = centre of mass), m
+  Quat local_orientation;  // shape frame in the body frame
+  std::uint32_t collision_group = 1;   // this shape's bits
+  std::uint32_t collision_mask = ~0u;  // the bits it collides with (both sides must agree)
+};
+
+struct Joint {
+  std::string name;
+  JointType type = JointType::Revolute;
+  int parent = 0;  // body index; 0 is the world
+  int child = 0;   // body index, always dynamic
+  Vec3 anchor_parent;  // joint anchor in the parent's body frame, m
+  Vec3 anchor_child;   // the same point in the child's body frame, m
+  Vec3 axis_parent;    // unit axis in the parent frame (revolute, prismatic; universal's first)
+  Vec3 axis_child;     // the same axis in the child frame at build time
+  Vec3 axis2_child;    // universal joint only: second axis, fixed in the child frame
+  Vec3 axis2_parent;   // universal joint only: the second axis in the parent frame at build time
+  Quat rest_relative;  // q_parentᵀ ⊗ q_child at build time: the zero of the joint's coordinates
+  bool has_limits = false;
+  double lower_limit = 0.0;  // rad or m, per degree of freedom (same bounds for each)
+  double upper_limit = 0.0;
+  bool collide_connected = false;  // may the two joined bodies collide? (default: no)
+};
+
+// Number of actuated/limited degrees of freedom (coordinates) of a joint type.
+constexpr int joint_dof_count(JointType type) {
+  switch (type) {
+    case JointType::Revolute:
+    case JointType::Prismatic: return 1;
+    case JointType::Universal: return 2;
+    case JointType::Ball: return 3;
+    case JointType::Fixed: return 0;
+  }
+  return 0;
+}
+
+// Number of equality rows a joint contributes to the velocity-level problem.
+constexpr int joint_constraint_count(JointType type) {
+  switch (type) {
+    case JointType::Fixed: return 6;
+    case JointType::Revolute: return 5;
+    case JointType::Prismatic: return 5;
+    case JointType::Ball: return 3;
+    case JointType::Universal: return 4;
+  }
+  return 0;
+}
+
+struct Actuator {
+  std::string name;
+  ActuatorType type = ActuatorType::Motor;
+  int joint = 0;
+  int dof = 0;  // which coordinate of the joint (0 for revolute/prismatic, 0 or 1 for universal)
+};
+
+// How joint drift is kept small: after each step, positions are projected back onto the
+// joint manifold by Newton iterations on φ(q) = 0 in the mass metric (post-stabilisation,
+// Cline & Pai 2003), so no Baumgarte term enters the velocity problem.
+struct SolverSettings {
+  SolverType type = SolverType::InteriorPoint;
+  int max_iterations = 100;        // interior point: Newton iterations; PGS: sweeps
+  double tolerance = 1e-10;        // on the mixed-LCP residual, a velocity (m/s; solve/mlcp.hpp)
+  int friction_directions = 4;     // edges of the polyhedral friction cone (even, >= 4)
+  double contact_margin = 0.01;    // contacts are generated when the gap is below this, m
+  double contact_erp = 0.2;        // fraction of penetration removed per step (contacts only)
+  double penetration_slop = 1e-4;  // penetration tolerated before correction, m
+  double restitution_threshold = 0.01;  // approach speeds below this do not bounce, m/s
+  int stabilization_iterations = 4;     // max Newton iterations of the joint projection
+  double stabilization_tolerance = 1e-10;  // joint position error at which projection stops, m
+};
+
+// Where each physical constant sits in the flat parameter vector θ. Offsets are -1 where a
+// slot does not apply (a static body has no mass; a sphere has no half-extents).
+struct ParamLayout {
+  struct Slice {
+    std::string name;  // e.g. "body/ball/mass", "gravity", "joint/elbow/damping"
+    int offset = 0;
+    int size = 0;
+  };
+  std::vector<Slice> slices;  // in layout order; slices tile [0, size)
+  int size = 0;
+
+  int gravity = -1;                        // 3: m/s²
+  std::vector<int> body_mass;              // (nbody) 1: kg
+  std::vector<int> body_inertia;           // (nbody) 3: principal moments, kg·m²
+  std::vector<int> body_friction;          // (nbody) 1: Coulomb coefficient
+  std::vector<int> body_restitution;       // (nbody) 1: in [0, 1]
+  std::vector<int> body_linear_damping;    // (nbody) 1: 1/s
+  std::vector<int> body_angular_damping;   // (nbody) 1: 1/s
+  std::vector<int> body_force;             // (nbody) 3: world-frame external force, N
+  std::vector<int> body_torque;            // (nbody) 3: world-frame external torque, N·m
+  std::vector<int> shape_size;             // (nshape) sphere 1 (radius); box 3 (half extents);
+                                           // capsule 2 (radius, half length); plane 0
+  std::vector<int> joint_damping;          // (njoint) 1: N·m·s/rad or N·s/m per coordinate
+  std::vector<int> actuator_gain;          // (nactuator) servo 1: 1/s
+  std::vector<int> actuator_max_torque;    // (nactuator) 1: N·m or N (motor: control clip)
+  std::vector<int> actuator_max_velocity;  // (nactuator) servo 1: rad/s or m/s
+
+  // Index of the slice with this name, or -1.
+  int find(std::string_view name) const;
+};
+
+class Model {
+ public:
+  std::string name;
+  double dt = 1e-3;  // time step, s
+  SolverSettings solver;
+  std::vector<Body> bodies;  // (nbody) body 0 is the world
+  std::vector<Shape> shapes;
+  std::vector<Joint> joints;
+  std::vector<Actuator> actuators;
+  ParamLayout layout;
+
+  int body_count() const { return static_cast<int>(bodies.size()); }
+  int shape_count() const { return static_cast<int>(shapes.size()); }
+  int joint_count() const { return static_cast<int>(joints.size()); }
+  int actuator_count() const { return static_cast<int>(actuators.size()); }
+  int param_count() const { return layout.size; }
+
+  // Lookups by name; each throws diffphys::Error naming the kind and the unknown name.
+  int body_index(std::string_view body_name) const;
+  int joint_index(std::string_view joint_name) const;
+  int actuator_index(std::string_view actuator_name) const;
+};
+
+}  // namespace diffphys

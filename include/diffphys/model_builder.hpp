@@ -1,0 +1,111 @@
+// diffphys/model_builder.hpp — building a Model (plus its default Params and initial State).
+//
+// The builder takes specs in the user's terms (world-frame anchors and axes, body-frame
+// shapes, mass from density or given), validates every item, computes mass properties,
+// moves each body's origin to its centre of mass and returns a Scene. build() refuses bad
+// input with an Error naming the item and the value; nothing is stepped before that.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "diffphys/model.hpp"
+#include "diffphys/params.hpp"
+#include "diffphys/state.hpp"
+
+namespace diffphys {
+
+struct ShapeSpec {
+  std::string name;                  // optional; defaults to "<body>/<index>"
+  ShapeType type = ShapeType::Sphere;
+  Vec3 position;                     // in the body frame, m
+  Quat orientation;                  // in the body frame
+  double radius = 0.0;               // sphere, capsule, m
+  Vec3 half_extents;                 // box, m
+  double half_length = 0.0;          // capsule: half the segment length along local z, m
+  std::uint32_t collision_group = 1;
+  std::uint32_t collision_mask = ~0u;
+};
+
+struct BodySpec {
+  std::string name;
+  BodyType type = BodyType::Dynamic;
+  Vec3 position;          // body frame origin in world, m
+  Quat orientation;       // body frame → world
+  Vec3 linear_velocity;   // of the body frame origin, m/s
+  Vec3 angular_velocity;  // world frame, rad/s
+  std::optional<double> mass;          // kg; default: density × shape volume
+  std::optional<Vec3> inertia;         // principal moments about the centre of mass along
+                                       // the body axes, kg·m²; default: from the shapes
+  std::optional<Vec3> center_of_mass;  // body frame, m; default: from the shapes (or origin)
+  double density = 1000.0;             // kg/m³, used when mass or inertia is not given
+  double friction = 0.5;               // Coulomb coefficient
+  double restitution = 0.0;            // in [0, 1]
+  double linear_damping = 0.0;         // 1/s
+  double angular_damping = 0.0;        // 1/s
+  Vec3 force;                          // constant external force, world frame, N
+  Vec3 torque;                         // constant external torque, world frame, N·m
+  std::vector<ShapeSpec> shapes;
+};
+
+struct JointSpec {
+  std::string name;
+  JointType type = JointType::Revolute;
+  std::string parent = "world";
+  std::string child;
+  Vec3 anchor;  // world frame at build time, m
+  Vec3 axis{0, 0, 1};   // world frame: hinge/slide axis; universal's first axis (on parent)
+  Vec3 axis2{0, 1, 0};  // world frame: universal's second axis (on child), ⟂ axis
+  std::optional<double> lower_limit;  // rad or m; both or neither
+  std::optional<double> upper_limit;
+  double damping = 0.0;
+  bool collide_connected = false;
+};
+
+struct ActuatorSpec {
+  std::string name;
+  ActuatorType type = ActuatorType::Motor;
+  std::string joint;
+  int dof = 0;
+  double gain = 0.0;          // servo, 1/s
+  double max_torque = 0.0;    // servo: torque bound; motor: control clip (0 = unbounded)
+  double max_velocity = 0.0;  // servo, rad/s or m/s
+  double control = 0.0;       // initial control (motor torque or servo target)
+};
+
+struct Scene {
+  Model model;
+  Params params;
+  State state;
+  std::vector<double> controls;  // (nactuator) default control held by every step
+};
+
+class ModelBuilder {
+ public:
+  std::string name = "scene";
+  double dt = 1e-3;
+  Vec3 gravity{0, 0, -9.81};
+  SolverSettings solver;
+  double world_friction = 1.0;     // material of the world body (ground planes)
+  double world_restitution = 0.0;
+
+  // Each returns the index of what it added; names must be unique within their kind.
+  int add_body(BodySpec spec);
+  // A plane shape on the world body: normal (world) and offset d, the plane n·x = d.
+  int add_ground_plane(Vec3 normal = {0, 0, 1}, double offset = 0.0);
+  int add_joint(JointSpec spec);
+  int add_actuator(ActuatorSpec spec);
+
+  // Validates everything and builds; throws Error naming the offending item and value.
+  Scene build() const;
+
+ private:
+  std::vector<BodySpec> bodies_;
+  std::vector<ShapeSpec> world_shapes_;
+  std::vector<JointSpec> joints_;
+  std::vector<ActuatorSpec> actuators_;
+};
+
+}  // namespace diffphys

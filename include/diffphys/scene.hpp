@@ -1,0 +1,19 @@
+// diffphys/scene.hpp — scene files (JSON) in and out.
+//
+// The format is documented, with a complete example per feature, in docs/scene-format.md.
+// Loading goes through ModelBuilder, so a scene file and C++ code build the same Model.
+// Malformed input is refused with an Error naming the file, the field (as a JSON path such
+// as bodies[2].mass) and the offending value.
+#pragma once
+
+#include <filesystem>
+#include <string_view>
+
+#include "diffphys/model_builder.hpp"
+
+namespace diffphys {
+
+Scene load_scene(const std::filesystem::path& path);
+Scene parse_scene(std::string_view json_text, std::string_view source_name = "<string>");
+
+}  // namespace diffphys

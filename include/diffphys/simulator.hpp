@@ -1,0 +1,85 @@
+// diffphys/simulator.hpp — one step of the rigid-body pipeline, and a Simulator around it.
+//
+// step() is the pipeline of DESIGN.md §1 as free functions over (Model, Params, State):
+// detect contacts → assemble rows → solve the mixed LCP → integrate → stabilise joints.
+// It reads state_in and writes state_out (never in place), reuses the Workspace's buffers
+// (no allocation once they have grown to the scene's size) and returns a StepStatus that
+// says whether the solver converged and how well. Same inputs, same bits.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "diffphys/contact.hpp"
+#include "diffphys/model.hpp"
+#include "diffphys/params.hpp"
+#include "diffphys/state.hpp"
+
+namespace diffphys {
+
+struct StepStatus {
+  bool converged = true;        // the velocity solve met solver.tolerance
+  int iterations = 0;           // interior-point Newton iterations or PGS sweeps
+  double residual = 0.0;        // mixed-LCP residual at the returned solution (solve/mlcp.hpp)
+  int contact_count = 0;
+  int row_count = 0;            // rows of the velocity problem (joints, limits, servos, contacts)
+  double joint_error = 0.0;     // max joint position error after stabilisation, m or rad
+};
+
+// Scratch memory of the step: constraint rows, the solver's matrices, contacts. Opaque;
+// one per thread. Grows on the first steps of a scene, then is reused without allocation.
+class Workspace {
+ public:
+  Workspace();
+  ~Workspace();
+  Workspace(Workspace&&) noexcept;
+  Workspace& operator=(Workspace&&) noexcept;
+
+  // Contacts of the most recent step, with their solved impulses.
+  std::span<const Contact> contacts() const;
+
+  struct Impl;
+  Impl& impl() { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// Advances state_in by model.dt into state_out. controls: (nactuator) motor torques/forces
+// or servo targets. Throws Error if the sizes do not match the model; reports solver
+// trouble in the status instead of throwing.
+StepStatus step(const Model& model, const Params& params, const State& state_in,
+                std::span<const double> controls, State& state_out, Workspace& workspace);
+
+// Mechanical energy: kinetic + gravitational potential (J). For conservation tests.
+double kinetic_energy(const Model& model, const Params& params, const State& state);
+double potential_energy(const Model& model, const Params& params, const State& state);
+
+// Current position (rad or m) and velocity of coordinate `dof` of joint `joint`.
+double joint_position(const Model& model, const State& state, int joint, int dof);
+double joint_velocity(const Model& model, const State& state, int joint, int dof);
+
+// Convenience owner of a Model, Params, the current State and a Workspace.
+class Simulator {
+ public:
+  Simulator(Model model, Params params, State initial_state);
+
+  const Model& model() const { return model_; }
+  const Params& params() const { return params_; }
+  const State& state() const { return state_; }
+  std::span<const Contact> contacts() const { return workspace_.contacts(); }
+
+  // One step with the given controls (empty: all zero).
+  StepStatus step(std::span<const double> controls = {});
+
+ private:
+  Model model_;
+  Params params_;
+  State state_;
+  State next_;
+  std::vector<double> zero_controls_;
+  Workspace workspace_;
+};
+
+}  // namespace diffphys

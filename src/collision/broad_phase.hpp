@@ -1,0 +1,27 @@
+// collision/broad_phase.hpp — candidate pairs of overlapping bounding boxes.
+//
+// Sweep and prune along the axis of largest spread: sort the boxes' lower bounds (insertion
+// sort on the previous order, near-linear for coherent motion), sweep, and test the other
+// two axes. Cost grows about linearly with the number of boxes in sparse scenes. Buffers are
+// kept between calls: after the first call with a given count, nothing is allocated.
+// Output pairs (i < j) are sorted, so results do not depend on the previous call's order.
+#pragma once
+
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "collision/narrow_phase.hpp"
+
+namespace diffphys::collision {
+
+class BroadPhase {
+ public:
+  // Finds every pair (i, j), i < j, whose boxes overlap; replaces the contents of `pairs`.
+  void find_pairs(std::span<const Aabb> boxes, std::vector<std::pair<int, int>>& pairs);
+
+ private:
+  std::vector<int> order_;  // box indices sorted by lower bound along the sweep axis
+};
+
+}  // namespace diffphys::collision

@@ -1,0 +1,89 @@
+// collision/detect_contacts.cpp — see detect_contacts.hpp.
+#include "collision/detect_contacts.hpp"
+
+#include <algorithm>
+
+namespace diffphys::collision {
+
+PosedShape pose_shape(const Model& model, const Params& params, const State& state, int shape_index) {
+  const Shape& shape = model.shapes[static_cast<std::size_t>(shape_index)];
+  const auto b = static_cast<std::size_t>(shape.body);
+  PosedShape posed;
+  posed.type = shape.type;
+  posed.orientation = (state.orientation[b] * shape.local_orientation).normalized();
+  posed.rotation = posed.orientation.to_matrix();
+  posed.position = state.position[b] + state.orientation[b].rotate(shape.local_position);
+  const int offset = model.layout.shape_size[static_cast<std::size_t>(shape_index)];
+  switch (shape.type) {
+    case ShapeType::Sphere: posed.size = {params.at(offset), 0, 0}; break;
+    case ShapeType::Box: posed.size = params.vec3_at(offset); break;
+    case ShapeType::Capsule: posed.size = {params.at(offset), params.at(offset + 1), 0}; break;
+    case ShapeType::Plane: break;
+  }
+  return posed;
+}
+
+void detect_contacts(const Model& model, const Params& params, const State& state, CollisionWorkspace& ws,
+                     std::vector<Contact>& contacts) {
+  contacts.clear();
+  const double margin = model.solver.contact_margin;
+  const int shape_count = model.shape_count();
+  ws.posed.resize(static_cast<std::size_t>(shape_count));
+  ws.boxes.clear();
+  ws.box_shape.clear();
+  ws.plane_shapes.clear();
+  for (int s = 0; s < shape_count; ++s) {
+    ws.posed[static_cast<std::size_t>(s)] = pose_shape(model, params, state, s);
+    if (model.shapes[static_cast<std::size_t>(s)].type == ShapeType::Plane) {
+      ws.plane_shapes.push_back(s);
+    } else {
+      ws.boxes.push_back(bounding_box(ws.posed[static_cast<std::size_t>(s)], margin));
+      ws.box_shape.push_back(s);
+    }
+  }
+  ws.excluded_body_pairs.clear();
+  for (const Joint& joint : model.joints)
+    if (!joint.collide_connected)
+      ws.excluded_body_pairs.emplace_back(std::min(joint.parent, joint.child), std::max(joint.parent, joint.child));
+  std::sort(ws.excluded_body_pairs.begin(), ws.excluded_body_pairs.end());
+
+  const auto may_collide = [&](int shape_i, int shape_j) {
+    const Shape& si = model.shapes[static_cast<std::size_t>(shape_i)];
+    const Shape& sj = model.shapes[static_cast<std::size_t>(shape_j)];
+    if (si.body == sj.body) return false;
+    if (model.bodies[static_cast<std::size_t>(si.body)].type != BodyType::Dynamic &&
+        model.bodies[static_cast<std::size_t>(sj.body)].type != BodyType::Dynamic)
+      return false;
+    if ((si.collision_group & sj.collision_mask) == 0 || (sj.collision_group & si.collision_mask) == 0) return false;
+    const std::pair<int, int> bodies{std::min(si.body, sj.body), std::max(si.body, sj.body)};
+    return !std::binary_search(ws.excluded_body_pairs.begin(), ws.excluded_body_pairs.end(), bodies);
+  };
+  const auto collide_pair = [&](int shape_a, int shape_b) {
+    if (!may_collide(shape_a, shape_b)) return;
+    ContactPoint points[kMaxPairContacts];
+    const int count = collide(ws.posed[static_cast<std::size_t>(shape_a)], ws.posed[static_cast<std::size_t>(shape_b)],
+                              margin, points);
+    for (int k = 0; k < count; ++k) {
+      Contact contact;
+      contact.shape_a = shape_a;
+      contact.shape_b = shape_b;
+      contact.body_a = model.shapes[static_cast<std::size_t>(shape_a)].body;
+      contact.body_b = model.shapes[static_cast<std::size_t>(shape_b)].body;
+      contact.position = points[k].position;
+      contact.normal = points[k].normal;
+      contact.gap = points[k].gap;
+      contact.feature_a = points[k].feature;
+      contact.feature_b = k;
+      contacts.push_back(contact);
+    }
+  };
+
+  // Shapes against planes (the dynamic shape is a, so normals point out of the plane).
+  for (const int box_index_shape : ws.box_shape)
+    for (const int plane : ws.plane_shapes) collide_pair(box_index_shape, plane);
+  ws.broad_phase.find_pairs(ws.boxes, ws.pairs);
+  for (const auto& [i, j] : ws.pairs)
+    collide_pair(ws.box_shape[static_cast<std::size_t>(i)], ws.box_shape[static_cast<std::size_t>(j)]);
+}
+
+}  // namespace diffphys::collision

@@ -1,0 +1,37 @@
+// collision/detect_contacts.hpp — the collision stage of a step: pose every shape, find
+// candidate pairs (broad phase; planes tested against every shape), filter them (same body,
+// static–static, collision groups, bodies joined by a joint) and run the narrow phase.
+// The discrete outcome — which pairs touch, with which features — is the contact set the
+// backward pass holds fixed (DESIGN.md §1).
+#pragma once
+
+#include <utility>
+#include <vector>
+
+#include "collision/broad_phase.hpp"
+#include "collision/narrow_phase.hpp"
+#include "diffphys/contact.hpp"
+#include "diffphys/model.hpp"
+#include "diffphys/params.hpp"
+#include "diffphys/state.hpp"
+
+namespace diffphys::collision {
+
+struct CollisionWorkspace {
+  BroadPhase broad_phase;
+  std::vector<PosedShape> posed;          // (nshape)
+  std::vector<Aabb> boxes;                // (non-plane shapes)
+  std::vector<int> box_shape;             // (non-plane shapes) shape index of each box
+  std::vector<int> plane_shapes;
+  std::vector<std::pair<int, int>> pairs;
+  std::vector<std::pair<int, int>> excluded_body_pairs;  // sorted (min, max)
+};
+
+// Replaces `contacts` with this state's contacts, in a deterministic order.
+void detect_contacts(const Model& model, const Params& params, const State& state, CollisionWorkspace& workspace,
+                     std::vector<Contact>& contacts);
+
+// The shape placed in the world at `state` (sizes from params).
+PosedShape pose_shape(const Model& model, const Params& params, const State& state, int shape);
+
+}  // namespace diffphys::collision

@@ -1,0 +1,53 @@
+// collision/narrow_phase.hpp — contact points between two posed primitive shapes.
+//
+// Pure geometry: no Model, no Params. The caller (collision/detect_contacts.cpp) poses each
+// shape in the world and passes its sizes. Every function here is deterministic, allocates
+// nothing, and reports at most kMaxPairContacts points per pair.
+#pragma once
+
+#include "diffphys/math.hpp"
+#include "diffphys/model.hpp"
+
+namespace diffphys::collision {
+
+inline constexpr int kMaxPairContacts = 4;
+
+// A shape placed in the world. size: sphere (radius, 0, 0); box (half extents);
+// capsule (radius, half_length, 0) with the segment along the frame's z axis;
+// plane: unused (the plane passes through `position` with normal = rotation's z column).
+struct PosedShape {
+  ShapeType type = ShapeType::Sphere;
+  Vec3 position;     // world, m
+  Quat orientation;  // shape frame → world
+  Mat3 rotation;     // the same rotation as a matrix (kept in sync by the caller)
+  Vec3 size;
+};
+
+// One point of contact. Conventions shared by every pair function:
+// - normal: unit, world, pointing from shape b towards shape a (a is pushed along +normal);
+// - gap: signed distance between the surfaces along the normal (negative = penetration);
+// - position: the point midway between the two closest surface points;
+// - feature: a small integer that stays the same while the same features touch (e.g. box
+//   vertex index, face index × 16 + clipped-vertex index), so contacts can be matched
+//   from step to step.
+struct ContactPoint {
+  Vec3 position;
+  Vec3 normal;
+  double gap = 0.0;
+  int feature = 0;
+};
+
+// Writes the contacts of shapes a and b whose gap is below `margin` into out[0..n) and
+// returns n (0..kMaxPairContacts). Handles every pair of {sphere, box, capsule, plane} in
+// either order except plane–plane (returns 0).
+int collide(const PosedShape& a, const PosedShape& b, double margin,
+            ContactPoint out[kMaxPairContacts]);
+
+// World-space axis-aligned bounding box of a posed shape grown by `margin`. Planes are
+// infinite: callers handle them apart from the broad phase.
+struct Aabb {
+  Vec3 lower, upper;
+};
+Aabb bounding_box(const PosedShape& shape, double margin);
+
+}  // namespace diffphys::collision

@@ -1,0 +1,206 @@
+// model/trajectory.cpp — TrajectoryRecorder (diffphys/trajectory.hpp): keeps recorded frames
+// in compact arrays and writes them as one JSON file.
+//
+// Frames are stored as plain numbers, not as JSON objects, so recording a long rollout costs
+// ~100 bytes per body per frame. The file is streamed out by hand, one frame per line (easy
+// to diff, grep and load line by line), with every double printed in the shortest form that
+// reads back to the same bits; a non-finite value is written as null, since JSON has no NaN.
+// The layout is documented in docs/scene-format.md ("Trajectory files").
+#include "diffphys/trajectory.hpp"
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "diffphys/error.hpp"
+
+namespace diffphys {
+
+struct TrajectoryRecorder::Frames {
+  struct BodyRecord {
+    Vec3 position;  // centre of mass, world, m
+    Quat orientation;
+    Vec3 linear_velocity;   // m/s
+    Vec3 angular_velocity;  // rad/s, world
+  };
+  struct FrameRecord {
+    double time = 0.0;
+    StepStatus status;
+    std::size_t first_contact = 0;  // contacts [first_contact, first_contact + contact_count)
+    std::size_t contact_count = 0;
+  };
+
+  std::vector<FrameRecord> frames;
+  std::vector<BodyRecord> bodies;  // (frames × (nbody − 1)): the world body is not recorded
+  std::vector<Contact> contacts;   // every frame's contacts, back to back
+};
+
+TrajectoryRecorder::TrajectoryRecorder(const Model& model)
+    : model_(model), frames_(std::make_unique<Frames>()) {}
+
+TrajectoryRecorder::~TrajectoryRecorder() = default;
+
+void TrajectoryRecorder::record(const State& state, std::span<const Contact> contacts,
+                                const StepStatus& status) {
+  if (state.body_count() != model_.body_count() ||
+      state.orientation.size() != state.position.size() ||
+      state.linear_velocity.size() != state.position.size() ||
+      state.angular_velocity.size() != state.position.size()) {
+    throw Error(message("trajectory of '", model_.name, "': the state has ", state.body_count(),
+                        " bodies, the model ", model_.body_count()));
+  }
+  Frames::FrameRecord frame;
+  frame.time = state.time;
+  frame.status = status;
+  frame.first_contact = frames_->contacts.size();
+  frame.contact_count = contacts.size();
+  frames_->frames.push_back(frame);
+  for (int body = 1; body < state.body_count(); ++body) {
+    const auto i = static_cast<std::size_t>(body);
+    frames_->bodies.push_back({state.position[i], state.orientation[i], state.linear_velocity[i],
+                               state.angular_velocity[i]});
+  }
+  frames_->contacts.insert(frames_->contacts.end(), contacts.begin(), contacts.end());
+}
+
+int TrajectoryRecorder::frame_count() const { return static_cast<int>(frames_->frames.size()); }
+
+namespace {
+
+// Appends the shortest decimal text that reads back to exactly `value`; null if not finite.
+void append_number(std::string& out, double value) {
+  if (!std::isfinite(value)) {
+    out += "null";
+    return;
+  }
+  std::array<char, 32> buffer{};
+  const auto result = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
+  out.append(buffer.data(), result.ptr);
+}
+
+void append_vec3(std::string& out, const Vec3& v) {
+  out += '[';
+  append_number(out, v.x);
+  out += ',';
+  append_number(out, v.y);
+  out += ',';
+  append_number(out, v.z);
+  out += ']';
+}
+
+void append_quat(std::string& out, const Quat& q) {
+  out += '[';
+  append_number(out, q.w);
+  out += ',';
+  append_number(out, q.x);
+  out += ',';
+  append_number(out, q.y);
+  out += ',';
+  append_number(out, q.z);
+  out += ']';
+}
+
+void append_string(std::string& out, const std::string& text) {
+  out += nlohmann::json(text).dump();
+}
+
+std::string body_name(const Model& model, int body) {
+  if (body >= 0 && body < model.body_count())
+    return model.bodies[static_cast<std::size_t>(body)].name;
+  return message("#", body);
+}
+
+std::string shape_name(const Model& model, int shape) {
+  if (shape >= 0 && shape < model.shape_count())
+    return model.shapes[static_cast<std::size_t>(shape)].name;
+  return message("#", shape);
+}
+
+}  // namespace
+
+void TrajectoryRecorder::write(const std::filesystem::path& path) const {
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  if (!file) throw Error(message(path.string(), ": cannot open the trajectory file for writing"));
+
+  const auto recorded_bodies =
+      static_cast<std::size_t>(model_.body_count() > 0 ? model_.body_count() - 1 : 0);
+  std::string text;
+  text += "{\"format\":\"diffphys-trajectory\",\"version\":1,\"name\":";
+  append_string(text, model_.name);
+  text += ",\"dt\":";
+  append_number(text, model_.dt);
+  text += ",\"bodies\":[";
+  for (int body = 1; body < model_.body_count(); ++body) {
+    if (body > 1) text += ',';
+    append_string(text, body_name(model_, body));
+  }
+  text += "],\n\"frames\":[\n";
+  file << text;
+
+  for (std::size_t f = 0; f < frames_->frames.size(); ++f) {
+    const Frames::FrameRecord& frame = frames_->frames[f];
+    text.clear();
+    text += "{\"time\":";
+    append_number(text, frame.time);
+    text += ",\"bodies\":[";
+    for (std::size_t b = 0; b < recorded_bodies; ++b) {
+      const Frames::BodyRecord& body = frames_->bodies[f * recorded_bodies + b];
+      if (b > 0) text += ',';
+      text += "{\"position\":";
+      append_vec3(text, body.position);
+      text += ",\"orientation\":";
+      append_quat(text, body.orientation);
+      text += ",\"linear_velocity\":";
+      append_vec3(text, body.linear_velocity);
+      text += ",\"angular_velocity\":";
+      append_vec3(text, body.angular_velocity);
+      text += '}';
+    }
+    text += "],\"contacts\":[";
+    for (std::size_t c = 0; c < frame.contact_count; ++c) {
+      const Contact& contact = frames_->contacts[frame.first_contact + c];
+      if (c > 0) text += ',';
+      text += "{\"body_a\":";
+      append_string(text, body_name(model_, contact.body_a));
+      text += ",\"body_b\":";
+      append_string(text, body_name(model_, contact.body_b));
+      text += ",\"shape_a\":";
+      append_string(text, shape_name(model_, contact.shape_a));
+      text += ",\"shape_b\":";
+      append_string(text, shape_name(model_, contact.shape_b));
+      text += ",\"position\":";
+      append_vec3(text, contact.position);
+      text += ",\"normal\":";
+      append_vec3(text, contact.normal);
+      text += ",\"gap\":";
+      append_number(text, contact.gap);
+      text += ",\"normal_impulse\":";
+      append_number(text, contact.normal_impulse);
+      text += ",\"friction_impulse\":";
+      append_vec3(text, contact.friction_impulse);
+      text += '}';
+    }
+    text += "],\"solver\":{\"converged\":";
+    text += frame.status.converged ? "true" : "false";
+    text += ",\"iterations\":";
+    text += std::to_string(frame.status.iterations);
+    text += ",\"residual\":";
+    append_number(text, frame.status.residual);
+    text += ",\"joint_error\":";
+    append_number(text, frame.status.joint_error);
+    text += "}}";
+    if (f + 1 < frames_->frames.size()) text += ',';
+    text += '\n';
+    file << text;
+  }
+  file << "]}\n";
+  file.flush();
+  if (!file) throw Error(message(path.string(), ": could not write the whole trajectory file"));
+}
+
+}  // namespace diffphys

@@ -1,0 +1,165 @@
+// rigid/inequality_rows.cpp — see inequality_rows.hpp.
+#include "rigid/inequality_rows.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "rigid/joints.hpp"
+#include "solve/row_algebra.hpp"
+
+namespace diffphys::rigid {
+
+using solve::ConstraintRow;
+using solve::RowType;
+
+namespace {
+
+ConstraintRow negated(ConstraintRow row) {
+  row.linear_a = -row.linear_a;
+  row.angular_a = -row.angular_a;
+  row.linear_b = -row.linear_b;
+  row.angular_b = -row.angular_b;
+  return row;
+}
+
+// Velocity target for a one-sided constraint with signed distance `gap` to its bound.
+double gap_target(double gap, double dt, const SolverSettings& solver) {
+  if (gap >= 0) return -gap / dt;
+  return solver.contact_erp * std::max(0.0, -gap - solver.penetration_slop) / dt;
+}
+
+// Row for the relative velocity of body a against body b at world point p along direction d.
+ConstraintRow point_row(int body_a, int body_b, const Vec3& offset_a, const Vec3& offset_b, const Vec3& direction) {
+  ConstraintRow row;
+  row.body_a = body_a;
+  row.body_b = body_b;
+  row.linear_a = direction;
+  row.angular_a = cross(offset_a, direction);
+  row.linear_b = -direction;
+  row.angular_b = -cross(offset_b, direction);
+  return row;
+}
+
+}  // namespace
+
+void append_limit_rows(const Model& model, const State& state, const BodyDynamics& bodies,
+                       std::vector<ConstraintRow>& rows) {
+  const double h = model.dt;
+  for (int j = 0; j < model.joint_count(); ++j) {
+    const Joint& joint = model.joints[static_cast<std::size_t>(j)];
+    if (!joint.has_limits) continue;
+    for (int dof = 0; dof < joint_dof_count(joint.type); ++dof) {
+      const ConstraintRow row = coordinate_row(model, state, bodies, j, dof);
+      const double position = coordinate_value(model, state, bodies, j, dof);
+      // Within reach: the bound could be crossed this step (twice the current rate, plus a
+      // small band so that a resting limit stays in the problem).
+      const double reach = 2.0 * std::abs(coordinate_rate(row, state)) * h + 1e-2;
+      const double lower_gap = position - joint.lower_limit;
+      const double upper_gap = joint.upper_limit - position;
+      if (lower_gap < reach) {
+        ConstraintRow lower = row;
+        lower.type = RowType::Unilateral;
+        lower.rhs = gap_target(lower_gap, h, model.solver);
+        rows.push_back(lower);
+      }
+      if (upper_gap < reach) {
+        ConstraintRow upper = negated(row);
+        upper.type = RowType::Unilateral;
+        upper.rhs = gap_target(upper_gap, h, model.solver);
+        rows.push_back(upper);
+      }
+    }
+  }
+}
+
+void append_servo_rows(const Model& model, const Params& params, const State& state,
+                       std::span<const double> controls, const BodyDynamics& bodies,
+                       std::vector<ConstraintRow>& rows) {
+  const ParamLayout& layout = model.layout;
+  for (int a = 0; a < model.actuator_count(); ++a) {
+    const Actuator& actuator = model.actuators[static_cast<std::size_t>(a)];
+    if (actuator.type != ActuatorType::Servo) continue;
+    const auto i = static_cast<std::size_t>(a);
+    const double gain = params.at(layout.actuator_gain[i]);
+    const double max_torque = params.at(layout.actuator_max_torque[i]);
+    const double max_velocity = params.at(layout.actuator_max_velocity[i]);
+    const double position = coordinate_value(model, state, bodies, actuator.joint, actuator.dof);
+    const double target_rate = std::clamp(gain * (controls[i] - position), -max_velocity, max_velocity);
+    const ConstraintRow row = coordinate_row(model, state, bodies, actuator.joint, actuator.dof);
+    const int first = static_cast<int>(rows.size());
+    ConstraintRow positive = row;
+    positive.type = RowType::Direction;
+    positive.rhs = target_rate;
+    positive.group = first + 2;
+    ConstraintRow negative = negated(row);
+    negative.type = RowType::Direction;
+    negative.rhs = -target_rate;
+    negative.group = first + 2;
+    ConstraintRow bound;
+    bound.type = RowType::Bound;
+    bound.group = first;
+    bound.group_size = 2;
+    bound.normal = -1;
+    bound.coefficient = max_torque * model.dt;
+    bound.rhs = -max_torque * model.dt;
+    rows.push_back(positive);
+    rows.push_back(negative);
+    rows.push_back(bound);
+  }
+}
+
+void append_contact_rows(const Model& model, const Params& params, const State& state,
+                         std::span<const Contact> contacts, std::span<const double> free_velocity,
+                         std::vector<ConstraintRow>& rows) {
+  const ParamLayout& layout = model.layout;
+  const SolverSettings& solver = model.solver;
+  const double h = model.dt;
+  const int directions = solver.friction_directions;
+  const double sector = 2.0 * std::numbers::pi / directions;
+  for (const Contact& contact : contacts) {
+    const auto a = static_cast<std::size_t>(contact.body_a), b = static_cast<std::size_t>(contact.body_b);
+    const Vec3 offset_a = contact.position - state.position[a];
+    const Vec3 offset_b = contact.position - state.position[b];
+    const double friction = std::sqrt(params.at(layout.body_friction[a]) * params.at(layout.body_friction[b]));
+    const double restitution = std::max(params.at(layout.body_restitution[a]), params.at(layout.body_restitution[b]));
+
+    ConstraintRow normal_row = point_row(contact.body_a, contact.body_b, offset_a, offset_b, contact.normal);
+    normal_row.type = RowType::Unilateral;
+    // Approach speed at the start of the step, and where the free motion would take the gap.
+    const double normal_velocity = dot(normal_row.linear_a, state.linear_velocity[a]) +
+                                   dot(normal_row.angular_a, state.angular_velocity[a]) +
+                                   dot(normal_row.linear_b, state.linear_velocity[b]) +
+                                   dot(normal_row.angular_b, state.angular_velocity[b]);
+    const double free_normal_velocity = solve::row_times_velocity(normal_row, free_velocity);
+    if (contact.gap > 0 && contact.gap + h * free_normal_velocity > 0) {
+      normal_row.rhs = -contact.gap / h;
+    } else {
+      const double bounce = -normal_velocity > solver.restitution_threshold ? restitution * -normal_velocity : 0.0;
+      normal_row.rhs = std::max(bounce, gap_target(contact.gap, h, solver));
+    }
+    const int normal_index = static_cast<int>(rows.size());
+    rows.push_back(normal_row);
+    if (!(friction > 0)) continue;
+
+    Vec3 tangent1, tangent2;
+    orthonormal_basis(contact.normal, tangent1, tangent2);
+    const int first_direction = normal_index + 1;
+    for (int k = 0; k < directions; ++k) {
+      const Vec3 direction = tangent1 * std::cos(k * sector) + tangent2 * std::sin(k * sector);
+      ConstraintRow row = point_row(contact.body_a, contact.body_b, offset_a, offset_b, direction);
+      row.type = RowType::Direction;
+      row.group = first_direction + directions;
+      rows.push_back(row);
+    }
+    ConstraintRow bound;
+    bound.type = RowType::Bound;
+    bound.group = first_direction;
+    bound.group_size = directions;
+    bound.normal = normal_index;
+    bound.coefficient = friction;
+    rows.push_back(bound);
+  }
+}
+
+}  // namespace diffphys::rigid

@@ -1,0 +1,41 @@
+// rigid/inequality_rows.hpp — the complementarity rows of a step: joint limits, servos and
+// contacts (normal, friction cone). Each function appends to `rows` (see solve/mlcp.hpp for
+// the row types and the bounded-group layout).
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "diffphys/contact.hpp"
+#include "diffphys/model.hpp"
+#include "diffphys/params.hpp"
+#include "diffphys/state.hpp"
+#include "rigid/body_dynamics.hpp"
+#include "solve/mlcp.hpp"
+
+namespace diffphys::rigid {
+
+// Joint limits: a Unilateral row per side when the coordinate is within reach of the bound
+// this step; rhs lets the coordinate close the remaining gap in one step, or pushes a
+// violated limit back by contact_erp of the violation.
+void append_limit_rows(const Model& model, const State& state, const BodyDynamics& bodies,
+                       std::vector<solve::ConstraintRow>& rows);
+
+// Servos (Degrave et al. 2019): target rate ω* = clamp(gain·(target − q), ±max_velocity);
+// a bounded group {+J_dof (rhs ω*), −J_dof (rhs −ω*); γ} with impulse bound max_torque·h.
+void append_servo_rows(const Model& model, const Params& params, const State& state,
+                       std::span<const double> controls, const BodyDynamics& bodies,
+                       std::vector<solve::ConstraintRow>& rows);
+
+// Contacts: per contact a Unilateral normal row and, when μ > 0, a friction group of
+// solver.friction_directions Direction rows and a Bound row. Pair materials: friction
+// √(μ_a μ_b), restitution max(e_a, e_b). Normal rhs (velocity targets):
+//   the gap will not close this step (gap > 0, gap + h·v_free,n > 0):  −gap/h (speculative);
+//   otherwise:  max(e·(−v_n) if −v_n > restitution_threshold else 0,
+//                 −gap/h if gap > 0 else contact_erp·(−gap − slop)₊/h),
+// with v_n the approach velocity at the start of the step (Newton's restitution law).
+void append_contact_rows(const Model& model, const Params& params, const State& state,
+                         std::span<const Contact> contacts, std::span<const double> free_velocity,
+                         std::vector<solve::ConstraintRow>& rows);
+
+}  // namespace diffphys::rigid

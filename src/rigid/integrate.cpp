@@ -1,0 +1,66 @@
+// rigid/integrate.cpp — see integrate.hpp.
+#include "rigid/integrate.hpp"
+
+#include <algorithm>
+
+#include "rigid/joints.hpp"
+#include "solve/envelope_ldlt.hpp"
+#include "solve/row_algebra.hpp"
+
+namespace diffphys::rigid {
+
+void integrate(const Model& model, const State& state_in, std::span<const double> velocity, State& state_out) {
+  const double h = model.dt;
+  state_out.time = state_in.time + h;
+  for (std::size_t b = 0; b < state_in.position.size(); ++b) {
+    const Vec3 linear = solve::read_vec3(velocity, static_cast<int>(6 * b));
+    const Vec3 angular = solve::read_vec3(velocity, static_cast<int>(6 * b + 3));
+    if (model.bodies[b].type != BodyType::Dynamic) {
+      state_out.position[b] = state_in.position[b];
+      state_out.orientation[b] = state_in.orientation[b];
+      state_out.linear_velocity[b] = state_in.linear_velocity[b];
+      state_out.angular_velocity[b] = state_in.angular_velocity[b];
+      continue;
+    }
+    state_out.linear_velocity[b] = linear;
+    state_out.angular_velocity[b] = angular;
+    state_out.position[b] = state_in.position[b] + linear * h;
+    state_out.orientation[b] = (Quat::from_rotation_vector(angular * h) * state_in.orientation[b]).normalized();
+  }
+}
+
+double stabilize_joints(const Model& model, const Params& params, std::span<const solve::ConstraintRow> joint_rows,
+                        const solve::MassBlocks& mass, State& state, StabilizationBuffers& buffers) {
+  if (joint_rows.empty()) return 0.0;
+  const std::size_t rows = joint_rows.size();
+  buffers.errors.resize(rows);
+  buffers.displacement.resize(6 * state.position.size());
+  solve::compute_responses(joint_rows, mass, buffers.solver);
+  solve::EnvelopeLdlt factorization{buffers.solver.envelope_first, buffers.solver.envelope_start,
+                                    buffers.solver.envelope_values, buffers.solver.scratch};
+  bool factorized = false;
+  double error = 0.0;
+  for (int iteration = 0;; ++iteration) {
+    compute_body_dynamics(model, params, state, buffers.bodies);
+    error = joint_position_errors(model, state, buffers.bodies, buffers.errors);
+    if (error <= model.solver.stabilization_tolerance || iteration >= model.solver.stabilization_iterations) break;
+    if (!factorized && !(factorized = factorization.factorize(joint_rows, mass, buffers.solver))) break;
+    for (double& e : buffers.errors) e = -e;
+    factorization.solve_in_place(buffers.errors);  // now the correction impulses
+    std::fill(buffers.displacement.begin(), buffers.displacement.end(), 0.0);
+    for (std::size_t i = 0; i < rows; ++i)
+      solve::apply_response(joint_rows[i], buffers.solver.responses[i], buffers.errors[i], buffers.displacement);
+    for (std::size_t b = 0; b < state.position.size(); ++b) {
+      if (model.bodies[b].type != BodyType::Dynamic) continue;
+      const Vec3 translation = solve::read_vec3(buffers.displacement, static_cast<int>(6 * b));
+      const Vec3 rotation = solve::read_vec3(buffers.displacement, static_cast<int>(6 * b + 3));
+      state.position[b] += translation;
+      state.orientation[b] = (Quat::from_rotation_vector(rotation) * state.orientation[b]).normalized();
+      state.linear_velocity[b] += translation / model.dt;
+      state.angular_velocity[b] += rotation / model.dt;
+    }
+  }
+  return error;
+}
+
+}  // namespace diffphys::rigid

@@ -1,0 +1,167 @@
+// rigid/step.cpp — one step of the rigid pipeline (DESIGN.md §1) and the Simulator.
+//
+// The step reads as its stages: body quantities → contacts → free velocity → rows (joints,
+// limits, servos, contacts) → mixed-LCP solve → integrate → joint projection. Buffers live
+// in the Workspace and are reused, so after the first steps of a scene nothing allocates.
+#include <algorithm>
+#include <cmath>
+
+#include "collision/detect_contacts.hpp"
+#include "diffphys/error.hpp"
+#include "diffphys/simulator.hpp"
+#include "rigid/body_dynamics.hpp"
+#include "rigid/forces.hpp"
+#include "rigid/inequality_rows.hpp"
+#include "rigid/integrate.hpp"
+#include "rigid/joints.hpp"
+#include "solve/mlcp.hpp"
+
+namespace diffphys {
+
+struct Workspace::Impl {
+  rigid::BodyDynamics bodies;
+  collision::CollisionWorkspace collision;
+  std::vector<Contact> contacts;
+  std::vector<double> free_velocity;  // (6 nbody)
+  std::vector<double> velocity;       // (6 nbody) solved v⁺
+  std::vector<solve::ConstraintRow> rows;
+  std::vector<double> lambda;         // (rows) impulses, N·s (γ rows: m/s)
+  solve::MlcpWorkspace solver;
+  rigid::StabilizationBuffers stabilization;
+};
+
+Workspace::Workspace() : impl_(std::make_unique<Impl>()) {}
+Workspace::~Workspace() = default;
+Workspace::Workspace(Workspace&&) noexcept = default;
+Workspace& Workspace::operator=(Workspace&&) noexcept = default;
+std::span<const Contact> Workspace::contacts() const { return impl_->contacts; }
+
+namespace {
+
+// Solved impulses back onto the contacts, for the trajectory and the user.
+void store_contact_impulses(const Model& model, std::span<const solve::ConstraintRow> rows,
+                            std::span<const double> lambda, std::size_t first_contact_row,
+                            std::vector<Contact>& contacts) {
+  std::size_t row = first_contact_row;
+  for (Contact& contact : contacts) {
+    contact.normal_impulse = lambda[row];
+    contact.friction_impulse = {};
+    ++row;
+    if (row < rows.size() && rows[row].type == solve::RowType::Direction) {
+      for (int k = 0; k < model.solver.friction_directions; ++k, ++row)
+        contact.friction_impulse += rows[row].linear_a * lambda[row];
+      ++row;  // the Bound row
+    }
+  }
+}
+
+}  // namespace
+
+StepStatus step(const Model& model, const Params& params, const State& state_in, std::span<const double> controls,
+                State& state_out, Workspace& workspace) {
+  if (static_cast<int>(controls.size()) != model.actuator_count())
+    throw Error(message("step: ", controls.size(), " controls given, the model '", model.name, "' has ",
+                        model.actuator_count(), " actuators"));
+  if (state_in.body_count() != model.body_count())
+    throw Error(message("step: the state has ", state_in.body_count(), " bodies, the model '", model.name, "' has ",
+                        model.body_count()));
+  for (std::size_t a = 0; a < controls.size(); ++a)
+    if (!std::isfinite(controls[a]))
+      throw Error(message("step: control of actuator '", model.actuators[a].name, "' must be finite, got ", controls[a]));
+  if (&state_in == &state_out) throw Error("step: state_in and state_out must be different objects");
+  Workspace::Impl& ws = workspace.impl();
+  const auto dof = static_cast<std::size_t>(6 * model.body_count());
+  ws.free_velocity.resize(dof);
+  ws.velocity.resize(dof);
+  state_out.resize(model.body_count());
+
+  rigid::compute_body_dynamics(model, params, state_in, ws.bodies);
+  collision::detect_contacts(model, params, state_in, ws.collision, ws.contacts);
+  rigid::compute_free_velocity(model, params, state_in, controls, ws.bodies, ws.free_velocity);
+
+  ws.rows.clear();
+  rigid::append_joint_rows(model, state_in, ws.bodies, ws.rows);
+  const std::size_t joint_row_count = ws.rows.size();
+  rigid::append_limit_rows(model, state_in, ws.bodies, ws.rows);
+  rigid::append_servo_rows(model, params, state_in, controls, ws.bodies, ws.rows);
+  const std::size_t first_contact_row = ws.rows.size();
+  rigid::append_contact_rows(model, params, state_in, ws.contacts, ws.free_velocity, ws.rows);
+
+  ws.lambda.assign(ws.rows.size(), 0.0);
+  const solve::MassBlocks mass = ws.bodies.mass_blocks();
+  const SolverSettings& settings = model.solver;
+  const solve::MlcpResult solved =
+      settings.type == SolverType::InteriorPoint
+          ? solve::solve_interior_point(ws.rows, mass, ws.free_velocity, settings.max_iterations, settings.tolerance,
+                                        ws.solver, ws.lambda, ws.velocity)
+          : solve::solve_projected_gauss_seidel(ws.rows, mass, ws.free_velocity, settings.max_iterations,
+                                                settings.tolerance, ws.solver, ws.lambda, ws.velocity);
+  store_contact_impulses(model, ws.rows, ws.lambda, first_contact_row, ws.contacts);
+
+  rigid::integrate(model, state_in, ws.velocity, state_out);
+  const std::span<const solve::ConstraintRow> joint_rows(ws.rows.data(), joint_row_count);
+  const double joint_error = rigid::stabilize_joints(model, params, joint_rows, mass, state_out, ws.stabilization);
+
+  StepStatus status;
+  status.converged = solved.converged;
+  status.iterations = solved.iterations;
+  status.residual = solved.residual;
+  status.contact_count = static_cast<int>(ws.contacts.size());
+  status.row_count = static_cast<int>(ws.rows.size());
+  status.joint_error = joint_error;
+  return status;
+}
+
+double kinetic_energy(const Model& model, const Params& params, const State& state) {
+  rigid::BodyDynamics bodies;
+  rigid::compute_body_dynamics(model, params, state, bodies);
+  double energy = 0.0;
+  for (std::size_t b = 0; b < bodies.inverse_mass.size(); ++b) {
+    if (model.bodies[b].type != BodyType::Dynamic) continue;
+    const double mass = params.at(model.layout.body_mass[b]);
+    const Vec3& omega = state.angular_velocity[b];
+    energy += 0.5 * mass * squared_norm(state.linear_velocity[b]) + 0.5 * dot(omega, bodies.inertia_world[b] * omega);
+  }
+  return energy;
+}
+
+double potential_energy(const Model& model, const Params& params, const State& state) {
+  const Vec3 gravity = params.vec3_at(model.layout.gravity);
+  double energy = 0.0;
+  for (std::size_t b = 0; b < model.bodies.size(); ++b)
+    if (model.bodies[b].type == BodyType::Dynamic)
+      energy -= params.at(model.layout.body_mass[b]) * dot(gravity, state.position[b]);
+  return energy;
+}
+
+double joint_position(const Model& model, const State& state, int joint, int dof) {
+  rigid::BodyDynamics bodies;
+  bodies.rotation.resize(state.orientation.size());
+  for (std::size_t b = 0; b < state.orientation.size(); ++b) bodies.rotation[b] = state.orientation[b].to_matrix();
+  return rigid::coordinate_value(model, state, bodies, joint, dof);
+}
+
+double joint_velocity(const Model& model, const State& state, int joint, int dof) {
+  rigid::BodyDynamics bodies;
+  bodies.rotation.resize(state.orientation.size());
+  for (std::size_t b = 0; b < state.orientation.size(); ++b) bodies.rotation[b] = state.orientation[b].to_matrix();
+  return rigid::coordinate_rate(rigid::coordinate_row(model, state, bodies, joint, dof), state);
+}
+
+Simulator::Simulator(Model model, Params params, State initial_state)
+    : model_(std::move(model)), params_(std::move(params)), state_(std::move(initial_state)) {
+  validate_params(model_, params_);
+  validate_state(model_, state_);
+  next_ = state_;
+  zero_controls_.assign(static_cast<std::size_t>(model_.actuator_count()), 0.0);
+}
+
+StepStatus Simulator::step(std::span<const double> controls) {
+  const StepStatus status =
+      diffphys::step(model_, params_, state_, controls.empty() ? std::span<const double>(zero_controls_) : controls,
+                     next_, workspace_);
+  std::swap(state_, next_);
+  return status;
+}
+
+}  // namespace diffphys

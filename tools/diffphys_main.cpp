@@ -1,0 +1,453 @@
+// tools/diffphys_main.cpp — the `diffphys` command-line program.
+//
+// One function per subcommand (run_simulate, run_info, run_version), each taking its parsed
+// options; main() only declares the command line (CLI11) and maps outcomes to exit codes:
+//   0  success
+//   1  bad input (unreadable or malformed scene, bad option): "diffphys: error: <message>"
+//   2  `simulate` finished but the solver did not converge at some step (listed on stderr)
+// New subcommands (gradcheck, experiment, view) add an options struct, a run_ function and
+// a block in main(). Nothing here does physics: it calls the library's public API only.
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "diffphys/error.hpp"
+#include "diffphys/model.hpp"
+#include "diffphys/scene.hpp"
+#include "diffphys/simulator.hpp"
+#include "diffphys/trajectory.hpp"
+
+#ifndef DIFFPHYS_VERSION
+#define DIFFPHYS_VERSION "0.1.0"
+#endif
+
+namespace {
+
+using namespace diffphys;
+
+constexpr int kExitSuccess = 0;
+constexpr int kExitError = 1;
+constexpr int kExitNotConverged = 2;
+
+// ---------------------------------------------------------------------------------------
+// Formatting helpers for the human-readable reports.
+
+std::string format_number(double value, int significant_digits = 6) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*g", significant_digits, value);
+  return buffer;
+}
+
+// Components below 1e-12 in magnitude (round-off of quantities that are zero) print as 0.
+std::string format_vec3(const Vec3& v) {
+  const auto component = [](double value) {
+    return format_number(std::abs(value) < 1e-12 ? 0.0 : value);
+  };
+  return "(" + component(v.x) + ", " + component(v.y) + ", " + component(v.z) + ")";
+}
+
+std::string format_values(std::span<const double> values) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) text += ", ";
+    text += format_number(values[i], 10);
+  }
+  return text + "]";
+}
+
+std::string plural(long long count, const char* singular, const char* plural_form) {
+  return std::to_string(count) + " " + (count == 1 ? singular : plural_form);
+}
+
+const char* solver_type_name(SolverType type) {
+  return type == SolverType::InteriorPoint ? "interior_point" : "pgs";
+}
+
+const char* body_type_name(BodyType type) {
+  return type == BodyType::Dynamic ? "dynamic" : "static";
+}
+
+const char* shape_type_name(ShapeType type) {
+  switch (type) {
+    case ShapeType::Sphere: return "sphere";
+    case ShapeType::Box: return "box";
+    case ShapeType::Capsule: return "capsule";
+    case ShapeType::Plane: return "plane";
+  }
+  return "?";
+}
+
+const char* joint_type_name(JointType type) {
+  switch (type) {
+    case JointType::Fixed: return "fixed";
+    case JointType::Revolute: return "revolute";
+    case JointType::Prismatic: return "prismatic";
+    case JointType::Ball: return "ball";
+    case JointType::Universal: return "universal";
+  }
+  return "?";
+}
+
+const char* actuator_type_name(ActuatorType type) {
+  return type == ActuatorType::Motor ? "motor" : "servo";
+}
+
+// The parameter slot at layout index `item` of a per-item offset table, or nullopt when the
+// slot does not apply (offset -1) or the table is shorter than expected.
+std::optional<std::span<const double>> param_slot(const Params& params,
+                                                  const std::vector<int>& offsets, std::size_t item,
+                                                  int size) {
+  if (item >= offsets.size() || offsets[item] < 0) return std::nullopt;
+  const auto offset = static_cast<std::size_t>(offsets[item]);
+  if (offset + static_cast<std::size_t>(size) > params.values.size()) return std::nullopt;
+  return std::span<const double>(params.values).subspan(offset, static_cast<std::size_t>(size));
+}
+
+// A CLI11 check that an option is an integer >= lowest, with a plain message.
+CLI::Validator integer_at_least(long long lowest) {
+  return CLI::Validator(
+      [lowest](std::string& text) -> std::string {
+        long long value = 0;
+        const char* end = text.data() + text.size();
+        const auto [stop, error] = std::from_chars(text.data(), end, value);
+        if (error != std::errc() || stop != end || value < lowest)
+          return "expected an integer >= " + std::to_string(lowest) + ", got " + text;
+        return "";
+      },
+      lowest == 0 ? "NONNEGATIVE" : "INT>=" + std::to_string(lowest));
+}
+
+// ---------------------------------------------------------------------------------------
+// diffphys simulate
+
+struct SimulateOptions {
+  std::string scene_path;
+  long long steps = 0;
+  std::string trajectory_path;  // empty: do not record
+  long long record_every = 1;
+  std::string solver_override;  // empty: the scene's solver
+  bool quiet = false;
+};
+
+struct NonConvergedStep {
+  long long step = 0;
+  double time = 0.0;
+  StepStatus status;
+};
+
+int run_simulate(const SimulateOptions& options) {
+  Scene scene = load_scene(options.scene_path);
+  if (options.solver_override == "interior_point") {
+    scene.model.solver.type = SolverType::InteriorPoint;
+  } else if (options.solver_override == "pgs") {
+    scene.model.solver.type = SolverType::ProjectedGaussSeidel;
+  }
+  if (!options.trajectory_path.empty()) {
+    // Fail before simulating, not after, if the trajectory cannot be written.
+    std::ofstream probe(options.trajectory_path, std::ios::app);
+    if (!probe)
+      throw Error(options.trajectory_path + ": cannot open the trajectory file for writing");
+  }
+  const std::vector<double> controls = scene.controls;
+  Simulator simulator(std::move(scene.model), std::move(scene.params), std::move(scene.state));
+  const Model& model = simulator.model();
+
+  std::optional<TrajectoryRecorder> recorder;
+  if (!options.trajectory_path.empty()) {
+    recorder.emplace(model);
+    recorder->record(simulator.state(), {}, StepStatus{});
+  }
+
+  long long contact_steps = 0;
+  int max_contacts = 0;
+  double max_residual = 0.0;
+  int max_iterations = 0;
+  double max_joint_error = 0.0;
+  long long non_converged_count = 0;
+  std::vector<NonConvergedStep> first_non_converged;
+  constexpr std::size_t kListedNonConverged = 10;
+
+  const auto wall_start = std::chrono::steady_clock::now();
+  for (long long step = 1; step <= options.steps; ++step) {
+    const StepStatus status = simulator.step(controls);
+    if (status.contact_count > 0) ++contact_steps;
+    max_contacts = std::max(max_contacts, status.contact_count);
+    max_residual = std::max(max_residual, status.residual);
+    max_iterations = std::max(max_iterations, status.iterations);
+    max_joint_error = std::max(max_joint_error, status.joint_error);
+    if (!status.converged) {
+      ++non_converged_count;
+      if (first_non_converged.size() < kListedNonConverged)
+        first_non_converged.push_back({step, simulator.state().time, status});
+    }
+    if (recorder && (step % options.record_every == 0 || step == options.steps))
+      recorder->record(simulator.state(), simulator.contacts(), status);
+  }
+  const double wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+
+  if (recorder) recorder->write(options.trajectory_path);
+
+  if (!options.quiet) {
+    const int dynamic_bodies = static_cast<int>(
+        std::count_if(model.bodies.begin(), model.bodies.end(),
+                      [](const Body& body) { return body.type == BodyType::Dynamic; }));
+    std::cout << "scene       " << options.scene_path << " (\"" << model.name
+              << "\"): " << plural(model.body_count() - 1, "body", "bodies") << " ("
+              << dynamic_bodies << " dynamic), " << plural(model.joint_count(), "joint", "joints")
+              << ", " << plural(model.actuator_count(), "actuator", "actuators") << "\n";
+    std::cout << "simulated   " << plural(options.steps, "step", "steps") << " of "
+              << format_number(model.dt) << " s = " << format_number(simulator.state().time)
+              << " s in " << format_number(wall_seconds, 3) << " s wall time";
+    if (wall_seconds > 0 && options.steps > 0)
+      std::cout << " (" << format_number(static_cast<double>(options.steps) / wall_seconds, 3)
+                << " steps/s)";
+    std::cout << "\n";
+    std::cout << "contacts    " << contact_steps << " of " << plural(options.steps, "step", "steps")
+              << " had contacts (at most " << max_contacts << " at once)\n";
+    std::cout << "solver      " << solver_type_name(model.solver.type) << ": "
+              << (non_converged_count == 0
+                      ? std::string("converged at every step")
+                      : "did not converge at " + plural(non_converged_count, "step", "steps"))
+              << "; max residual " << format_number(max_residual, 3) << ", max "
+              << plural(max_iterations, "iteration", "iterations") << ", max joint error "
+              << format_number(max_joint_error, 3) << "\n";
+    std::cout << "final state (centre of mass position, m; linear velocity, m/s)\n";
+    const State& final_state = simulator.state();
+    for (int body = 1; body < model.body_count(); ++body) {
+      const auto i = static_cast<std::size_t>(body);
+      if (model.bodies[i].type != BodyType::Dynamic) continue;
+      std::cout << "  " << model.bodies[i].name << ": position "
+                << format_vec3(final_state.position[i]) << ", velocity "
+                << format_vec3(final_state.linear_velocity[i]) << "\n";
+    }
+    if (recorder) {
+      std::cout << "trajectory  " << options.trajectory_path << " ("
+                << plural(recorder->frame_count(), "frame", "frames") << ", every "
+                << plural(options.record_every, "step", "steps") << ")\n";
+    }
+  }
+
+  if (non_converged_count > 0) {
+    std::cerr << "diffphys: the solver did not converge at "
+              << plural(non_converged_count, "step", "steps") << " (tolerance "
+              << format_number(model.solver.tolerance, 3) << ", max "
+              << plural(model.solver.max_iterations, "iteration", "iterations") << "):\n";
+    for (const NonConvergedStep& entry : first_non_converged) {
+      std::cerr << "  step " << entry.step << " (t = " << format_number(entry.time)
+                << " s): " << plural(entry.status.iterations, "iteration", "iterations")
+                << ", residual " << format_number(entry.status.residual, 3) << ", "
+                << plural(entry.status.contact_count, "contact", "contacts") << "\n";
+    }
+    if (non_converged_count > static_cast<long long>(first_non_converged.size()))
+      std::cerr << "  ... and "
+                << non_converged_count - static_cast<long long>(first_non_converged.size())
+                << " more\n";
+    return kExitNotConverged;
+  }
+  return kExitSuccess;
+}
+
+// ---------------------------------------------------------------------------------------
+// diffphys info
+
+struct InfoOptions {
+  std::string scene_path;
+};
+
+int run_info(const InfoOptions& options) {
+  const Scene scene = load_scene(options.scene_path);
+  const Model& model = scene.model;
+  const Params& params = scene.params;
+  const ParamLayout& layout = model.layout;
+  const SolverSettings& solver = model.solver;
+
+  std::cout << "scene " << options.scene_path << ": \"" << model.name << "\", dt "
+            << format_number(model.dt) << " s\n";
+  std::cout << "solver " << solver_type_name(solver.type) << ": max_iterations "
+            << solver.max_iterations << ", tolerance " << format_number(solver.tolerance)
+            << ", friction_directions " << solver.friction_directions << ", contact_margin "
+            << format_number(solver.contact_margin) << " m, contact_erp "
+            << format_number(solver.contact_erp) << ", penetration_slop "
+            << format_number(solver.penetration_slop) << " m, restitution_threshold "
+            << format_number(solver.restitution_threshold) << " m/s, stabilization "
+            << solver.stabilization_iterations << " iterations to "
+            << format_number(solver.stabilization_tolerance) << "\n";
+
+  std::cout << "\nbodies (" << model.body_count() << ", body 0 is the world):\n";
+  for (std::size_t i = 0; i < model.bodies.size(); ++i) {
+    const Body& body = model.bodies[i];
+    std::cout << "  [" << i << "] " << body.name << "  " << body_type_name(body.type);
+    if (const auto mass = param_slot(params, layout.body_mass, i, 1))
+      std::cout << "  mass " << format_number((*mass)[0]) << " kg";
+    if (const auto inertia = param_slot(params, layout.body_inertia, i, 3))
+      std::cout << "  inertia " << format_values(*inertia) << " kg·m²";
+    if (i < scene.state.position.size())
+      std::cout << "  at " << format_vec3(scene.state.position[i]);
+    std::cout << "  " << plural(body.shape_count, "shape", "shapes") << "\n";
+  }
+
+  std::cout << "\nshapes (" << model.shape_count() << "):\n";
+  for (std::size_t i = 0; i < model.shapes.size(); ++i) {
+    const Shape& shape = model.shapes[i];
+    const auto body = static_cast<std::size_t>(shape.body);
+    std::cout << "  [" << i << "] " << shape.name << "  " << shape_type_name(shape.type) << " on "
+              << (body < model.bodies.size() ? model.bodies[body].name : "?");
+    const int size_count = shape.type == ShapeType::Sphere    ? 1
+                           : shape.type == ShapeType::Box     ? 3
+                           : shape.type == ShapeType::Capsule ? 2
+                                                              : 0;
+    if (size_count > 0) {
+      if (const auto size = param_slot(params, layout.shape_size, i, size_count)) {
+        const char* meaning = shape.type == ShapeType::Sphere ? "radius"
+                              : shape.type == ShapeType::Box  ? "half extents"
+                                                              : "radius, half length";
+        std::cout << "  " << meaning << " " << format_values(*size) << " m";
+      }
+    }
+    std::cout << "  at " << format_vec3(shape.local_position) << " in the body frame\n";
+  }
+
+  std::cout << "\njoints (" << model.joint_count() << "):\n";
+  for (std::size_t i = 0; i < model.joints.size(); ++i) {
+    const Joint& joint = model.joints[i];
+    const auto name_of = [&](int body) {
+      const auto index = static_cast<std::size_t>(body);
+      return index < model.bodies.size() ? model.bodies[index].name : std::string("?");
+    };
+    std::cout << "  [" << i << "] " << joint.name << "  " << joint_type_name(joint.type) << "  "
+              << name_of(joint.parent) << " -> " << name_of(joint.child);
+    if (joint.has_limits)
+      std::cout << "  limits [" << format_number(joint.lower_limit) << ", "
+                << format_number(joint.upper_limit) << "]";
+    if (const auto damping = param_slot(params, layout.joint_damping, i, 1))
+      std::cout << "  damping " << format_number((*damping)[0]);
+    if (joint.collide_connected) std::cout << "  collide_connected";
+    std::cout << "\n";
+  }
+
+  std::cout << "\nactuators (" << model.actuator_count() << "):\n";
+  for (std::size_t i = 0; i < model.actuators.size(); ++i) {
+    const Actuator& actuator = model.actuators[i];
+    const auto joint = static_cast<std::size_t>(actuator.joint);
+    std::cout << "  [" << i << "] " << actuator.name << "  " << actuator_type_name(actuator.type)
+              << " on " << (joint < model.joints.size() ? model.joints[joint].name : "?") << " dof "
+              << actuator.dof;
+    if (const auto gain = param_slot(params, layout.actuator_gain, i, 1))
+      std::cout << "  gain " << format_number((*gain)[0]) << " 1/s";
+    if (const auto max_torque = param_slot(params, layout.actuator_max_torque, i, 1))
+      std::cout << "  max_torque " << format_number((*max_torque)[0]);
+    if (const auto max_velocity = param_slot(params, layout.actuator_max_velocity, i, 1))
+      std::cout << "  max_velocity " << format_number((*max_velocity)[0]);
+    if (i < scene.controls.size()) std::cout << "  control " << format_number(scene.controls[i]);
+    std::cout << "\n";
+  }
+
+  std::cout << "\nparameters θ (" << model.param_count() << " values in " << layout.slices.size()
+            << " slices):\n";
+  std::size_t name_width = 0;
+  for (const ParamLayout::Slice& slice : layout.slices)
+    name_width = std::max(name_width, slice.name.size());
+  for (const ParamLayout::Slice& slice : layout.slices) {
+    std::string padded = slice.name;
+    padded.resize(name_width, ' ');
+    std::cout << "  " << padded << "  @" << slice.offset << "  ";
+    if (slice.offset >= 0 && slice.size >= 0 &&
+        static_cast<std::size_t>(slice.offset + slice.size) <= params.values.size()) {
+      std::cout << format_values(std::span<const double>(params.values)
+                                     .subspan(static_cast<std::size_t>(slice.offset),
+                                              static_cast<std::size_t>(slice.size)));
+    }
+    std::cout << "\n";
+  }
+  return kExitSuccess;
+}
+
+// ---------------------------------------------------------------------------------------
+// diffphys version
+
+int run_version() {
+  std::cout << "diffphys " << DIFFPHYS_VERSION << "\n";
+  return kExitSuccess;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "diffphys — a differentiable rigid-body physics engine: simulate and inspect "
+      "scene files (format: docs/scene-format.md).",
+      "diffphys"};
+  // --help prints every subcommand with all its options.
+  app.set_help_flag();
+  app.set_help_all_flag("-h,--help", "Print this help (every subcommand and option) and exit");
+  app.set_version_flag("--version", "diffphys " DIFFPHYS_VERSION);
+  app.require_subcommand(1);
+  app.footer(
+      "Exit codes: 0 success; 1 error (message on stderr as 'diffphys: error: ...'); "
+      "2 the solver did not converge at some step (simulate).");
+
+  SimulateOptions simulate_options;
+  CLI::App* simulate = app.add_subcommand(
+      "simulate",
+      "Load a scene, step it N times holding the scene's default controls, print a summary "
+      "and optionally write the trajectory (JSON; frame 0 is the initial state).");
+  simulate->add_option("scene", simulate_options.scene_path, "Scene file (JSON)")->required();
+  simulate->add_option("-n,--steps", simulate_options.steps, "Number of time steps to simulate")
+      ->required()
+      ->check(integer_at_least(0));
+  simulate->add_option("-o,--out", simulate_options.trajectory_path,
+                       "Write the trajectory to this JSON file (layout: docs/scene-format.md)");
+  simulate
+      ->add_option("--every", simulate_options.record_every,
+                   "Record every K-th step in the trajectory (the last step is always "
+                   "recorded)")
+      ->default_val(1)
+      ->check(integer_at_least(1));
+  simulate
+      ->add_option("--solver", simulate_options.solver_override,
+                   "Override the scene's velocity solver")
+      ->check(CLI::IsMember({"interior_point", "pgs"}));
+  simulate->add_flag("-q,--quiet", simulate_options.quiet,
+                     "Print nothing on success (non-convergence and errors still go to stderr)");
+
+  InfoOptions info_options;
+  CLI::App* info = app.add_subcommand(
+      "info",
+      "Print a scene's bodies (mass, inertia), shapes, joints, actuators and the named slices "
+      "of its parameter vector θ with their values.");
+  info->add_option("scene", info_options.scene_path, "Scene file (JSON)")->required();
+
+  CLI::App* version = app.add_subcommand("version", "Print the version of diffphys.");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    if (error.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(error);
+    std::cerr << "diffphys: error: " << error.what() << "\n"
+              << "Run 'diffphys --help' for the subcommands and their options.\n";
+    return kExitError;
+  }
+
+  try {
+    if (simulate->parsed()) return run_simulate(simulate_options);
+    if (info->parsed()) return run_info(info_options);
+    if (version->parsed()) return run_version();
+  } catch (const std::exception& error) {
+    std::cerr << "diffphys: error: " << error.what() << "\n";
+    return kExitError;
+  }
+  return kExitError;
+}
