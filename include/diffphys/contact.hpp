@@ -12,8 +12,8 @@ struct Contact {
   Vec3 position;                 // world, m: midway between the two surfaces
   Vec3 normal;                   // world, unit, pointing from b towards a
   double gap = 0.0;              // signed distance between the surfaces, m (< 0: penetration)
-  int feature_a = 0, feature_b = 0;  // stable ids of the touching features (for warm start
-                                     // and for the backward pass's fixed contact set)
+  int feature = 0;  // stable id of the touching feature pair within this shape pair (for
+                    // warm start and for the backward pass's fixed contact set)
   double normal_impulse = 0.0;   // solved λ_n over the step, N·s
   Vec3 friction_impulse;         // solved tangential impulse, world, N·s
 };

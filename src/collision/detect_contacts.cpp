@@ -72,8 +72,7 @@ void detect_contacts(const Model& model, const Params& params, const State& stat
       contact.position = points[k].position;
       contact.normal = points[k].normal;
       contact.gap = points[k].gap;
-      contact.feature_a = points[k].feature;
-      contact.feature_b = k;
+      contact.feature = points[k].feature;
       contacts.push_back(contact);
     }
   };

@@ -12,6 +12,7 @@
 
 #include "solve/dense_lu.hpp"
 #include "solve/envelope_ldlt.hpp"
+#include "solve/lemke.hpp"
 #include "solve/mlcp.hpp"
 #include "solve/row_algebra.hpp"
 
@@ -44,6 +45,60 @@ double natural_residual(std::span<const ConstraintRow> rows, const MlcpWorkspace
     residual = std::max(residual, r);
   }
   return residual;
+}
+
+// Fallback for a stalled interior point: λ_E = −B_EE⁻¹(q_E + B_EI λ_I) turns the mixed LCP
+// into the standard LCP w_I = (B_II − B_IE B_EE⁻¹ B_EI) λ_I + q_I − B_IE B_EE⁻¹ q_E, solved by
+// Lemke's method. Uses ws.matrix (B) and ws.q; returns false if pivoting found no solution.
+bool solve_by_pivoting(std::span<const ConstraintRow> rows, MlcpWorkspace& ws, std::span<double> lambda) {
+  const std::size_t count = rows.size();
+  ws.equality_rows.clear();
+  ws.complementarity_rows.clear();
+  for (std::size_t i = 0; i < count; ++i)
+    (is_complementarity(rows[i].type) ? ws.complementarity_rows : ws.equality_rows).push_back(static_cast<int>(i));
+  const auto equalities = ws.equality_rows.size(), others = ws.complementarity_rows.size();
+  const auto B = [&](int i, int j) { return ws.matrix[static_cast<std::size_t>(i) * count + static_cast<std::size_t>(j)]; };
+  ws.coupling.assign(equalities * others, 0.0);
+  ws.equality_offset.assign(equalities, 0.0);
+  if (equalities > 0) {
+    ws.factor.resize(equalities * equalities);
+    for (std::size_t a = 0; a < equalities; ++a)
+      for (std::size_t b = 0; b < equalities; ++b)
+        ws.factor[a * equalities + b] = B(ws.equality_rows[a], ws.equality_rows[b]) * (a == b ? 1.0 + 1e-13 : 1.0);
+    ws.pivots.resize(equalities);
+    if (!lu_factorize(ws.factor, static_cast<int>(equalities), ws.pivots)) return false;
+    ws.scratch.resize(equalities);
+    for (std::size_t c = 0; c < others; ++c) {
+      for (std::size_t e = 0; e < equalities; ++e) ws.scratch[e] = B(ws.equality_rows[e], ws.complementarity_rows[c]);
+      lu_solve(ws.factor, static_cast<int>(equalities), ws.pivots, ws.scratch);
+      for (std::size_t e = 0; e < equalities; ++e) ws.coupling[e * others + c] = ws.scratch[e];
+    }
+    for (std::size_t e = 0; e < equalities; ++e) ws.equality_offset[e] = ws.q[static_cast<std::size_t>(ws.equality_rows[e])];
+    lu_solve(ws.factor, static_cast<int>(equalities), ws.pivots, ws.equality_offset);
+  }
+  ws.schur.resize(others * others);
+  ws.reduced_q.resize(others);
+  for (std::size_t a = 0; a < others; ++a) {
+    const int row = ws.complementarity_rows[a];
+    double reduced = ws.q[static_cast<std::size_t>(row)];
+    for (std::size_t e = 0; e < equalities; ++e) reduced -= B(row, ws.equality_rows[e]) * ws.equality_offset[e];
+    ws.reduced_q[a] = reduced;
+    for (std::size_t b = 0; b < others; ++b) {
+      double entry = B(row, ws.complementarity_rows[b]);
+      for (std::size_t e = 0; e < equalities; ++e) entry -= B(row, ws.equality_rows[e]) * ws.coupling[e * others + b];
+      ws.schur[a * others + b] = entry;
+    }
+  }
+  ws.reduced_solution.resize(others);
+  const int n = static_cast<int>(others);
+  if (!solve_lemke(ws.schur, ws.reduced_q, n, 50 * n + 100, ws.lemke, ws.reduced_solution)) return false;
+  for (std::size_t a = 0; a < others; ++a) lambda[static_cast<std::size_t>(ws.complementarity_rows[a])] = ws.reduced_solution[a];
+  for (std::size_t e = 0; e < equalities; ++e) {
+    double value = -ws.equality_offset[e];
+    for (std::size_t b = 0; b < others; ++b) value -= ws.coupling[e * others + b] * ws.reduced_solution[b];
+    lambda[static_cast<std::size_t>(ws.equality_rows[e])] = value;
+  }
+  return true;
 }
 
 }  // namespace
@@ -174,6 +229,8 @@ MlcpResult solve_interior_point(std::span<const ConstraintRow> rows, const MassB
       s[i] = std::max(s[i], 1e-6 * diagonal_scale);
     }
 
+  double best_residual = INFINITY;
+  int last_improvement = 0;
   for (int iteration = 0; iteration < max_iterations; ++iteration) {
     compute_w();
     result.iterations = iteration;
@@ -181,6 +238,14 @@ MlcpResult solve_interior_point(std::span<const ConstraintRow> rows, const MassB
     if (std::isnan(residual)) break;
     if (residual <= tolerance) {
       result.converged = true;
+      break;
+    }
+    // Mehrotra's method converges superlinearly or not at all: ten iterations without
+    // halving the residual mean it has stalled, and pivoting takes over below.
+    if (residual < 0.5 * best_residual) {
+      best_residual = residual;
+      last_improvement = iteration;
+    } else if (iteration - last_improvement > 10) {
       break;
     }
     double mu = 0.0;
@@ -233,6 +298,22 @@ MlcpResult solve_interior_point(std::span<const ConstraintRow> rows, const MassB
   }
   apply_impulses(rows, mass, lambda, free_velocity, velocity);
   result.residual = mlcp_residual(rows, mass, lambda, velocity, ws);
+  if (!(result.residual <= tolerance)) {
+    // Keep the interior point's answer unless pivoting does better.
+    ws.rhs_vector.assign(lambda.begin(), lambda.end());
+    if (solve_by_pivoting(rows, ws, lambda)) {
+      apply_impulses(rows, mass, lambda, free_velocity, velocity);
+      const double pivoting_residual = mlcp_residual(rows, mass, lambda, velocity, ws);
+      if (pivoting_residual < result.residual || std::isnan(result.residual)) {
+        result.residual = pivoting_residual;
+      } else {
+        std::copy(ws.rhs_vector.begin(), ws.rhs_vector.end(), lambda.begin());
+        apply_impulses(rows, mass, lambda, free_velocity, velocity);
+      }
+    } else {
+      std::copy(ws.rhs_vector.begin(), ws.rhs_vector.end(), lambda.begin());
+    }
+  }
   result.converged = result.residual <= tolerance;
   return result;
 }

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "diffphys/math.hpp"
+#include "solve/lemke.hpp"
 
 namespace diffphys::solve {
 
@@ -76,6 +77,12 @@ struct MlcpWorkspace {
   std::vector<int> envelope_start;   // (rows + 1) offsets into envelope_values
   std::vector<double> envelope_values;
   std::vector<std::vector<int>> rows_of_body;  // (nbody) rows touching each dynamic body
+  // Interior point's pivoting fallback: equality rows eliminated, Lemke on the rest.
+  std::vector<int> equality_rows, complementarity_rows;
+  std::vector<double> coupling;       // (equality × complementarity) B_EE⁻¹ B_EI
+  std::vector<double> schur;          // (complementarity²) B_II − B_IE B_EE⁻¹ B_EI
+  std::vector<double> reduced_q, reduced_solution, equality_offset;
+  LemkeWorkspace lemke;
 };
 
 // Fills v (6 per body: linear, angular) = v_free + M⁻¹ Jᵀ λ.
@@ -88,7 +95,9 @@ double mlcp_residual(std::span<const ConstraintRow> rows, const MassBlocks& mass
 
 // Primal–dual interior point with Mehrotra's predictor–corrector (Mattingley & Boyd 2012,
 // as adapted to the LCP by de Avila Belbute-Peres et al. 2018). Equality-only problems are
-// solved directly by a sparse (envelope) LDLᵀ in one step. Writes λ and v.
+// solved directly by a sparse (envelope) LDLᵀ in one step. If the path-following stalls
+// (friction makes the LCP non-monotone), the equality rows are eliminated and the rest is
+// solved by Lemke's pivoting; the better of the two answers is kept. Writes λ and v.
 MlcpResult solve_interior_point(std::span<const ConstraintRow> rows, const MassBlocks& mass,
                                 std::span<const double> free_velocity, int max_iterations, double tolerance,
                                 MlcpWorkspace& workspace, std::span<double> lambda, std::span<double> velocity);

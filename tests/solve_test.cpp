@@ -1,0 +1,168 @@
+// tests/solve_test.cpp — the mixed-LCP machinery on problems with known answers: Lemke's
+// pivoting, the sparse envelope LDLᵀ against a dense solve, and both step solvers agreeing
+// with each other on random frictional problems.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "solve/dense_lu.hpp"
+#include "solve/envelope_ldlt.hpp"
+#include "solve/lemke.hpp"
+#include "solve/mlcp.hpp"
+#include "solve/row_algebra.hpp"
+
+namespace diffphys::solve {
+namespace {
+
+TEST(Lemke, SolvesATwoByTwoLcpWithBothVariablesActive) {
+  // w = M z + q with M = [2 1; 1 2], q = (−5, −6): both w = 0 → z = M⁻¹(5, 6) = (4/3, 7/3).
+  const std::vector<double> matrix{2, 1, 1, 2}, q{-5, -6};
+  std::vector<double> z(2);
+  LemkeWorkspace workspace;
+  ASSERT_TRUE(solve_lemke(matrix, q, 2, 100, workspace, z));
+  EXPECT_NEAR(z[0], 4.0 / 3.0, 1e-12);
+  EXPECT_NEAR(z[1], 7.0 / 3.0, 1e-12);
+}
+
+TEST(Lemke, SolvesRandomPositiveDefiniteLcps) {
+  std::mt19937 random(7);
+  std::normal_distribution<double> normal;
+  LemkeWorkspace workspace;
+  for (int trial = 0; trial < 50; ++trial) {
+    const int n = 2 + trial % 12;
+    std::vector<double> a(static_cast<std::size_t>(n * n)), matrix(static_cast<std::size_t>(n * n)), q(static_cast<std::size_t>(n));
+    for (double& value : a) value = normal(random);
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) {
+        double sum = i == j ? 0.1 : 0.0;
+        for (int k = 0; k < n; ++k) sum += a[static_cast<std::size_t>(i * n + k)] * a[static_cast<std::size_t>(j * n + k)];
+        matrix[static_cast<std::size_t>(i * n + j)] = sum;
+      }
+    for (double& value : q) value = normal(random);
+    std::vector<double> z(static_cast<std::size_t>(n));
+    ASSERT_TRUE(solve_lemke(matrix, q, n, 1000, workspace, z)) << "trial " << trial;
+    for (int i = 0; i < n; ++i) {
+      double w = q[static_cast<std::size_t>(i)];
+      for (int j = 0; j < n; ++j) w += matrix[static_cast<std::size_t>(i * n + j)] * z[static_cast<std::size_t>(j)];
+      EXPECT_GE(z[static_cast<std::size_t>(i)], 0.0);
+      EXPECT_GE(w, -1e-9);
+      EXPECT_LT(std::abs(w * z[static_cast<std::size_t>(i)]), 1e-9);
+    }
+  }
+}
+
+// Two free bodies (unit mass, identity inertia) and `rows` random equality rows between them.
+struct RandomSystem {
+  std::vector<ConstraintRow> rows;
+  std::vector<double> inverse_mass{0.0, 1.0, 0.5, 2.0};
+  std::vector<Mat3> inverse_inertia{Mat3{}, Mat3::identity(), Mat3::identity() * 0.5, Mat3::identity() * 3.0};
+  MassBlocks mass() const { return {inverse_mass, inverse_inertia}; }
+};
+
+RandomSystem random_chain_rows(int count, std::mt19937& random) {
+  std::normal_distribution<double> normal;
+  RandomSystem system;
+  for (int i = 0; i < count; ++i) {
+    ConstraintRow row;
+    row.body_a = i % 3;  // world (0), 1, 2: rows couple along a chain 0–1–2–3
+    row.body_b = i % 3 + 1;
+    row.linear_a = {normal(random), normal(random), normal(random)};
+    row.angular_a = {normal(random), normal(random), normal(random)};
+    row.linear_b = {normal(random), normal(random), normal(random)};
+    row.angular_b = {normal(random), normal(random), normal(random)};
+    row.rhs = normal(random);
+    system.rows.push_back(row);
+  }
+  return system;
+}
+
+TEST(EnvelopeLdlt, MatchesADenseSolveOfTheDelassusSystem) {
+  std::mt19937 random(3);
+  for (const int count : {1, 4, 9}) {
+    const RandomSystem system = random_chain_rows(count, random);
+    MlcpWorkspace workspace;
+    std::vector<double> b(static_cast<std::size_t>(count)), x(static_cast<std::size_t>(count));
+    for (int i = 0; i < count; ++i) b[static_cast<std::size_t>(i)] = 0.3 * i - 1.0;
+    ASSERT_TRUE(solve_delassus(system.rows, system.mass(), b, x, workspace));
+    // Dense A from the same rows, multiplied back.
+    for (int i = 0; i < count; ++i) {
+      double sum = 0.0;
+      for (int j = 0; j < count; ++j)
+        sum += delassus_entry(system.rows[static_cast<std::size_t>(i)], system.rows[static_cast<std::size_t>(j)],
+                              row_response(system.rows[static_cast<std::size_t>(j)], system.mass())) *
+               x[static_cast<std::size_t>(j)];
+      EXPECT_NEAR(sum, b[static_cast<std::size_t>(i)], 1e-8 * (1 + std::abs(b[static_cast<std::size_t>(i)])));
+    }
+  }
+}
+
+// A box-like body on the ground with a few contact points: normal rows and friction groups.
+std::vector<ConstraintRow> frictional_contacts(std::mt19937& random, int contacts, double friction) {
+  std::uniform_real_distribution<double> uniform(-0.2, 0.2);
+  std::vector<ConstraintRow> rows;
+  const int directions = 4;
+  for (int c = 0; c < contacts; ++c) {
+    const Vec3 offset{uniform(random), uniform(random), -0.1};
+    const Vec3 normal{0, 0, 1};
+    ConstraintRow normal_row;
+    normal_row.type = RowType::Unilateral;
+    normal_row.body_a = 1;
+    normal_row.body_b = 0;
+    normal_row.linear_a = normal;
+    normal_row.angular_a = cross(offset, normal);
+    normal_row.rhs = 0.0;
+    const int normal_index = static_cast<int>(rows.size());
+    rows.push_back(normal_row);
+    for (int k = 0; k < directions; ++k) {
+      const double angle = 2 * std::numbers::pi * k / directions;
+      const Vec3 direction{std::cos(angle), std::sin(angle), 0};
+      ConstraintRow row;
+      row.type = RowType::Direction;
+      row.body_a = 1;
+      row.body_b = 0;
+      row.linear_a = direction;
+      row.angular_a = cross(offset, direction);
+      row.group = normal_index + 1 + directions;
+      rows.push_back(row);
+    }
+    ConstraintRow bound;
+    bound.type = RowType::Bound;
+    bound.group = normal_index + 1;
+    bound.group_size = directions;
+    bound.normal = normal_index;
+    bound.coefficient = friction;
+    rows.push_back(bound);
+  }
+  return rows;
+}
+
+TEST(MixedLcp, InteriorPointAndGaussSeidelFindTheSameFrictionalSolution) {
+  std::mt19937 random(11);
+  std::normal_distribution<double> normal;
+  const std::vector<double> inverse_mass{0.0, 1.0};
+  const std::vector<Mat3> inverse_inertia{Mat3{}, Mat3::identity() * 20.0};
+  const MassBlocks mass{inverse_mass, inverse_inertia};
+  int compared = 0;
+  for (int trial = 0; trial < 20; ++trial) {
+    const auto rows = frictional_contacts(random, 1 + trial % 4, 0.2 + 0.1 * (trial % 5));
+    // Falling and sliding: v_free pushes into the ground and sideways.
+    std::vector<double> free_velocity{0, 0, 0, 0, 0, 0, normal(random), normal(random), -1.0 - std::abs(normal(random)),
+                                      0.1 * normal(random), 0.1 * normal(random), 0.1 * normal(random)};
+    std::vector<double> lambda_ip(rows.size()), lambda_pgs(rows.size()), v_ip(12), v_pgs(12);
+    MlcpWorkspace workspace;
+    const MlcpResult ip = solve_interior_point(rows, mass, free_velocity, 100, 1e-10, workspace, lambda_ip, v_ip);
+    const MlcpResult pgs = solve_projected_gauss_seidel(rows, mass, free_velocity, 20000, 1e-10, workspace, lambda_pgs, v_pgs);
+    EXPECT_TRUE(ip.converged) << "trial " << trial << " residual " << ip.residual;
+    EXPECT_LE(mlcp_residual(rows, mass, lambda_ip, v_ip, workspace), 1e-10);
+    if (!pgs.converged) continue;  // PGS may be slow on redundant contacts; the test is about agreement
+    ++compared;
+    // The velocity (not λ, which is not unique with redundant contacts) is unique.
+    for (int k = 6; k < 12; ++k) EXPECT_NEAR(v_ip[static_cast<std::size_t>(k)], v_pgs[static_cast<std::size_t>(k)], 1e-6) << "trial " << trial;
+  }
+  EXPECT_GE(compared, 10);
+}
+
+}  // namespace
+}  // namespace diffphys::solve
