@@ -5,6 +5,7 @@
 // step's status (see simulator.hpp), because a caller may want to keep going.
 #pragma once
 
+#include <charconv>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -16,12 +17,24 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+namespace detail {
+// Numbers print in their shortest exact form (−0.1, not −0.10000000000000001).
+inline void append_piece(std::ostringstream& stream, double value) {
+  char buffer[32];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+  stream.write(buffer, result.ptr - buffer);
+}
+template <typename Piece>
+void append_piece(std::ostringstream& stream, const Piece& piece) {
+  stream << piece;
+}
+}  // namespace detail
+
 // Builds a message from streamable pieces: throw Error(message("body '", name, "': ..."));
 template <typename... Pieces>
 std::string message(const Pieces&... pieces) {
   std::ostringstream stream;
-  stream.precision(17);
-  (stream << ... << pieces);
+  (detail::append_piece(stream, pieces), ...);
   return stream.str();
 }
 

@@ -23,7 +23,7 @@ class TrajectoryRecorder {
 
   void record(const State& state, std::span<const Contact> contacts, const StepStatus& status);
   int frame_count() const;
-  // Writes {"model": ..., "dt": ..., "bodies": [names], "frames": [...]}; throws Error if the
+  // Writes {"name": ..., "dt": ..., "bodies": [names], "frames": [...]}; throws Error if the
   // file cannot be written.
   void write(const std::filesystem::path& path) const;
 
