@@ -29,27 +29,31 @@ void integrate(const Model& model, const State& state_in, std::span<const double
   }
 }
 
-double stabilize_joints(const Model& model, const Params& params, std::span<const solve::ConstraintRow> joint_rows,
-                        const solve::MassBlocks& mass, State& state, StabilizationBuffers& buffers) {
+double stabilize_joints(const Model& model, std::span<const solve::ConstraintRow> joint_rows,
+                        const solve::MassBlocks& mass, const solve::MlcpWorkspace* factorized, State& state,
+                        StabilizationBuffers& buffers) {
   if (joint_rows.empty()) return 0.0;
   const std::size_t rows = joint_rows.size();
   buffers.errors.resize(rows);
   buffers.displacement.resize(6 * state.position.size());
-  solve::compute_responses(joint_rows, mass, buffers.solver);
-  solve::EnvelopeLdlt factorization{buffers.solver.envelope_first, buffers.solver.envelope_start,
-                                    buffers.solver.envelope_values, buffers.solver.scratch};
-  bool factorized = false;
+  buffers.bodies.rotation.resize(state.orientation.size());
+  // The factorisation of J_t M⁻¹ J_tᵀ: the velocity solve's if it is the same matrix.
+  const solve::MlcpWorkspace& factors = factorized != nullptr ? *factorized : buffers.solver;
+  bool ready = factorized != nullptr;
   double error = 0.0;
   for (int iteration = 0;; ++iteration) {
-    compute_body_dynamics(model, params, state, buffers.bodies);
+    for (std::size_t b = 0; b < state.orientation.size(); ++b) buffers.bodies.rotation[b] = state.orientation[b].to_matrix();
     error = joint_position_errors(model, state, buffers.bodies, buffers.errors);
     if (error <= model.solver.stabilization_tolerance || iteration >= model.solver.stabilization_iterations) break;
-    if (!factorized && !(factorized = factorization.factorize(joint_rows, mass, buffers.solver))) break;
+    if (!ready) {
+      solve::compute_responses(joint_rows, mass, buffers.solver);
+      if (!(ready = solve::envelope_factorize(joint_rows, mass, buffers.solver))) break;
+    }
     for (double& e : buffers.errors) e = -e;
-    factorization.solve_in_place(buffers.errors);  // now the correction impulses
+    solve::envelope_solve(factors, buffers.errors);  // now the correction impulses
     std::fill(buffers.displacement.begin(), buffers.displacement.end(), 0.0);
     for (std::size_t i = 0; i < rows; ++i)
-      solve::apply_response(joint_rows[i], buffers.solver.responses[i], buffers.errors[i], buffers.displacement);
+      solve::apply_response(joint_rows[i], factors.responses[i], buffers.errors[i], buffers.displacement);
     for (std::size_t b = 0; b < state.position.size(); ++b) {
       if (model.bodies[b].type != BodyType::Dynamic) continue;
       const Vec3 translation = solve::read_vec3(buffers.displacement, static_cast<int>(6 * b));

@@ -23,15 +23,18 @@ namespace diffphys::rigid {
 void integrate(const Model& model, const State& state_in, std::span<const double> velocity, State& state_out);
 
 struct StabilizationBuffers {
-  BodyDynamics bodies;
+  BodyDynamics bodies;  // only the rotations are kept current
   std::vector<double> errors, correction_impulse, displacement;
   solve::MlcpWorkspace solver;
 };
 
 // Projects state's positions onto the joint manifold in place and updates its velocities;
 // joint_rows are the step's joint rows (append_joint_rows at the start of the step) and mass
-// the start-of-step mass blocks. Returns the final max |φ|.
-double stabilize_joints(const Model& model, const Params& params, std::span<const solve::ConstraintRow> joint_rows,
-                        const solve::MassBlocks& mass, State& state, StabilizationBuffers& buffers);
+// the start-of-step mass blocks. `factorized`, if not null, is a workspace that already holds
+// the envelope factorisation and responses of exactly these rows (the velocity solve's, when
+// it had joint rows only), which is then reused. Returns the final max |φ|.
+double stabilize_joints(const Model& model, std::span<const solve::ConstraintRow> joint_rows,
+                        const solve::MassBlocks& mass, const solve::MlcpWorkspace* factorized, State& state,
+                        StabilizationBuffers& buffers);
 
 }  // namespace diffphys::rigid

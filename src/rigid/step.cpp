@@ -100,7 +100,12 @@ StepStatus step(const Model& model, const Params& params, const State& state_in,
 
   rigid::integrate(model, state_in, ws.velocity, state_out);
   const std::span<const solve::ConstraintRow> joint_rows(ws.rows.data(), joint_row_count);
-  const double joint_error = rigid::stabilize_joints(model, params, joint_rows, mass, state_out, ws.stabilization);
+  // A velocity problem of joint rows only was solved by the very factorisation the joint
+  // projection needs (J_t M⁻¹ J_tᵀ at the start of the step): reuse it.
+  const bool joint_rows_only =
+      ws.rows.size() == joint_row_count && settings.type == SolverType::InteriorPoint && solved.iterations > 0;
+  const double joint_error = rigid::stabilize_joints(model, joint_rows, mass, joint_rows_only ? &ws.solver : nullptr,
+                                                     state_out, ws.stabilization);
 
   StepStatus status;
   status.converged = solved.converged;

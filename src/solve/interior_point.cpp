@@ -118,24 +118,27 @@ MlcpResult solve_interior_point(std::span<const ConstraintRow> rows, const MassB
   });
   if (!has_complementarity) {
     // Equality rows only: A λ = −q, one sparse factorisation.
-    EnvelopeLdlt factorization{ws.envelope_first, ws.envelope_start, ws.envelope_values, ws.scratch};
-    if (m > 0 && !factorization.factorize(rows, mass, ws)) {
+    if (m > 0 && !envelope_factorize(rows, mass, ws)) {
       std::fill(lambda.begin(), lambda.end(), 0.0);
-      apply_impulses(rows, mass, lambda, free_velocity, velocity);
-      result.residual = mlcp_residual(rows, mass, lambda, velocity, ws);
+      apply_impulses(rows, ws.responses, lambda, free_velocity, velocity);
+      result.residual = mlcp_residual(rows, lambda, velocity, ws);
       return result;  // not converged: singular joint system
     }
     for (std::size_t i = 0; i < count; ++i) lambda[i] = -ws.q[i];
-    if (m > 0) factorization.solve_in_place(lambda);
-    apply_impulses(rows, mass, lambda, free_velocity, velocity);
-    // One step of iterative refinement removes the regularisation's bias: λ += Â⁻¹(−J v).
-    ws.rhs_vector.resize(count);
-    for (std::size_t i = 0; i < count; ++i) ws.rhs_vector[i] = rows[i].rhs - row_times_velocity(rows[i], velocity);
-    factorization.solve_in_place(ws.rhs_vector);
-    for (std::size_t i = 0; i < count; ++i) lambda[i] += ws.rhs_vector[i];
-    apply_impulses(rows, mass, lambda, free_velocity, velocity);
+    if (m > 0) envelope_solve(ws, lambda);
+    apply_impulses(rows, ws.responses, lambda, free_velocity, velocity);
     result.iterations = 1;
-    result.residual = mlcp_residual(rows, mass, lambda, velocity, ws);
+    result.residual = mlcp_residual(rows, lambda, velocity, ws);
+    if (result.residual > tolerance) {
+      // One step of iterative refinement removes the regularisation's bias: λ += Â⁻¹(−w).
+      ws.rhs_vector.resize(count);
+      for (std::size_t i = 0; i < count; ++i) ws.rhs_vector[i] = -ws.w[i];
+      envelope_solve(ws, ws.rhs_vector);
+      for (std::size_t i = 0; i < count; ++i) lambda[i] += ws.rhs_vector[i];
+      apply_impulses(rows, ws.responses, lambda, free_velocity, velocity);
+      result.iterations = 2;
+      result.residual = mlcp_residual(rows, lambda, velocity, ws);
+    }
     result.converged = result.residual <= tolerance;
     return result;
   }
@@ -296,19 +299,19 @@ MlcpResult solve_interior_point(std::span<const ConstraintRow> rows, const MassB
     }
     result.iterations = iteration + 1;
   }
-  apply_impulses(rows, mass, lambda, free_velocity, velocity);
-  result.residual = mlcp_residual(rows, mass, lambda, velocity, ws);
+  apply_impulses(rows, ws.responses, lambda, free_velocity, velocity);
+  result.residual = mlcp_residual(rows, lambda, velocity, ws);
   if (!(result.residual <= tolerance)) {
     // Keep the interior point's answer unless pivoting does better.
     ws.rhs_vector.assign(lambda.begin(), lambda.end());
     if (solve_by_pivoting(rows, ws, lambda)) {
-      apply_impulses(rows, mass, lambda, free_velocity, velocity);
-      const double pivoting_residual = mlcp_residual(rows, mass, lambda, velocity, ws);
+      apply_impulses(rows, ws.responses, lambda, free_velocity, velocity);
+      const double pivoting_residual = mlcp_residual(rows, lambda, velocity, ws);
       if (pivoting_residual < result.residual || std::isnan(result.residual)) {
         result.residual = pivoting_residual;
       } else {
         std::copy(ws.rhs_vector.begin(), ws.rhs_vector.end(), lambda.begin());
-        apply_impulses(rows, mass, lambda, free_velocity, velocity);
+        apply_impulses(rows, ws.responses, lambda, free_velocity, velocity);
       }
     } else {
       std::copy(ws.rhs_vector.begin(), ws.rhs_vector.end(), lambda.begin());

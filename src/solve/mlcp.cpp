@@ -19,16 +19,15 @@ void compute_responses(std::span<const ConstraintRow> rows, const MassBlocks& ma
   }
 }
 
-void apply_impulses(std::span<const ConstraintRow> rows, const MassBlocks& mass, std::span<const double> lambda,
-                    std::span<const double> free_velocity, std::span<double> velocity) {
+void apply_impulses(std::span<const ConstraintRow> rows, std::span<const RowResponse> responses,
+                    std::span<const double> lambda, std::span<const double> free_velocity, std::span<double> velocity) {
   std::copy(free_velocity.begin(), free_velocity.end(), velocity.begin());
   for (std::size_t i = 0; i < rows.size(); ++i)
-    if (lambda[i] != 0.0) apply_response(rows[i], row_response(rows[i], mass), lambda[i], velocity);
+    if (lambda[i] != 0.0) apply_response(rows[i], responses[i], lambda[i], velocity);
 }
 
-double mlcp_residual(std::span<const ConstraintRow> rows, const MassBlocks& mass, std::span<const double> lambda,
+double mlcp_residual(std::span<const ConstraintRow> rows, std::span<const double> lambda,
                      std::span<const double> velocity, MlcpWorkspace& workspace) {
-  compute_responses(rows, mass, workspace);
   workspace.w.resize(rows.size());
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const ConstraintRow& row = rows[i];
@@ -66,11 +65,9 @@ double mlcp_residual(std::span<const ConstraintRow> rows, const MassBlocks& mass
 bool solve_delassus(std::span<const ConstraintRow> rows, const MassBlocks& mass, std::span<const double> b,
                     std::span<double> x, MlcpWorkspace& workspace) {
   compute_responses(rows, mass, workspace);
-  EnvelopeLdlt factorization{workspace.envelope_first, workspace.envelope_start, workspace.envelope_values,
-                             workspace.scratch};
-  if (!factorization.factorize(rows, mass, workspace)) return false;
+  if (!envelope_factorize(rows, mass, workspace)) return false;
   std::copy(b.begin(), b.end(), x.begin());
-  factorization.solve_in_place(x);
+  envelope_solve(workspace, x);
   return true;
 }
 

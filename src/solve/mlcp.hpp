@@ -76,6 +76,7 @@ struct MlcpWorkspace {
   std::vector<int> envelope_first;   // (rows) first structural column of each row
   std::vector<int> envelope_start;   // (rows + 1) offsets into envelope_values
   std::vector<double> envelope_values;
+  std::vector<double> envelope_pivots;  // (rows) D of LDLᵀ
   std::vector<std::vector<int>> rows_of_body;  // (nbody) rows touching each dynamic body
   // Interior point's pivoting fallback: equality rows eliminated, Lemke on the rest.
   std::vector<int> equality_rows, complementarity_rows;
@@ -85,12 +86,16 @@ struct MlcpWorkspace {
   LemkeWorkspace lemke;
 };
 
-// Fills v (6 per body: linear, angular) = v_free + M⁻¹ Jᵀ λ.
-void apply_impulses(std::span<const ConstraintRow> rows, const MassBlocks& mass, std::span<const double> lambda,
-                    std::span<const double> free_velocity, std::span<double> velocity);
+// Fills workspace.responses (M⁻¹J_iᵀ) and workspace.diagonal (A_ii) for these rows.
+void compute_responses(std::span<const ConstraintRow> rows, const MassBlocks& mass, MlcpWorkspace& workspace);
 
-// Residual of (λ, v) as defined above; fills w (rows) on the way.
-double mlcp_residual(std::span<const ConstraintRow> rows, const MassBlocks& mass, std::span<const double> lambda,
+// Fills v (6 per body: linear, angular) = v_free + M⁻¹ Jᵀ λ, from the rows' responses.
+void apply_impulses(std::span<const ConstraintRow> rows, std::span<const RowResponse> responses,
+                    std::span<const double> lambda, std::span<const double> free_velocity, std::span<double> velocity);
+
+// Residual of (λ, v) as defined above; fills w (rows) on the way. workspace.responses and
+// workspace.diagonal must be those of `rows` (compute_responses; both solvers leave them so).
+double mlcp_residual(std::span<const ConstraintRow> rows, std::span<const double> lambda,
                      std::span<const double> velocity, MlcpWorkspace& workspace);
 
 // Primal–dual interior point with Mehrotra's predictor–corrector (Mattingley & Boyd 2012,

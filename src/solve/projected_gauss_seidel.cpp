@@ -73,7 +73,7 @@ MlcpResult solve_projected_gauss_seidel(std::span<const ConstraintRow> rows, con
                                         std::span<double> velocity) {
   const std::size_t count = rows.size();
   compute_responses(rows, mass, ws);
-  apply_impulses(rows, mass, lambda, free_velocity, velocity);
+  apply_impulses(rows, ws.responses, lambda, free_velocity, velocity);
   MlcpResult result;
   const auto regularised = [](double diagonal) { return diagonal * (1.0 + 1e-11) + 1e-300; };
 
@@ -147,7 +147,7 @@ MlcpResult solve_projected_gauss_seidel(std::span<const ConstraintRow> rows, con
       lambda[i] = gamma;
     }
     result.iterations = sweep + 1;
-    result.residual = mlcp_residual(rows, mass, lambda, velocity, ws);
+    result.residual = mlcp_residual(rows, lambda, velocity, ws);
     if (result.residual <= tolerance) {
       result.converged = true;
       break;

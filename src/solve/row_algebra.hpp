@@ -57,7 +57,5 @@ inline double delassus_entry(const ConstraintRow& row_i, const ConstraintRow& ro
   return sum;
 }
 
-// Responses and diagonal A_ii for every row, into the workspace (no allocation once grown).
-void compute_responses(std::span<const ConstraintRow> rows, const MassBlocks& mass, MlcpWorkspace& workspace);
 
 }  // namespace diffphys::solve
