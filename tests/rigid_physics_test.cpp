@@ -305,6 +305,39 @@ TEST(Servo, ReachesItsTargetWithinItsTorqueAndVelocityLimits) {
   EXPECT_GT(max_torque, 2.0 * (1 - 1e-3));  // and so was the torque limit
 }
 
+TEST(Motor, ConstantTorqueGivesTheClosedFormAngularAccelerationAndIsClipped) {
+  // A horizontal bar hinged at its end about z (gravity does no work): θ(t) = ½ (τ/I) t².
+  for (const double max_torque : {0.0, 0.3}) {
+    ModelBuilder builder;
+    builder.dt = 1e-3;
+    builder.add_body(box_body("bar", {0.5, 0, 0}, {0.5, 0.05, 0.05}, 2.0));
+    JointSpec hinge;
+    hinge.name = "hinge";
+    hinge.child = "bar";
+    hinge.axis = {0, 0, 1};
+    builder.add_joint(hinge);
+    ActuatorSpec motor;
+    motor.name = "motor";
+    motor.type = ActuatorType::Motor;
+    motor.joint = "hinge";
+    motor.max_torque = max_torque;  // 0: unbounded
+    motor.control = 0.5;
+    builder.add_actuator(motor);
+    const Scene scene = builder.build();
+    const double pivot_inertia = 2.0 * (1.0 + 0.01) / 12.0 + 2.0 * 0.25;
+    const double torque = max_torque > 0 ? max_torque : 0.5;
+    State final_state;
+    const int steps = 500;
+    run(scene, steps, [&](const State& s, const StepStatus&) { final_state = s; });
+    const double t = steps * builder.dt;
+    // The joint projection moves velocities by O(h²) relative per step: 1e-6 relative.
+    const double expected_rate = torque / pivot_inertia * t;
+    EXPECT_NEAR(joint_velocity(scene.model, final_state, 0, 0), expected_rate, 1e-6 * expected_rate);
+    // Semi-implicit Euler: θ_n = ½ α h² n(n+1).
+    EXPECT_NEAR(joint_position(scene.model, final_state, 0, 0), 0.5 * torque / pivot_inertia * t * (t + builder.dt), 1e-8);
+  }
+}
+
 TEST(Servo, TooWeakToHoldAgainstGravitySaturatesAtItsTorque) {
   // Arm hinged about y under gravity; holding it horizontal needs m g L/2 = 9.81 N·m.
   ModelBuilder builder;
