@@ -1,0 +1,22 @@
+// bench/diffphys_scenes.hpp — owns the diffphys side of the benchmark models: one function
+// per model, each returning a freshly built Scene from the constants of bench_models.hpp.
+#pragma once
+
+#include "diffphys/model.hpp"
+#include "diffphys/model_builder.hpp"
+
+namespace diffphys::bench {
+
+// `link_count` capsule links on revolute joints (axis y), hanging from the world.
+Scene build_chain_scene(int link_count);
+
+// One sphere above the ground plane, restitution 0.5.
+Scene build_bouncing_sphere_scene();
+
+// The 4-DoF servo arm; scene.controls holds the servo targets.
+Scene build_arm_scene();
+
+// 100 spheres above the floor of an open box, solved with `solver`.
+Scene build_sphere_pile_scene(SolverType solver);
+
+}  // namespace diffphys::bench

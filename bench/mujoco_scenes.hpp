@@ -1,0 +1,42 @@
+// bench/mujoco_scenes.hpp — owns the MuJoCo side of the benchmark models: MJCF text for each
+// model (from the constants of bench_models.hpp) and MujocoWorld, which loads such text from
+// memory and owns the resulting mjModel/mjData. Compiled only when MuJoCo was found; the
+// diffphys library itself never sees these headers.
+#pragma once
+
+#include <mujoco/mujoco.h>
+
+#include <string>
+#include <string_view>
+
+namespace diffphys::bench {
+
+// MJCF documents. Every model uses the Euler integrator at the same time step as diffphys.
+std::string chain_mjcf(int link_count);
+std::string bouncing_sphere_mjcf();
+std::string arm_mjcf();
+// solver: "PGS" or "Newton" (MuJoCo's option/solver values).
+std::string sphere_pile_mjcf(std::string_view solver);
+
+// An mjModel and its mjData, loaded from MJCF text through MuJoCo's virtual file system.
+// Throws std::runtime_error with MuJoCo's message if the text does not compile.
+class MujocoWorld {
+ public:
+  explicit MujocoWorld(const std::string& mjcf_text);
+  ~MujocoWorld();
+  MujocoWorld(const MujocoWorld&) = delete;
+  MujocoWorld& operator=(const MujocoWorld&) = delete;
+
+  mjModel* model() const { return model_; }
+  mjData* data() const { return data_; }
+
+ private:
+  mjModel* model_ = nullptr;
+  mjData* data_ = nullptr;
+};
+
+// Restitution e as MuJoCo's contact damping ratio: a damped spring whose bounce returns the
+// fraction e of the approach speed has ζ = −ln e / √(π² + ln² e).
+double damping_ratio_for_restitution(double restitution);
+
+}  // namespace diffphys::bench
