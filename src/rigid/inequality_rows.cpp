@@ -23,12 +23,6 @@ ConstraintRow negated(ConstraintRow row) {
   return row;
 }
 
-// Velocity target for a one-sided constraint with signed distance `gap` to its bound.
-double gap_target(double gap, double dt, const SolverSettings& solver) {
-  if (gap >= 0) return -gap / dt;
-  return solver.contact_erp * std::max(0.0, -gap - solver.penetration_slop) / dt;
-}
-
 // Row for the relative velocity of body a against body b at world point p along direction d.
 ConstraintRow point_row(int body_a, int body_b, const Vec3& offset_a, const Vec3& offset_b, const Vec3& direction) {
   ConstraintRow row;
@@ -43,8 +37,14 @@ ConstraintRow point_row(int body_a, int body_b, const Vec3& offset_a, const Vec3
 
 }  // namespace
 
+double gap_target(double gap, double dt, const SolverSettings& solver) {
+  if (gap >= 0) return -gap / dt;
+  return solver.contact_erp * std::max(0.0, -gap - solver.penetration_slop) / dt;
+}
+
 void append_limit_rows(const Model& model, const State& state, const BodyDynamics& bodies,
-                       std::vector<ConstraintRow>& rows) {
+                       std::vector<ConstraintRow>& rows, std::vector<LimitRowSource>& sources) {
+  sources.clear();
   const double h = model.dt;
   for (int j = 0; j < model.joint_count(); ++j) {
     const Joint& joint = model.joints[static_cast<std::size_t>(j)];
@@ -62,12 +62,14 @@ void append_limit_rows(const Model& model, const State& state, const BodyDynamic
         lower.type = RowType::Unilateral;
         lower.rhs = gap_target(lower_gap, h, model.solver);
         rows.push_back(lower);
+        sources.push_back({j, dof, false});
       }
       if (upper_gap < reach) {
         ConstraintRow upper = negated(row);
         upper.type = RowType::Unilateral;
         upper.rhs = gap_target(upper_gap, h, model.solver);
         rows.push_back(upper);
+        sources.push_back({j, dof, true});
       }
     }
   }

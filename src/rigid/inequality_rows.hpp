@@ -18,8 +18,16 @@ namespace diffphys::rigid {
 // Joint limits: a Unilateral row per side when the coordinate is within reach of the bound
 // this step; rhs lets the coordinate close the remaining gap in one step, or pushes a
 // violated limit back by contact_erp of the violation.
+struct LimitRowSource {
+  int joint = 0, dof = 0;
+  bool upper = false;  // the row is −J_dof against the upper limit
+};
 void append_limit_rows(const Model& model, const State& state, const BodyDynamics& bodies,
-                       std::vector<solve::ConstraintRow>& rows);
+                       std::vector<solve::ConstraintRow>& rows, std::vector<LimitRowSource>& sources);
+
+// Velocity target of a one-sided constraint at signed distance `gap` from its bound (limits
+// and contacts): −gap/h while apart, contact_erp·(−gap − slop)₊/h once violated.
+double gap_target(double gap, double dt, const SolverSettings& solver);
 
 // Servos (Degrave et al. 2019): target rate ω* = clamp(gain·(target − q), ±max_velocity);
 // a bounded group {+J_dof (rhs ω*), −J_dof (rhs −ω*); γ} with impulse bound max_torque·h.

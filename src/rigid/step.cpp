@@ -14,21 +14,10 @@
 #include "rigid/inequality_rows.hpp"
 #include "rigid/integrate.hpp"
 #include "rigid/joints.hpp"
+#include "rigid/step_workspace.hpp"
 #include "solve/mlcp.hpp"
 
 namespace diffphys {
-
-struct Workspace::Impl {
-  rigid::BodyDynamics bodies;
-  collision::CollisionWorkspace collision;
-  std::vector<Contact> contacts;
-  std::vector<double> free_velocity;  // (6 nbody)
-  std::vector<double> velocity;       // (6 nbody) solved v⁺
-  std::vector<solve::ConstraintRow> rows;
-  std::vector<double> lambda;         // (rows) impulses, N·s (γ rows: m/s)
-  solve::MlcpWorkspace solver;
-  rigid::StabilizationBuffers stabilization;
-};
 
 Workspace::Workspace() : impl_(std::make_unique<Impl>()) {}
 Workspace::~Workspace() = default;
@@ -82,9 +71,12 @@ StepStatus step(const Model& model, const Params& params, const State& state_in,
   ws.rows.clear();
   rigid::append_joint_rows(model, state_in, ws.bodies, ws.rows);
   const std::size_t joint_row_count = ws.rows.size();
-  rigid::append_limit_rows(model, state_in, ws.bodies, ws.rows);
+  rigid::append_limit_rows(model, state_in, ws.bodies, ws.rows, ws.limit_sources);
+  ws.limit_rows_end = ws.rows.size();
   rigid::append_servo_rows(model, params, state_in, controls, ws.bodies, ws.rows);
   const std::size_t first_contact_row = ws.rows.size();
+  ws.joint_rows = joint_row_count;
+  ws.first_contact_row = first_contact_row;
   rigid::append_contact_rows(model, params, state_in, ws.contacts, ws.free_velocity, ws.rows);
 
   ws.lambda.assign(ws.rows.size(), 0.0);
