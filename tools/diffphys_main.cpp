@@ -7,6 +7,7 @@
 //   2  `simulate` finished but the solver did not converge at some step (listed on stderr)
 // New subcommands (gradcheck, experiment, view) add an options struct, a run_ function and
 // a block in main(). Nothing here does physics: it calls the library's public API only.
+#include "gradcheck_command.hpp"
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -387,8 +388,8 @@ int run_version() {
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "diffphys — a differentiable rigid-body physics engine: simulate and inspect "
-      "scene files (format: docs/scene-format.md).",
+      "diffphys — a differentiable rigid-body physics engine: simulate, inspect and check the "
+      "gradients of scene files (format: docs/scene-format.md).",
       "diffphys"};
   // --help prints every subcommand with all its options.
   app.set_help_flag();
@@ -397,7 +398,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.footer(
       "Exit codes: 0 success; 1 error (message on stderr as 'diffphys: error: ...'); "
-      "2 the solver did not converge at some step (simulate).");
+      "2 the solver did not converge at some step (simulate); 3 a gradient disagrees with finite "
+      "differences (gradcheck).");
 
   SimulateOptions simulate_options;
   CLI::App* simulate = app.add_subcommand(
@@ -430,6 +432,26 @@ int main(int argc, char** argv) {
       "of its parameter vector θ with their values.");
   info->add_option("scene", info_options.scene_path, "Scene file (JSON)")->required();
 
+  diffphys::cli::GradcheckOptions gradcheck_options;
+  CLI::App* gradcheck = app.add_subcommand(
+      "gradcheck",
+      "Compare every analytic gradient of a rollout of the scene (parameters, initial state, "
+      "controls) with central finite differences; print the table and exit 3 on disagreement.");
+  gradcheck->add_option("scene", gradcheck_options.scene_path, "Scene file (JSON)")->required();
+  gradcheck->add_option("-n,--steps", gradcheck_options.steps, "Number of time steps of the rollout")
+      ->default_val(100)
+      ->check(integer_at_least(1));
+  gradcheck->add_option("--tolerance", gradcheck_options.tolerance,
+                        "Largest accepted |analytic − numeric| / max(1, |numeric|)")
+      ->default_val(1e-5);
+  gradcheck->add_option("--state-epsilon", gradcheck_options.state_epsilon,
+                        "Step of the fourth-order central differences for the initial state and controls")
+      ->default_val(1e-6);
+  gradcheck->add_option("--param-epsilon", gradcheck_options.param_epsilon,
+                        "Step for parameters, relative to their size (absolute at 0)")
+      ->default_val(1e-6);
+  gradcheck->add_flag("--failures-only", gradcheck_options.only_failures, "Print only the disagreeing rows");
+
   CLI::App* version = app.add_subcommand("version", "Print the version of diffphys.");
 
   try {
@@ -444,6 +466,7 @@ int main(int argc, char** argv) {
   try {
     if (simulate->parsed()) return run_simulate(simulate_options);
     if (info->parsed()) return run_info(info_options);
+    if (gradcheck->parsed()) return diffphys::cli::run_gradcheck(gradcheck_options);
     if (version->parsed()) return run_version();
   } catch (const std::exception& error) {
     std::cerr << "diffphys: error: " << error.what() << "\n";

@@ -39,8 +39,9 @@ class Workspace {
   // Contacts of the most recent step, with their solved impulses.
   std::span<const Contact> contacts() const;
 
-  struct Impl;
+  struct Impl;  // rigid/step_workspace.hpp
   Impl& impl() { return *impl_; }
+  const Impl& impl() const { return *impl_; }
 
  private:
   std::unique_ptr<Impl> impl_;

@@ -9,12 +9,22 @@
 //
 // Everything works on fixed-size local buffers (nothing allocates) and every tie is broken
 // by a fixed rule (lower index, positive side), so the output depends on the inputs only.
+//
+// Scalar template: every function is written once on T and instantiated (at the end of
+// this file) for double, which the simulation runs, and Dual<18>, which the backward pass
+// runs (adjoint/contact_geometry.cpp). Quantities that only decide — tolerances, scores of
+// the manifold reduction, sides, feature ids — are plain doubles (value_of); everything a
+// contact's position, normal or gap is computed from stays in T. For T = double the
+// operations and their order are those of the original double-only code, so the forward
+// results are bit-identical.
 #include "collision/narrow_phase.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <initializer_list>
 #include <limits>
+
+#include "math/dual.hpp"
 
 namespace diffphys::collision {
 namespace {
@@ -39,86 +49,127 @@ constexpr double kRelativeTieTolerance = 1e-6;
 // Candidate points of one manifold before reduction (box clipping yields at most 8).
 constexpr int kMaxCandidates = 16;
 
-double clamp01(double t) { return std::clamp(t, 0.0, 1.0); }
+// Scalar helpers that read the same for double and dual numbers (std::abs and std::sqrt
+// for double, the dual overloads found by argument-dependent lookup otherwise).
+template <typename T>
+T absolute(const T& x) {
+  using std::abs;
+  return abs(x);
+}
+template <typename T>
+T square_root(const T& x) {
+  using std::sqrt;
+  return sqrt(x);
+}
+template <typename T>
+T clamp01(const T& t) {
+  return std::clamp(t, T(0.0), T(1.0));
+}
+// Component-wise |v| (the expression of cwise_abs, on any scalar).
+template <typename T>
+Vec3T<T> absolute_components(const Vec3T<T>& v) {
+  return {v.x < 0 ? -v.x : v.x, v.y < 0 ? -v.y : v.y, v.z < 0 ? -v.z : v.z};
+}
+// The values of a vector, for decisions and scores.
+template <typename T>
+Vec3 values_of(const Vec3T<T>& v) {
+  return {value_of(v.x), value_of(v.y), value_of(v.z)};
+}
+template <typename T>
+double largest_value(const Vec3T<T>& v) {
+  return std::max({value_of(v.x), value_of(v.y), value_of(v.z)});
+}
 
 // Sign with sign(0) = +1, so that ties always pick the positive side.
-double side_of(double value) { return value < 0.0 ? -1.0 : 1.0; }
+template <typename T>
+double side_of(const T& value) {
+  return value < 0.0 ? -1.0 : 1.0;
+}
 
-Vec3 unit_axis(int axis) {
-  Vec3 result;
-  result[axis] = 1.0;
+template <typename T>
+Vec3T<T> unit_axis(int axis) {
+  Vec3T<T> result;
+  result[axis] = T(1.0);
   return result;
 }
 
-Vec3 to_local(const PosedShape& shape, const Vec3& world_point) {
+template <typename T>
+Vec3T<T> to_local(const PosedShapeT<T>& shape, const Vec3T<T>& world_point) {
   return shape.rotation.transpose_times(world_point - shape.position);
 }
-Vec3 to_world(const PosedShape& shape, const Vec3& local_point) {
+template <typename T>
+Vec3T<T> to_world(const PosedShapeT<T>& shape, const Vec3T<T>& local_point) {
   return shape.position + shape.rotation * local_point;
 }
 
 // 0 at the start of a segment (t = 0), 1 inside, 2 at its end (t = 1): part of feature ids.
-int segment_feature(double t) { return t <= 0.0 ? 0 : (t >= 1.0 ? 2 : 1); }
+template <typename T>
+int segment_feature(const T& t) {
+  return t <= 0.0 ? 0 : (t >= 1.0 ? 2 : 1);
+}
 
 // Collects the contacts of one pair; positions are midpoints of the two surface points.
+template <typename T>
 class ContactWriter {
  public:
-  explicit ContactWriter(ContactPoint* out) : out_(out) {}
+  explicit ContactWriter(ContactPointT<T>* out) : out_(out) {}
 
-  void add(const Vec3& point_on_a, const Vec3& point_on_b, const Vec3& normal, double gap,
-           int feature) {
-    add(ContactPoint{(point_on_a + point_on_b) * 0.5, normal, gap, feature});
+  void add(const Vec3T<T>& point_on_a, const Vec3T<T>& point_on_b, const Vec3T<T>& normal,
+           const T& gap, int feature) {
+    add(ContactPointT<T>{(point_on_a + point_on_b) * 0.5, normal, gap, feature});
   }
-  void add(const ContactPoint& contact) {
+  void add(const ContactPointT<T>& contact) {
     if (count_ < kMaxPairContacts) out_[count_++] = contact;
   }
   int count() const { return count_; }
 
  private:
-  ContactPoint* out_;
+  ContactPointT<T>* out_;
   int count_ = 0;
 };
 
 // ---------------------------------------------------------------------------------------
 // Small geometric kernels.
 
+template <typename T>
 struct SegmentClosestPoints {
-  double s = 0.0, t = 0.0;  // parameters on the first and second segment, in [0, 1]
-  Vec3 on_first, on_second;
+  T s = T(0.0), t = T(0.0);  // parameters on the first and second segment, in [0, 1]
+  Vec3T<T> on_first, on_second;
 };
 
 // Closest points of the segments p1 + s (q1 − p1) and p2 + t (q2 − p2), s, t ∈ [0, 1]:
 // Ericson, Real-Time Collision Detection (2005) §5.1.9. Point-like segments are handled;
 // for parallel segments s starts at 0, which picks one of the equally close pairs.
-SegmentClosestPoints closest_points_of_segments(const Vec3& p1, const Vec3& q1, const Vec3& p2,
-                                                const Vec3& q2) {
-  const Vec3 d1 = q1 - p1;
-  const Vec3 d2 = q2 - p2;
-  const Vec3 r = p1 - p2;
-  const double a = dot(d1, d1);
-  const double e = dot(d2, d2);
-  const double f = dot(d2, r);
-  SegmentClosestPoints result;
+template <typename T>
+SegmentClosestPoints<T> closest_points_of_segments(const Vec3T<T>& p1, const Vec3T<T>& q1,
+                                                   const Vec3T<T>& p2, const Vec3T<T>& q2) {
+  const Vec3T<T> d1 = q1 - p1;
+  const Vec3T<T> d2 = q2 - p2;
+  const Vec3T<T> r = p1 - p2;
+  const T a = dot(d1, d1);
+  const T e = dot(d2, d2);
+  const T f = dot(d2, r);
+  SegmentClosestPoints<T> result;
   if (a <= kTinySquaredLength && e <= kTinySquaredLength) {
     // Both segments are points: s = t = 0.
   } else if (a <= kTinySquaredLength) {
     result.t = clamp01(f / e);
   } else {
-    const double c = dot(d1, r);
+    const T c = dot(d1, r);
     if (e <= kTinySquaredLength) {
       result.s = clamp01(-c / a);
     } else {
-      const double b = dot(d1, d2);
-      const double denominator = a * e - b * b;  // |d1 × d2|² ≥ 0
-      double s = denominator > kParallelSine * kParallelSine * a * e
-                     ? clamp01((b * f - c * e) / denominator)
-                     : 0.0;
-      double t = (b * s + f) / e;
+      const T b = dot(d1, d2);
+      const T denominator = a * e - b * b;  // |d1 × d2|² ≥ 0
+      T s = denominator > kParallelSine * kParallelSine * a * e
+                ? clamp01((b * f - c * e) / denominator)
+                : T(0.0);
+      T t = (b * s + f) / e;
       if (t < 0.0) {
-        t = 0.0;
+        t = T(0.0);
         s = clamp01(-c / a);
       } else if (t > 1.0) {
-        t = 1.0;
+        t = T(1.0);
         s = clamp01((b - c) / a);
       }
       result.s = s;
@@ -131,46 +182,53 @@ SegmentClosestPoints closest_points_of_segments(const Vec3& p1, const Vec3& q1, 
 }
 
 // Parameter in [0, 1] of the point of segment start + t (end − start) closest to `point`.
-double closest_parameter_on_segment(const Vec3& start, const Vec3& end, const Vec3& point) {
-  const Vec3 direction = end - start;
-  const double length_squared = squared_norm(direction);
-  if (length_squared <= kTinySquaredLength) return 0.0;
+template <typename T>
+T closest_parameter_on_segment(const Vec3T<T>& start, const Vec3T<T>& end,
+                               const Vec3T<T>& point) {
+  const Vec3T<T> direction = end - start;
+  const T length_squared = squared_norm(direction);
+  if (length_squared <= kTinySquaredLength) return T(0.0);
   return clamp01(dot(point - start, direction) / length_squared);
 }
 
 // Contact of two balls (a sphere, or the ball swept along a capsule's segment at its
 // closest point). `fallback_normal` serves when the centres coincide.
-void add_ball_contact(const Vec3& center_a, double radius_a, const Vec3& center_b, double radius_b,
-                      const Vec3& fallback_normal, double margin, int feature,
-                      ContactWriter& contacts) {
-  const Vec3 offset = center_a - center_b;
-  const double distance = norm(offset);
-  const double gap = distance - radius_a - radius_b;
+template <typename T>
+void add_ball_contact(const Vec3T<T>& center_a, const T& radius_a, const Vec3T<T>& center_b,
+                      const T& radius_b, const Vec3T<T>& fallback_normal, double margin,
+                      int feature, ContactWriter<T>& contacts) {
+  const Vec3T<T> offset = center_a - center_b;
+  const T distance = norm(offset);
+  const T gap = distance - radius_a - radius_b;
   if (gap >= margin) return;
-  const Vec3 contact_normal = distance > kTinyLength ? offset / distance : fallback_normal;
+  const Vec3T<T> contact_normal = distance > kTinyLength ? offset / distance : fallback_normal;
   contacts.add(center_a - contact_normal * radius_a, center_b + contact_normal * radius_b,
                contact_normal, gap, feature);
 }
 
 // A unit vector perpendicular to `direction` (any fixed one when direction is zero).
-Vec3 perpendicular_to(const Vec3& direction) {
-  const double length = norm(direction);
-  if (length <= kTinyLength) return {1.0, 0.0, 0.0};
-  Vec3 tangent1, tangent2;
+template <typename T>
+Vec3T<T> perpendicular_to(const Vec3T<T>& direction) {
+  const T length = norm(direction);
+  if (length <= kTinyLength) return {T(1.0), T(0.0), T(0.0)};
+  Vec3T<T> tangent1, tangent2;
   orthonormal_basis(direction / length, tangent1, tangent2);
   return tangent1;
 }
 
+template <typename T>
 struct Segment {
-  Vec3 start, end;
+  Vec3T<T> start, end;
 };
-Segment capsule_segment(const PosedShape& capsule) {
-  const Vec3 half_axis = capsule.rotation.col(2) * capsule.size.y;
+template <typename T>
+Segment<T> capsule_segment(const PosedShapeT<T>& capsule) {
+  const Vec3T<T> half_axis = capsule.rotation.col(2) * capsule.size.y;
   return {capsule.position - half_axis, capsule.position + half_axis};
 }
 
 // Box corner `index` in the box frame: bit k of the index selects the + side of axis k.
-Vec3 box_corner(const Vec3& half_extents, int index) {
+template <typename T>
+Vec3T<T> box_corner(const Vec3T<T>& half_extents, int index) {
   return {(index & 1) ? half_extents.x : -half_extents.x,
           (index & 2) ? half_extents.y : -half_extents.y,
           (index & 4) ? half_extents.z : -half_extents.z};
@@ -182,7 +240,8 @@ int face_id(int axis, double side) { return 2 * axis + (side < 0.0 ? 1 : 0); }
 // Per-axis position of a box-frame point relative to the box (−1 below, 0 within, +1 above
 // the slab), encoded as Σ (status_k + 1)·3^k ∈ [0, 27): the box feature (face, edge,
 // vertex) nearest to the point. `slack` widens the slab's faces for points on the surface.
-int box_region(const Vec3& point, const Vec3& half_extents, double slack) {
+template <typename T>
+int box_region(const Vec3T<T>& point, const Vec3T<T>& half_extents, double slack) {
   int code = 0;
   int weight = 1;
   for (int k = 0; k < 3; ++k) {
@@ -211,9 +270,11 @@ int face_region(int axis, double side) {
 // Gregorius, "Robust Contact Creation for Physics Simulations", GDC 2015). Distances and
 // areas are measured across `normal`. Candidates are visited deepest first (then by index)
 // and scores within rounding of the best keep the earlier candidate, so the choice is
-// deterministic and prefers deeper points among equals.
-void keep_spanning_points(const ContactPoint* candidates, int count, const Vec3& normal,
-                          ContactWriter& contacts) {
+// deterministic and prefers deeper points among equals. The choice is discrete: scores are
+// computed on the values of the positions and the normal.
+template <typename T>
+void keep_spanning_points(const ContactPointT<T>* candidates, int count,
+                          const Vec3T<T>& manifold_normal, ContactWriter<T>& contacts) {
   if (count <= kMaxPairContacts) {
     for (int i = 0; i < count; ++i) contacts.add(candidates[i]);
     return;
@@ -228,16 +289,19 @@ void keep_spanning_points(const ContactPoint* candidates, int count, const Vec3&
     }
     order[slot] = i;
   }
+  const Vec3 normal = values_of(manifold_normal);
+  Vec3 positions[kMaxCandidates];
+  for (int i = 0; i < count; ++i) positions[i] = values_of(candidates[i].position);
   bool taken[kMaxCandidates] = {};
   // The first untaken candidate (in depth order) whose score is within rounding of the best.
   const auto pick_best = [&](const auto& score) {
     double best_score = -kInfinity;
     for (int k = 0; k < count; ++k)
-      if (!taken[order[k]]) best_score = std::max(best_score, score(candidates[order[k]].position));
+      if (!taken[order[k]]) best_score = std::max(best_score, score(positions[order[k]]));
     const double threshold = best_score - 1e-9 * std::abs(best_score);
     for (int k = 0; k < count; ++k) {
       const int i = order[k];
-      if (!taken[i] && score(candidates[i].position) >= threshold) {
+      if (!taken[i] && score(positions[i]) >= threshold) {
         taken[i] = true;
         return i;
       }
@@ -248,12 +312,12 @@ void keep_spanning_points(const ContactPoint* candidates, int count, const Vec3&
 
   const int deepest = order[0];
   taken[deepest] = true;
-  const Vec3 p0 = candidates[deepest].position;
+  const Vec3 p0 = positions[deepest];
   const int farthest = pick_best([&](const Vec3& p) { return squared_norm(across(p - p0)); });
-  const Vec3 p1 = candidates[farthest].position;
+  const Vec3 p1 = positions[farthest];
   const int widest =
       pick_best([&](const Vec3& p) { return std::abs(dot(cross(p1 - p0, p - p0), normal)); });
-  Vec3 triangle[3] = {p0, p1, candidates[widest].position};
+  Vec3 triangle[3] = {p0, p1, positions[widest]};
   if (dot(cross(triangle[1] - triangle[0], triangle[2] - triangle[0]), normal) < 0.0)
     std::swap(triangle[1], triangle[2]);  // counter-clockwise about the normal
   // Score: how far outside the triangle (minus the smallest signed doubled area over its
@@ -276,34 +340,37 @@ void keep_spanning_points(const ContactPoint* candidates, int count, const Vec3&
 // ---------------------------------------------------------------------------------------
 // Pairs with a sphere.
 
-void sphere_sphere(const PosedShape& a, const PosedShape& b, double margin,
-                   ContactWriter& contacts) {
-  add_ball_contact(a.position, a.size.x, b.position, b.size.x, Vec3{0.0, 0.0, 1.0}, margin, 0,
-                   contacts);
+template <typename T>
+void sphere_sphere(const PosedShapeT<T>& a, const PosedShapeT<T>& b, double margin,
+                   ContactWriter<T>& contacts) {
+  add_ball_contact(a.position, a.size.x, b.position, b.size.x, Vec3T<T>{T(0.0), T(0.0), T(1.0)},
+                   margin, 0, contacts);
 }
 
-void sphere_capsule(const PosedShape& sphere, const PosedShape& capsule, double margin,
-                    ContactWriter& contacts) {
-  const Segment segment = capsule_segment(capsule);
-  const double t = closest_parameter_on_segment(segment.start, segment.end, sphere.position);
-  const Vec3 on_segment = segment.start + (segment.end - segment.start) * t;
+template <typename T>
+void sphere_capsule(const PosedShapeT<T>& sphere, const PosedShapeT<T>& capsule, double margin,
+                    ContactWriter<T>& contacts) {
+  const Segment<T> segment = capsule_segment(capsule);
+  const T t = closest_parameter_on_segment(segment.start, segment.end, sphere.position);
+  const Vec3T<T> on_segment = segment.start + (segment.end - segment.start) * t;
   add_ball_contact(sphere.position, sphere.size.x, on_segment, capsule.size.x,
                    perpendicular_to(capsule.rotation.col(2)), margin, segment_feature(t), contacts);
 }
 
 // The closest box point to the centre (clamping in the box frame); a centre inside the box
 // leaves through the nearest face (ties: lowest axis, positive side).
-void sphere_box(const PosedShape& sphere, const PosedShape& box, double margin,
-                ContactWriter& contacts) {
-  const double radius = sphere.size.x;
-  const Vec3& half = box.size;
-  const Vec3 center = to_local(box, sphere.position);
-  Vec3 on_box;
+template <typename T>
+void sphere_box(const PosedShapeT<T>& sphere, const PosedShapeT<T>& box, double margin,
+                ContactWriter<T>& contacts) {
+  const T radius = sphere.size.x;
+  const Vec3T<T>& half = box.size;
+  const Vec3T<T> center = to_local(box, sphere.position);
+  Vec3T<T> on_box;
   for (int k = 0; k < 3; ++k) on_box[k] = std::clamp(center[k], -half[k], half[k]);
-  const Vec3 offset = center - on_box;
-  const double distance = norm(offset);
-  Vec3 normal_local;
-  double gap;
+  const Vec3T<T> offset = center - on_box;
+  const T distance = norm(offset);
+  Vec3T<T> normal_local;
+  T gap;
   int region;
   if (distance > kTinyLength) {
     normal_local = offset / distance;
@@ -311,32 +378,33 @@ void sphere_box(const PosedShape& sphere, const PosedShape& box, double margin,
     region = box_region(center, half, 0.0);
   } else {
     int nearest_axis = 0;
-    double nearest_depth = kInfinity;
+    T nearest_depth = T(kInfinity);
     for (int k = 0; k < 3; ++k) {
-      const double depth = half[k] - std::abs(center[k]);
+      const T depth = half[k] - absolute(center[k]);
       if (depth < nearest_depth) {
         nearest_depth = depth;
         nearest_axis = k;
       }
     }
     const double side = side_of(center[nearest_axis]);
-    normal_local = unit_axis(nearest_axis) * side;
+    normal_local = unit_axis<T>(nearest_axis) * side;
     gap = -nearest_depth - radius;
     on_box = center;
     on_box[nearest_axis] = side * half[nearest_axis];
     region = face_region(nearest_axis, side);
   }
   if (gap >= margin) return;
-  const Vec3 contact_normal = box.rotation * normal_local;
+  const Vec3T<T> contact_normal = box.rotation * normal_local;
   contacts.add(sphere.position - contact_normal * radius, to_world(box, on_box), contact_normal,
                gap, region);
 }
 
-void sphere_plane(const PosedShape& sphere, const PosedShape& plane, double margin,
-                  ContactWriter& contacts) {
-  const Vec3 plane_normal = plane.rotation.col(2);
-  const double height = dot(plane_normal, sphere.position - plane.position);
-  const double gap = height - sphere.size.x;
+template <typename T>
+void sphere_plane(const PosedShapeT<T>& sphere, const PosedShapeT<T>& plane, double margin,
+                  ContactWriter<T>& contacts) {
+  const Vec3T<T> plane_normal = plane.rotation.col(2);
+  const T height = dot(plane_normal, sphere.position - plane.position);
+  const T gap = height - sphere.size.x;
   if (gap >= margin) return;
   contacts.add(sphere.position - plane_normal * sphere.size.x,
                sphere.position - plane_normal * height, plane_normal, gap, 0);
@@ -349,39 +417,39 @@ void sphere_plane(const PosedShape& sphere, const PosedShape& plane, double marg
 // their projections overlap, the closest points are not unique: the two ends of the
 // overlap are reported instead when both are within the margin, so that a capsule lying
 // on another has a two-point support.
-void capsule_capsule(const PosedShape& a, const PosedShape& b, double margin,
-                     ContactWriter& contacts) {
-  const Segment segment_a = capsule_segment(a);
-  const Segment segment_b = capsule_segment(b);
-  const Vec3 direction_a = segment_a.end - segment_a.start;
-  const Vec3 direction_b = segment_b.end - segment_b.start;
-  const double length_a_squared = squared_norm(direction_a);
-  const double length_b_squared = squared_norm(direction_b);
-  const Vec3 axes_cross = cross(direction_a, direction_b);
-  const double cross_squared = squared_norm(axes_cross);
-  const Vec3 fallback_normal = cross_squared > kTinySquaredLength * length_a_squared
-                                   ? axes_cross / std::sqrt(cross_squared)
-                                   : perpendicular_to(a.rotation.col(2));
+template <typename T>
+void capsule_capsule(const PosedShapeT<T>& a, const PosedShapeT<T>& b, double margin,
+                     ContactWriter<T>& contacts) {
+  const Segment<T> segment_a = capsule_segment(a);
+  const Segment<T> segment_b = capsule_segment(b);
+  const Vec3T<T> direction_a = segment_a.end - segment_a.start;
+  const Vec3T<T> direction_b = segment_b.end - segment_b.start;
+  const T length_a_squared = squared_norm(direction_a);
+  const T length_b_squared = squared_norm(direction_b);
+  const Vec3T<T> axes_cross = cross(direction_a, direction_b);
+  const T cross_squared = squared_norm(axes_cross);
+  const Vec3T<T> fallback_normal = cross_squared > kTinySquaredLength * length_a_squared
+                                       ? axes_cross / square_root(cross_squared)
+                                       : perpendicular_to(a.rotation.col(2));
 
   if (length_a_squared > kTinySquaredLength && length_b_squared > kTinySquaredLength &&
       cross_squared <=
           kCapsuleParallelSine * kCapsuleParallelSine * length_a_squared * length_b_squared) {
     // Parameters on segment a of segment b's ends, and their overlap with [0, 1].
-    const double s_of_b_start =
-        dot(segment_b.start - segment_a.start, direction_a) / length_a_squared;
-    const double s_of_b_end = dot(segment_b.end - segment_a.start, direction_a) / length_a_squared;
-    const double overlap_low = std::max(0.0, std::min(s_of_b_start, s_of_b_end));
-    const double overlap_high = std::min(1.0, std::max(s_of_b_start, s_of_b_end));
-    const double overlap_length = (overlap_high - overlap_low) * std::sqrt(length_a_squared);
+    const T s_of_b_start = dot(segment_b.start - segment_a.start, direction_a) / length_a_squared;
+    const T s_of_b_end = dot(segment_b.end - segment_a.start, direction_a) / length_a_squared;
+    const T overlap_low = std::max(T(0.0), std::min(s_of_b_start, s_of_b_end));
+    const T overlap_high = std::min(T(1.0), std::max(s_of_b_start, s_of_b_end));
+    const T overlap_length = (overlap_high - overlap_low) * square_root(length_a_squared);
     if (overlap_length >
-        kParallelSine * (std::sqrt(length_a_squared) + std::sqrt(length_b_squared))) {
-      ContactPoint end_contacts[kMaxPairContacts];
-      ContactWriter end_writer(end_contacts);
-      const double ends[2] = {overlap_low, overlap_high};
+        kParallelSine * (square_root(length_a_squared) + square_root(length_b_squared))) {
+      ContactPointT<T> end_contacts[kMaxPairContacts];
+      ContactWriter<T> end_writer(end_contacts);
+      const T ends[2] = {overlap_low, overlap_high};
       for (int end = 0; end < 2; ++end) {
-        const Vec3 on_a = segment_a.start + direction_a * ends[end];
-        const double t = closest_parameter_on_segment(segment_b.start, segment_b.end, on_a);
-        const Vec3 on_b = segment_b.start + direction_b * t;
+        const Vec3T<T> on_a = segment_a.start + direction_a * ends[end];
+        const T t = closest_parameter_on_segment(segment_b.start, segment_b.end, on_a);
+        const Vec3T<T> on_b = segment_b.start + direction_b * t;
         add_ball_contact(on_a, a.size.x, on_b, b.size.x, fallback_normal, margin, 9 + end,
                          end_writer);
       }
@@ -392,23 +460,24 @@ void capsule_capsule(const PosedShape& a, const PosedShape& b, double margin,
       }
     }
   }
-  const SegmentClosestPoints closest =
+  const SegmentClosestPoints<T> closest =
       closest_points_of_segments(segment_a.start, segment_a.end, segment_b.start, segment_b.end);
   add_ball_contact(closest.on_first, a.size.x, closest.on_second, b.size.x, fallback_normal, margin,
                    3 * segment_feature(closest.s) + segment_feature(closest.t), contacts);
 }
 
 // Both segment ends when both are within the margin; otherwise the one that is.
-void capsule_plane(const PosedShape& capsule, const PosedShape& plane, double margin,
-                   ContactWriter& contacts) {
-  const Vec3 plane_normal = plane.rotation.col(2);
-  const double radius = capsule.size.x;
-  const Segment segment = capsule_segment(capsule);
-  const Vec3 ends[2] = {segment.start, segment.end};
+template <typename T>
+void capsule_plane(const PosedShapeT<T>& capsule, const PosedShapeT<T>& plane, double margin,
+                   ContactWriter<T>& contacts) {
+  const Vec3T<T> plane_normal = plane.rotation.col(2);
+  const T radius = capsule.size.x;
+  const Segment<T> segment = capsule_segment(capsule);
+  const Vec3T<T> ends[2] = {segment.start, segment.end};
   const int end_count = squared_norm(segment.end - segment.start) > kTinySquaredLength ? 2 : 1;
   for (int end = 0; end < end_count; ++end) {
-    const double height = dot(plane_normal, ends[end] - plane.position);
-    const double gap = height - radius;
+    const T height = dot(plane_normal, ends[end] - plane.position);
+    const T gap = height - radius;
     if (gap >= margin) continue;
     contacts.add(ends[end] - plane_normal * radius, ends[end] - plane_normal * height, plane_normal,
                  gap, end);
@@ -418,18 +487,19 @@ void capsule_plane(const PosedShape& capsule, const PosedShape& plane, double ma
 // The part of the segment start + t (end − start) inside the prism swept by box face `axis`
 // along its normal (Liang–Barsky clipping in the face's two tangent directions), in the box
 // frame. Returns false when that part is empty.
-bool clip_to_face_prism(const Vec3& half, const Vec3& start, const Vec3& end, int axis,
-                        double& t_low, double& t_high) {
-  const Vec3 delta = end - start;
-  t_low = 0.0;
-  t_high = 1.0;
+template <typename T>
+bool clip_to_face_prism(const Vec3T<T>& half, const Vec3T<T>& start, const Vec3T<T>& end,
+                        int axis, T& t_low, T& t_high) {
+  const Vec3T<T> delta = end - start;
+  t_low = T(0.0);
+  t_high = T(1.0);
   for (int other : {(axis + 1) % 3, (axis + 2) % 3}) {
-    if (std::abs(delta[other]) <= kTinyLength) {
-      if (std::abs(start[other]) > half[other]) return false;
+    if (absolute(delta[other]) <= kTinyLength) {
+      if (absolute(start[other]) > half[other]) return false;
       continue;
     }
-    double t_enter = (-half[other] - start[other]) / delta[other];
-    double t_exit = (half[other] - start[other]) / delta[other];
+    T t_enter = (-half[other] - start[other]) / delta[other];
+    T t_exit = (half[other] - start[other]) / delta[other];
     if (t_enter > t_exit) std::swap(t_enter, t_exit);
     t_low = std::max(t_low, t_enter);
     t_high = std::min(t_high, t_exit);
@@ -440,20 +510,21 @@ bool clip_to_face_prism(const Vec3& half, const Vec3& start, const Vec3& end, in
 // Capsule resting on the box face (axis, side), in the box frame: each end of the segment's
 // part inside the face's prism, when within the margin, is a contact. The distance to the
 // face is linear along the segment, so the deeper end is the closest point of that part.
-void capsule_box_face(const PosedShape& box, const Vec3& start, const Vec3& end, double radius,
-                      int axis, double side, double t_low, double t_high, double margin,
-                      ContactWriter& contacts) {
-  const Vec3& half = box.size;
-  const Vec3 delta = end - start;
-  const Vec3 normal_local = unit_axis(axis) * side;
-  const Vec3 contact_normal = box.rotation * normal_local;
+template <typename T>
+void capsule_box_face(const PosedShapeT<T>& box, const Vec3T<T>& start, const Vec3T<T>& end,
+                      const T& radius, int axis, double side, const T& t_low, const T& t_high,
+                      double margin, ContactWriter<T>& contacts) {
+  const Vec3T<T>& half = box.size;
+  const Vec3T<T> delta = end - start;
+  const Vec3T<T> normal_local = unit_axis<T>(axis) * side;
+  const Vec3T<T> contact_normal = box.rotation * normal_local;
   const int end_count = (t_high - t_low) * norm(delta) > kTinyLength ? 2 : 1;
-  const double parameters[2] = {t_low, t_high};
+  const T parameters[2] = {t_low, t_high};
   for (int i = 0; i < end_count; ++i) {
-    const Vec3 on_segment = start + delta * parameters[i];
-    const double gap = side * on_segment[axis] - half[axis] - radius;
+    const Vec3T<T> on_segment = start + delta * parameters[i];
+    const T gap = side * on_segment[axis] - half[axis] - radius;
     if (gap >= margin) continue;
-    Vec3 on_box = on_segment;
+    Vec3T<T> on_box = on_segment;
     on_box[axis] = side * half[axis];
     contacts.add(to_world(box, on_segment - normal_local * radius), to_world(box, on_box),
                  contact_normal, gap, 200 + 2 * face_id(axis, side) + i);
@@ -471,50 +542,54 @@ void capsule_box_face(const PosedShape& box, const Vec3& start, const Vec3& end,
 // segment cuts into the box, the push-out is along the axis of least penetration (face
 // axes preferred), with the face points as above or the closest points of the segment and
 // the supporting box edge.
-void capsule_box(const PosedShape& capsule, const PosedShape& box, double margin,
-                 ContactWriter& contacts) {
-  const double radius = capsule.size.x;
-  const double half_length = capsule.size.y;
-  const Vec3& half = box.size;
-  const Vec3 center = to_local(box, capsule.position);
-  const Vec3 direction = box.rotation.transpose_times(capsule.rotation.col(2));
-  const Vec3 start = center - direction * half_length;
-  const Vec3 end = center + direction * half_length;
+template <typename T>
+void capsule_box(const PosedShapeT<T>& capsule, const PosedShapeT<T>& box, double margin,
+                 ContactWriter<T>& contacts) {
+  const T radius = capsule.size.x;
+  const T half_length = capsule.size.y;
+  const Vec3T<T>& half = box.size;
+  const Vec3T<T> center = to_local(box, capsule.position);
+  const Vec3T<T> direction = box.rotation.transpose_times(capsule.rotation.col(2));
+  const Vec3T<T> start = center - direction * half_length;
+  const Vec3T<T> end = center + direction * half_length;
 
   int best_face_axis = 0;
-  double best_face_separation = -kInfinity;
+  T best_face_separation = T(-kInfinity);
   for (int k = 0; k < 3; ++k) {
-    const double separation = std::abs(center[k]) - half[k] - half_length * std::abs(direction[k]);
+    const T separation =
+        absolute(center[k]) - half[k] - half_length * absolute(direction[k]);
     if (separation > best_face_separation) {
       best_face_separation = separation;
       best_face_axis = k;
     }
   }
   int best_edge_axis = -1;
-  Vec3 best_edge_normal;
-  double best_edge_separation = -kInfinity;
+  Vec3T<T> best_edge_normal;
+  T best_edge_separation = T(-kInfinity);
   for (int k = 0; k < 3; ++k) {
-    const Vec3 edge_normal = cross(direction, unit_axis(k));
-    const double length = norm(edge_normal);
+    const Vec3T<T> edge_normal = cross(direction, unit_axis<T>(k));
+    const T length = norm(edge_normal);
     if (length < kParallelSine) continue;
-    const Vec3 axis = edge_normal / length;
-    const double separation = std::abs(dot(center, axis)) - dot(half, cwise_abs(axis));
+    const Vec3T<T> axis = edge_normal / length;
+    const T separation = absolute(dot(center, axis)) - dot(half, absolute_components(axis));
     if (separation > best_edge_separation) {
       best_edge_separation = separation;
       best_edge_axis = k;
       best_edge_normal = axis;
     }
   }
-  const double separation = std::max(best_face_separation, best_edge_separation);
+  const T separation = std::max(best_face_separation, best_edge_separation);
   // The separation along any axis is a lower bound of the distance.
   if (separation - radius >= margin) return;
 
+  const double slack = kRelativeTieTolerance * largest_value(half);
   if (separation > 0.0) {
-    double best_distance_squared = kInfinity;
-    Vec3 on_segment, on_box;
+    T best_distance_squared = T(kInfinity);
+    Vec3T<T> on_segment, on_box;
     int segment_status = 0;
-    const auto consider = [&](const Vec3& segment_point, const Vec3& box_point, int status) {
-      const double distance_squared = squared_norm(segment_point - box_point);
+    const auto consider = [&](const Vec3T<T>& segment_point, const Vec3T<T>& box_point,
+                              int status) {
+      const T distance_squared = squared_norm(segment_point - box_point);
       if (distance_squared < best_distance_squared) {
         best_distance_squared = distance_squared;
         on_segment = segment_point;
@@ -522,8 +597,8 @@ void capsule_box(const PosedShape& capsule, const PosedShape& box, double margin
         segment_status = status;
       }
     };
-    const auto clamp_to_box = [&](const Vec3& point) {
-      Vec3 clamped;
+    const auto clamp_to_box = [&](const Vec3T<T>& point) {
+      Vec3T<T> clamped;
       for (int k = 0; k < 3; ++k) clamped[k] = std::clamp(point[k], -half[k], half[k]);
       return clamped;
     };
@@ -531,35 +606,34 @@ void capsule_box(const PosedShape& capsule, const PosedShape& box, double margin
     consider(end, clamp_to_box(end), 2);
     for (int k = 0; k < 3; ++k) {
       for (int corner = 0; corner < 4; ++corner) {
-        Vec3 edge_start;
+        Vec3T<T> edge_start;
         edge_start[(k + 1) % 3] = (corner & 1) ? half[(k + 1) % 3] : -half[(k + 1) % 3];
         edge_start[(k + 2) % 3] = (corner & 2) ? half[(k + 2) % 3] : -half[(k + 2) % 3];
         edge_start[k] = -half[k];
-        Vec3 edge_end = edge_start;
+        Vec3T<T> edge_end = edge_start;
         edge_end[k] = half[k];
-        const SegmentClosestPoints closest =
+        const SegmentClosestPoints<T> closest =
             closest_points_of_segments(start, end, edge_start, edge_end);
         consider(closest.on_first, closest.on_second, segment_feature(closest.s));
       }
     }
-    const double distance = std::sqrt(best_distance_squared);
+    const T distance = square_root(best_distance_squared);
     if (distance > kTinyLength) {
-      const double gap = distance - radius;
+      const T gap = distance - radius;
       if (gap >= margin) return;
-      const double slack = kRelativeTieTolerance * std::max({half.x, half.y, half.z});
       for (int k = 0; k < 3; ++k) {
-        if (std::abs(on_box[k]) < half[k] - slack) continue;  // not on a face normal to k
+        if (absolute(on_box[k]) < half[k] - slack) continue;  // not on a face normal to k
         const double side = side_of(on_box[k]);
-        double t_low, t_high;
+        T t_low, t_high;
         if (!clip_to_face_prism(half, start, end, k, t_low, t_high)) continue;
-        const double lowest = std::min(side * (start[k] + (end[k] - start[k]) * t_low),
-                                       side * (start[k] + (end[k] - start[k]) * t_high)) -
-                              half[k];
+        const T lowest = std::min(side * (start[k] + (end[k] - start[k]) * t_low),
+                                  side * (start[k] + (end[k] - start[k]) * t_high)) -
+                         half[k];
         if (lowest > distance + slack) continue;  // the closest point is not over this face
         capsule_box_face(box, start, end, radius, k, side, t_low, t_high, margin, contacts);
         return;
       }
-      const Vec3 normal_local = (on_segment - on_box) / distance;
+      const Vec3T<T> normal_local = (on_segment - on_box) / distance;
       contacts.add(to_world(box, on_segment - normal_local * radius), to_world(box, on_box),
                    box.rotation * normal_local, gap,
                    100 + 3 * box_region(on_box, half, slack) + segment_status);
@@ -570,22 +644,21 @@ void capsule_box(const PosedShape& capsule, const PosedShape& box, double margin
   // The segment touches or cuts into the box.
   const bool use_edge =
       best_edge_axis >= 0 &&
-      best_edge_separation > best_face_separation +
-                                 kEdgeAxisRelativeBias * std::abs(best_face_separation) +
-                                 kRelativeTieTolerance * std::max({half.x, half.y, half.z});
+      best_edge_separation >
+          best_face_separation + kEdgeAxisRelativeBias * absolute(best_face_separation) + slack;
   if (!use_edge) {
     const int axis = best_face_axis;
     const double side = side_of(center[axis]);
-    double t_low, t_high;
+    T t_low, t_high;
     if (clip_to_face_prism(half, start, end, axis, t_low, t_high)) {
       capsule_box_face(box, start, end, radius, axis, side, t_low, t_high, margin, contacts);
       return;
     }
     // Unreachable in exact arithmetic (a segment inside the box lies in every face's
     // prism); kept so that rounding cannot drop the contact: the deeper end, on the face.
-    const Vec3 deeper = side * start[axis] < side * end[axis] ? start : end;
-    const Vec3 normal_local = unit_axis(axis) * side;
-    Vec3 on_box = deeper;
+    const Vec3T<T> deeper = side * start[axis] < side * end[axis] ? start : end;
+    const Vec3T<T> normal_local = unit_axis<T>(axis) * side;
+    Vec3T<T> on_box = deeper;
     on_box[axis] = side * half[axis];
     contacts.add(to_world(box, deeper - normal_local * radius), to_world(box, on_box),
                  box.rotation * normal_local, best_face_separation - radius,
@@ -594,8 +667,8 @@ void capsule_box(const PosedShape& capsule, const PosedShape& box, double margin
   }
   // Edge axis: orient from the box towards the capsule and take the box edge along
   // best_edge_axis that is extreme in that direction.
-  const Vec3 axis = dot(center, best_edge_normal) < 0.0 ? -best_edge_normal : best_edge_normal;
-  Vec3 edge_start;
+  const Vec3T<T> axis = dot(center, best_edge_normal) < 0.0 ? -best_edge_normal : best_edge_normal;
+  Vec3T<T> edge_start;
   int edge_bits = 0;
   for (int i = 1; i <= 2; ++i) {
     const int other = (best_edge_axis + i) % 3;
@@ -604,10 +677,11 @@ void capsule_box(const PosedShape& capsule, const PosedShape& box, double margin
     if (side > 0.0) edge_bits |= i;
   }
   edge_start[best_edge_axis] = -half[best_edge_axis];
-  Vec3 edge_end = edge_start;
+  Vec3T<T> edge_end = edge_start;
   edge_end[best_edge_axis] = half[best_edge_axis];
-  const SegmentClosestPoints closest = closest_points_of_segments(start, end, edge_start, edge_end);
-  const double gap = best_edge_separation - radius;
+  const SegmentClosestPoints<T> closest =
+      closest_points_of_segments(start, end, edge_start, edge_end);
+  const T gap = best_edge_separation - radius;
   if (gap >= margin) return;
   contacts.add(to_world(box, closest.on_first - axis * radius), to_world(box, closest.on_second),
                box.rotation * axis, gap, 300 + 4 * best_edge_axis + edge_bits);
@@ -617,41 +691,46 @@ void capsule_box(const PosedShape& capsule, const PosedShape& box, double margin
 // Pairs with a box.
 
 // Every vertex below the margin (feature = vertex index), reduced to four when more.
-void box_plane(const PosedShape& box, const PosedShape& plane, double margin,
-               ContactWriter& contacts) {
-  const Vec3 plane_normal = plane.rotation.col(2);
-  ContactPoint candidates[8];
+template <typename T>
+void box_plane(const PosedShapeT<T>& box, const PosedShapeT<T>& plane, double margin,
+               ContactWriter<T>& contacts) {
+  const Vec3T<T> plane_normal = plane.rotation.col(2);
+  ContactPointT<T> candidates[8];
   int count = 0;
   for (int vertex = 0; vertex < 8; ++vertex) {
-    const Vec3 corner = to_world(box, box_corner(box.size, vertex));
-    const double height = dot(plane_normal, corner - plane.position);
+    const Vec3T<T> corner = to_world(box, box_corner(box.size, vertex));
+    const T height = dot(plane_normal, corner - plane.position);
     if (height >= margin) continue;
     candidates[count++] =
-        ContactPoint{corner - plane_normal * (0.5 * height), plane_normal, height, vertex};
+        ContactPointT<T>{corner - plane_normal * (0.5 * height), plane_normal, height, vertex};
   }
   keep_spanning_points(candidates, count, plane_normal, contacts);
 }
 
+template <typename T>
 struct BoxFrame {
-  Vec3 center;
-  Vec3 axis[3];  // world directions of the box's frame axes
-  Vec3 half;     // half extents, m
+  Vec3T<T> center;
+  Vec3T<T> axis[3];  // world directions of the box's frame axes
+  Vec3T<T> half;     // half extents, m
 };
-BoxFrame box_frame(const PosedShape& box) {
+template <typename T>
+BoxFrame<T> box_frame(const PosedShapeT<T>& box) {
   return {box.position, {box.rotation.col(0), box.rotation.col(1), box.rotation.col(2)}, box.size};
 }
 // Half the width of the box's shadow on the unit direction.
-double projected_radius(const BoxFrame& box, const Vec3& direction) {
-  return box.half.x * std::abs(dot(box.axis[0], direction)) +
-         box.half.y * std::abs(dot(box.axis[1], direction)) +
-         box.half.z * std::abs(dot(box.axis[2], direction));
+template <typename T>
+T projected_radius(const BoxFrame<T>& box, const Vec3T<T>& direction) {
+  return box.half.x * absolute(dot(box.axis[0], direction)) +
+         box.half.y * absolute(dot(box.axis[1], direction)) +
+         box.half.z * absolute(dot(box.axis[2], direction));
 }
 
 // A vertex of the incident polygon during clipping. `id` names the point (see
 // clipped_point_id); `next_edge` names the line its outgoing polygon edge lies on:
 // 0..3 an edge of the incident face, 4..7 a side plane of the reference face.
+template <typename T>
 struct ClipVertex {
-  Vec3 point;
+  Vec3T<T> point;
   int id = 0;
   int next_edge = 0;
 };
@@ -674,23 +753,24 @@ int clipped_point_id(int edge, int plane) {
 
 // One Sutherland–Hodgman step (Sutherland & Hodgman 1974): keeps the part of the convex
 // polygon with dot(plane_normal, x) ≤ plane_offset. Returns the new vertex count.
-int clip_polygon(const ClipVertex* polygon, int count, const Vec3& plane_normal,
-                 double plane_offset, int plane, ClipVertex* clipped) {
+template <typename T>
+int clip_polygon(const ClipVertex<T>* polygon, int count, const Vec3T<T>& plane_normal,
+                 const T& plane_offset, int plane, ClipVertex<T>* clipped) {
   int clipped_count = 0;
-  const auto emit = [&](const ClipVertex& vertex) {
+  const auto emit = [&](const ClipVertex<T>& vertex) {
     if (clipped_count < kMaxCandidates) clipped[clipped_count++] = vertex;
   };
   for (int i = 0; i < count; ++i) {
-    const ClipVertex& from = polygon[i];
-    const ClipVertex& to = polygon[(i + 1) % count];
-    const double from_distance = dot(plane_normal, from.point) - plane_offset;
-    const double to_distance = dot(plane_normal, to.point) - plane_offset;
+    const ClipVertex<T>& from = polygon[i];
+    const ClipVertex<T>& to = polygon[(i + 1) % count];
+    const T from_distance = dot(plane_normal, from.point) - plane_offset;
+    const T to_distance = dot(plane_normal, to.point) - plane_offset;
     const bool from_inside = from_distance <= 0.0;
     const bool to_inside = to_distance <= 0.0;
     if (from_inside) emit(from);
     if (from_inside != to_inside) {
-      const double t = from_distance / (from_distance - to_distance);
-      ClipVertex crossing;
+      const T t = from_distance / (from_distance - to_distance);
+      ClipVertex<T> crossing;
       crossing.point = from.point + (to.point - from.point) * t;
       crossing.id = clipped_point_id(from.next_edge, plane);
       // Leaving: the polygon continues along the side plane; entering: along from's edge.
@@ -711,25 +791,26 @@ int clip_polygon(const ClipVertex* polygon, int count, const Vec3& plane_normal,
 // is kept, then reduced to four. An edge axis gives one point: the closest points of the two
 // supporting edges (Ericson §5.1.9). Separated boxes (0 ≤ separation < margin) take the same path,
 // so contacts report a positive gap along the best separating axis.
-void box_box(const PosedShape& shape_a, const PosedShape& shape_b, double margin,
-             ContactWriter& contacts) {
-  const BoxFrame a = box_frame(shape_a);
-  const BoxFrame b = box_frame(shape_b);
-  const Vec3 offset = a.center - b.center;  // from b towards a
-  const double tie_tolerance = kRelativeTieTolerance * std::max({a.half.x, a.half.y, a.half.z,
-                                                                 b.half.x, b.half.y, b.half.z});
+template <typename T>
+void box_box(const PosedShapeT<T>& shape_a, const PosedShapeT<T>& shape_b, double margin,
+             ContactWriter<T>& contacts) {
+  const BoxFrame<T> a = box_frame(shape_a);
+  const BoxFrame<T> b = box_frame(shape_b);
+  const Vec3T<T> offset = a.center - b.center;  // from b towards a
+  const double tie_tolerance =
+      kRelativeTieTolerance * std::max(largest_value(a.half), largest_value(b.half));
 
-  double face_separation[2] = {-kInfinity, -kInfinity};  // [0]: faces of a, [1]: faces of b
+  T face_separation[2] = {T(-kInfinity), T(-kInfinity)};  // [0]: faces of a, [1]: faces of b
   int face_axis[2] = {0, 0};
   for (int k = 0; k < 3; ++k) {
-    const double separation_a =
-        std::abs(dot(offset, a.axis[k])) - a.half[k] - projected_radius(b, a.axis[k]);
+    const T separation_a =
+        absolute(dot(offset, a.axis[k])) - a.half[k] - projected_radius(b, a.axis[k]);
     if (separation_a > face_separation[0]) {
       face_separation[0] = separation_a;
       face_axis[0] = k;
     }
-    const double separation_b =
-        std::abs(dot(offset, b.axis[k])) - b.half[k] - projected_radius(a, b.axis[k]);
+    const T separation_b =
+        absolute(dot(offset, b.axis[k])) - b.half[k] - projected_radius(a, b.axis[k]);
     if (separation_b > face_separation[1]) {
       face_separation[1] = separation_b;
       face_axis[1] = k;
@@ -738,29 +819,29 @@ void box_box(const PosedShape& shape_a, const PosedShape& shape_b, double margin
   // Equal separations (a box resting on another): the larger face is the reference, which
   // is also the one a slightly tilted stack picks, so the manifold's ids do not flicker.
   bool reference_is_b;
-  if (std::abs(face_separation[1] - face_separation[0]) > tie_tolerance) {
+  if (absolute(face_separation[1] - face_separation[0]) > tie_tolerance) {
     reference_is_b = face_separation[1] > face_separation[0];
   } else {
-    const auto face_area = [](const BoxFrame& box, int axis) {
+    const auto face_area = [](const BoxFrame<T>& box, int axis) {
       return box.half[(axis + 1) % 3] * box.half[(axis + 2) % 3];
     };
-    const double area_a = face_area(a, face_axis[0]);
-    const double area_b = face_area(b, face_axis[1]);
+    const T area_a = face_area(a, face_axis[0]);
+    const T area_b = face_area(b, face_axis[1]);
     reference_is_b = area_b > area_a * (1.0 + kRelativeTieTolerance);
   }
-  const double best_face_separation = face_separation[reference_is_b ? 1 : 0];
+  const T best_face_separation = face_separation[reference_is_b ? 1 : 0];
 
   int edge_axis_a = -1, edge_axis_b = -1;
-  Vec3 edge_normal;
-  double edge_separation = -kInfinity;
+  Vec3T<T> edge_normal;
+  T edge_separation = T(-kInfinity);
   for (int i = 0; i < 3; ++i) {
     for (int j = 0; j < 3; ++j) {
-      const Vec3 axis_cross = cross(a.axis[i], b.axis[j]);
-      const double length = norm(axis_cross);
+      const Vec3T<T> axis_cross = cross(a.axis[i], b.axis[j]);
+      const T length = norm(axis_cross);
       if (length < kParallelSine) continue;
-      const Vec3 axis = axis_cross / length;
-      const double separation =
-          std::abs(dot(offset, axis)) - projected_radius(a, axis) - projected_radius(b, axis);
+      const Vec3T<T> axis = axis_cross / length;
+      const T separation =
+          absolute(dot(offset, axis)) - projected_radius(a, axis) - projected_radius(b, axis);
       if (separation > edge_separation) {
         edge_separation = separation;
         edge_axis_a = i;
@@ -772,16 +853,16 @@ void box_box(const PosedShape& shape_a, const PosedShape& shape_b, double margin
   const bool use_edge =
       edge_axis_a >= 0 &&
       edge_separation > best_face_separation +
-                            kEdgeAxisRelativeBias * std::abs(best_face_separation) + tie_tolerance;
+                            kEdgeAxisRelativeBias * absolute(best_face_separation) + tie_tolerance;
   if ((use_edge ? edge_separation : best_face_separation) >= margin) return;
 
   if (use_edge) {
-    const Vec3 contact_normal = dot(edge_normal, offset) < 0.0 ? -edge_normal : edge_normal;
+    const Vec3T<T> contact_normal = dot(edge_normal, offset) < 0.0 ? -edge_normal : edge_normal;
     // The edge of a extreme along −normal and the edge of b extreme along +normal.
-    const auto supporting_edge = [&contact_normal](const BoxFrame& box, int edge_axis,
-                                                   double direction, Vec3& edge_start,
-                                                   Vec3& edge_end) {
-      Vec3 middle = box.center;
+    const auto supporting_edge = [&contact_normal](const BoxFrame<T>& box, int edge_axis,
+                                                   double direction, Vec3T<T>& edge_start,
+                                                   Vec3T<T>& edge_end) {
+      Vec3T<T> middle = box.center;
       int edge_bits = 0;
       for (int i = 1; i <= 2; ++i) {
         const int other = (edge_axis + i) % 3;
@@ -793,43 +874,45 @@ void box_box(const PosedShape& shape_a, const PosedShape& shape_b, double margin
       edge_end = middle + box.axis[edge_axis] * box.half[edge_axis];
       return 4 * edge_axis + edge_bits;
     };
-    Vec3 a_start, a_end, b_start, b_end;
+    Vec3T<T> a_start, a_end, b_start, b_end;
     const int edge_id_a = supporting_edge(a, edge_axis_a, -1.0, a_start, a_end);
     const int edge_id_b = supporting_edge(b, edge_axis_b, 1.0, b_start, b_end);
-    const SegmentClosestPoints closest = closest_points_of_segments(a_start, a_end, b_start, b_end);
+    const SegmentClosestPoints<T> closest =
+        closest_points_of_segments(a_start, a_end, b_start, b_end);
     contacts.add(closest.on_first, closest.on_second, contact_normal, edge_separation,
                  2880 + 12 * edge_id_a + edge_id_b);
     return;
   }
 
-  const BoxFrame& reference = reference_is_b ? b : a;
-  const BoxFrame& incident = reference_is_b ? a : b;
+  const BoxFrame<T>& reference = reference_is_b ? b : a;
+  const BoxFrame<T>& incident = reference_is_b ? a : b;
   const int reference_axis = face_axis[reference_is_b ? 1 : 0];
   const double reference_side =
       side_of(dot(incident.center - reference.center, reference.axis[reference_axis]));
-  const Vec3 reference_normal = reference.axis[reference_axis] * reference_side;
-  const Vec3 reference_center =
+  const Vec3T<T> reference_normal = reference.axis[reference_axis] * reference_side;
+  const Vec3T<T> reference_center =
       reference.center + reference_normal * reference.half[reference_axis];
 
   int incident_axis = 0;
-  double best_alignment = -1.0;
+  T best_alignment = T(-1.0);
   for (int k = 0; k < 3; ++k) {
-    const double alignment = std::abs(dot(incident.axis[k], reference_normal));
+    const T alignment = absolute(dot(incident.axis[k], reference_normal));
     if (alignment > best_alignment) {
       best_alignment = alignment;
       incident_axis = k;
     }
   }
   const double incident_side = -side_of(dot(incident.axis[incident_axis], reference_normal));
-  const Vec3 incident_center = incident.center + incident.axis[incident_axis] *
-                                                     (incident_side * incident.half[incident_axis]);
+  const Vec3T<T> incident_center =
+      incident.center +
+      incident.axis[incident_axis] * (incident_side * incident.half[incident_axis]);
   const int incident_u = (incident_axis + 1) % 3;
   const int incident_v = (incident_axis + 2) % 3;
-  const Vec3 half_u = incident.axis[incident_u] * incident.half[incident_u];
-  const Vec3 half_v = incident.axis[incident_v] * incident.half[incident_v];
+  const Vec3T<T> half_u = incident.axis[incident_u] * incident.half[incident_u];
+  const Vec3T<T> half_v = incident.axis[incident_v] * incident.half[incident_v];
 
-  ClipVertex polygon[kMaxCandidates];
-  ClipVertex scratch[kMaxCandidates];
+  ClipVertex<T> polygon[kMaxCandidates];
+  ClipVertex<T> scratch[kMaxCandidates];
   polygon[0] = {incident_center + half_u + half_v, 0, 0};
   polygon[1] = {incident_center - half_u + half_v, 1, 1};
   polygon[2] = {incident_center - half_u - half_v, 2, 2};
@@ -838,12 +921,12 @@ void box_box(const PosedShape& shape_a, const PosedShape& shape_b, double margin
 
   const int reference_u = (reference_axis + 1) % 3;
   const int reference_v = (reference_axis + 2) % 3;
-  const Vec3& direction_u = reference.axis[reference_u];
-  const Vec3& direction_v = reference.axis[reference_v];
-  const double center_u = dot(direction_u, reference_center);
-  const double center_v = dot(direction_v, reference_center);
-  const Vec3 plane_normals[4] = {direction_u, -direction_u, direction_v, -direction_v};
-  const double plane_offsets[4] = {
+  const Vec3T<T>& direction_u = reference.axis[reference_u];
+  const Vec3T<T>& direction_v = reference.axis[reference_v];
+  const T center_u = dot(direction_u, reference_center);
+  const T center_v = dot(direction_v, reference_center);
+  const Vec3T<T> plane_normals[4] = {direction_u, -direction_u, direction_v, -direction_v};
+  const T plane_offsets[4] = {
       center_u + reference.half[reference_u], -center_u + reference.half[reference_u],
       center_v + reference.half[reference_v], -center_v + reference.half[reference_v]};
   for (int plane = 0; plane < 4 && count > 0; ++plane) {
@@ -854,15 +937,15 @@ void box_box(const PosedShape& shape_a, const PosedShape& shape_b, double margin
 
   const int face_pair = 6 * ((reference_is_b ? 6 : 0) + face_id(reference_axis, reference_side)) +
                         face_id(incident_axis, incident_side);
-  const Vec3 contact_normal = reference_is_b ? reference_normal : -reference_normal;
-  const auto make_contact = [&](const Vec3& on_incident, double gap, int feature) {
-    const Vec3 on_reference = on_incident - reference_normal * gap;
-    return ContactPoint{(on_incident + on_reference) * 0.5, contact_normal, gap, feature};
+  const Vec3T<T> contact_normal = reference_is_b ? reference_normal : -reference_normal;
+  const auto make_contact = [&](const Vec3T<T>& on_incident, const T& gap, int feature) {
+    const Vec3T<T> on_reference = on_incident - reference_normal * gap;
+    return ContactPointT<T>{(on_incident + on_reference) * 0.5, contact_normal, gap, feature};
   };
-  ContactPoint candidates[kMaxCandidates];
+  ContactPointT<T> candidates[kMaxCandidates];
   int candidate_count = 0;
   for (int i = 0; i < count; ++i) {
-    const double gap = dot(reference_normal, polygon[i].point - reference_center);
+    const T gap = dot(reference_normal, polygon[i].point - reference_center);
     if (gap >= margin) continue;
     candidates[candidate_count++] =
         make_contact(polygon[i].point, gap, 40 * face_pair + polygon[i].id);
@@ -871,24 +954,24 @@ void box_box(const PosedShape& shape_a, const PosedShape& shape_b, double margin
     // The incident face's clipped part is beyond the margin although the separation along
     // the axis is not (its closest part lies outside the reference face's prism): report
     // the incident box's deepest vertex so the pair is not missed.
-    int deepest_vertex = 0;
-    double deepest_gap = kInfinity;
-    for (int vertex = 0; vertex < 8; ++vertex) {
-      Vec3 corner = incident.center;
+    const auto incident_corner = [&incident](int vertex) {
+      Vec3T<T> corner = incident.center;
       for (int k = 0; k < 3; ++k)
         corner += incident.axis[k] * (((vertex >> k) & 1) ? incident.half[k] : -incident.half[k]);
-      const double gap = dot(reference_normal, corner - reference_center);
+      return corner;
+    };
+    int deepest_vertex = 0;
+    T deepest_gap = T(kInfinity);
+    for (int vertex = 0; vertex < 8; ++vertex) {
+      const T gap = dot(reference_normal, incident_corner(vertex) - reference_center);
       if (gap < deepest_gap) {
         deepest_gap = gap;
         deepest_vertex = vertex;
       }
     }
     if (deepest_gap >= margin) return;
-    Vec3 corner = incident.center;
-    for (int k = 0; k < 3; ++k)
-      corner +=
-          incident.axis[k] * (((deepest_vertex >> k) & 1) ? incident.half[k] : -incident.half[k]);
-    contacts.add(make_contact(corner, deepest_gap, 3024 + 8 * (face_pair / 6) + deepest_vertex));
+    contacts.add(make_contact(incident_corner(deepest_vertex), deepest_gap,
+                              3024 + 8 * (face_pair / 6) + deepest_vertex));
     return;
   }
   keep_spanning_points(candidates, candidate_count, contact_normal, contacts);
@@ -913,8 +996,9 @@ int shape_rank(ShapeType type) {
 }
 
 // a and b in canonical order (shape_rank(a) ≤ shape_rank(b)).
-void collide_ordered(const PosedShape& a, const PosedShape& b, double margin,
-                     ContactWriter& contacts) {
+template <typename T>
+void collide_ordered(const PosedShapeT<T>& a, const PosedShapeT<T>& b, double margin,
+                     ContactWriter<T>& contacts) {
   switch (a.type) {
     case ShapeType::Sphere:
       switch (b.type) {
@@ -951,9 +1035,10 @@ void collide_ordered(const PosedShape& a, const PosedShape& b, double margin,
 
 }  // namespace
 
-int collide(const PosedShape& a, const PosedShape& b, double margin,
-            ContactPoint out[kMaxPairContacts]) {
-  ContactWriter contacts(out);
+template <typename T>
+int collide(const PosedShapeT<T>& a, const PosedShapeT<T>& b, double margin,
+            ContactPointT<T> out[kMaxPairContacts]) {
+  ContactWriter<T> contacts(out);
   if (shape_rank(a.type) <= shape_rank(b.type)) {
     collide_ordered(a, b, margin, contacts);
     return contacts.count();
@@ -962,6 +1047,13 @@ int collide(const PosedShape& a, const PosedShape& b, double margin,
   for (int i = 0; i < contacts.count(); ++i) out[i].normal = -out[i].normal;
   return contacts.count();
 }
+
+// The scalars the narrow phase runs on: the simulation's double and the backward pass's
+// 18-direction dual number (adjoint/contact_geometry.hpp: two body poses and two sizes).
+template int collide<double>(const PosedShapeT<double>&, const PosedShapeT<double>&, double,
+                             ContactPointT<double>*);
+template int collide<Dual<18>>(const PosedShapeT<Dual<18>>&, const PosedShapeT<Dual<18>>&,
+                               double, ContactPointT<Dual<18>>*);
 
 Aabb bounding_box(const PosedShape& shape, double margin) {
   Vec3 extent;

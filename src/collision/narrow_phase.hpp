@@ -3,6 +3,14 @@
 // Pure geometry: no Model, no Params. The caller (collision/detect_contacts.cpp) poses each
 // shape in the world and passes its sizes. Every function here is deterministic, allocates
 // nothing, and reports at most kMaxPairContacts points per pair.
+//
+// The narrow phase is a template on the scalar T so that the backward pass can run it on
+// dual numbers (adjoint/contact_geometry.hpp) and read off exact derivatives of a contact's
+// position, normal and gap. Every discrete decision (which pair case, which feature, which
+// points survive clipping and reduction) is taken on the values, so a dual evaluation takes
+// the branches the double one takes and differentiates the geometry of that fixed contact
+// set. PosedShape, ContactPoint (T = double) are what the forward simulation uses; collide
+// is instantiated in narrow_phase.cpp for double and Dual<18> only.
 #pragma once
 
 #include "diffphys/math.hpp"
@@ -15,13 +23,15 @@ inline constexpr int kMaxPairContacts = 4;
 // A shape placed in the world. size: sphere (radius, 0, 0); box (half extents);
 // capsule (radius, half_length, 0) with the segment along the frame's z axis;
 // plane: unused (the plane passes through `position` with normal = rotation's z column).
-struct PosedShape {
+template <typename T>
+struct PosedShapeT {
   ShapeType type = ShapeType::Sphere;
-  Vec3 position;     // world, m
-  Quat orientation;  // shape frame → world
-  Mat3 rotation;     // the same rotation as a matrix (kept in sync by the caller)
-  Vec3 size;
+  Vec3T<T> position;     // world, m
+  QuatT<T> orientation;  // shape frame → world
+  Mat3T<T> rotation;     // the same rotation as a matrix (kept in sync by the caller)
+  Vec3T<T> size;
 };
+using PosedShape = PosedShapeT<double>;
 
 // One point of contact. Conventions shared by every pair function:
 // - normal: unit, world, pointing from shape b towards shape a (a is pushed along +normal);
@@ -30,18 +40,21 @@ struct PosedShape {
 // - feature: a small integer that stays the same while the same features touch (e.g. box
 //   vertex index, face index × 16 + clipped-vertex index), so contacts can be matched
 //   from step to step.
-struct ContactPoint {
-  Vec3 position;
-  Vec3 normal;
-  double gap = 0.0;
+template <typename T>
+struct ContactPointT {
+  Vec3T<T> position;
+  Vec3T<T> normal;
+  T gap = T(0.0);
   int feature = 0;
 };
+using ContactPoint = ContactPointT<double>;
 
 // Writes the contacts of shapes a and b whose gap is below `margin` into out[0..n) and
 // returns n (0..kMaxPairContacts). Handles every pair of {sphere, box, capsule, plane} in
-// either order except plane–plane (returns 0).
-int collide(const PosedShape& a, const PosedShape& b, double margin,
-            ContactPoint out[kMaxPairContacts]);
+// either order except plane–plane (returns 0). Defined for T = double and T = Dual<18>.
+template <typename T>
+int collide(const PosedShapeT<T>& a, const PosedShapeT<T>& b, double margin,
+            ContactPointT<T> out[kMaxPairContacts]);
 
 // World-space axis-aligned bounding box of a posed shape grown by `margin`. Planes are
 // infinite: callers handle them apart from the broad phase.

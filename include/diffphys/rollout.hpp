@@ -1,0 +1,103 @@
+// diffphys/rollout.hpp — a differentiable trajectory: run T steps, then get exact gradients
+// of any loss on the states with respect to the initial state, every control and every
+// parameter.
+//
+//   Rollout rollout(model, params);
+//   rollout.run(x0, controls, T);                    // controls: T × nactuator, row-major
+//   Gradients g = rollout.backward([&](int t, const State& x, std::span<double> dL_dx) {
+//     if (t == T) dL_dx[12 * ball + 2] += 2 * (x.position[ball].z - target);   // any subset of t
+//   });
+//   g.params (same layout as Params), g.controls (T × nactuator), g.initial_state.
+//
+// State gradients use the tangent layout of docs/gradients.md: 12 numbers per body (body 0,
+// the world, included), [dL/dp (3), dL/dθ (3), dL/dv (3), dL/dω (3)], where θ is a world-
+// frame rotation increment: q' = exp(δθ) ⊗ q. The backward pass re-runs each step from its
+// stored or recomputed state (checkpointing, √T memory) and runs the stages' VJPs with the
+// contact set and the LCP's active set of the forward step held fixed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "diffphys/model.hpp"
+#include "diffphys/params.hpp"
+#include "diffphys/simulator.hpp"
+#include "diffphys/state.hpp"
+
+namespace diffphys {
+
+inline constexpr int kStateTangentPerBody = 12;
+
+struct RolloutOptions {
+  // States kept for the backward pass: every step if they fit in memory_budget bytes, else
+  // one every checkpoint_interval steps (0: chosen as ⌈√T⌉, grown until the budget holds),
+  // each segment recomputed during backward.
+  int checkpoint_interval = 0;
+  std::size_t memory_budget = std::size_t{256} << 20;
+  double gradient_decay = 1.0;  // α ∈ (0, 1]: x̄_t ← α x̄_t per step back (Degrave et al. 2019)
+  double gradient_clip = 0.0;   // clip |x̄_t| to this norm per step (0: off)
+};
+
+// What the backward pass saw.
+struct GradientHealth {
+  std::vector<double> state_gradient_norm;  // (T + 1) |dL/dx_t|
+  int first_non_finite_step = -1;           // first step (counting back) where a NaN/Inf appeared
+  std::string first_non_finite_stage;       // "loss gradient", "joint projection", "LCP", ...
+  std::vector<int> contact_changes;         // steps t whose contact set differs from step t − 1's
+  int clipped_steps = 0;
+  bool solver_converged = true;             // every forward step converged
+};
+
+struct Gradients {
+  std::vector<double> initial_state;  // (12 nbody) dL/dx_0
+  std::vector<double> controls;       // (T × nactuator) dL/du_t
+  std::vector<double> params;         // (nparam) dL/dθ, Params layout
+  GradientHealth health;
+  // Parameter slices at a value where the loss is not differentiable, whose entry in
+  // `params` is therefore not a gradient (e.g. a motor's max_torque of 0, meaning unbounded).
+  std::vector<std::string> not_differentiable;
+
+  // dL/dθ of one named slice ("body/ball/mass", "gravity", ...).
+  std::span<const double> param(const Model& model, std::string_view name) const;
+};
+
+// dL/dx_t for any t in [0, T]: add into `gradient` (12 per body).
+using LossGradient = std::function<void(int step, const State& state, std::span<double> gradient)>;
+
+class Rollout {
+ public:
+  Rollout(const Model& model, const Params& params, RolloutOptions options = {});
+
+  // Runs `steps` steps from `initial`; controls: steps × nactuator (row-major), or empty for
+  // all-zero controls. Throws Error for mismatched sizes or invalid input.
+  void run(const State& initial, std::span<const double> controls, int steps);
+
+  int steps() const { return steps_; }
+  const State& final_state() const { return final_state_; }
+  std::span<const StepStatus> statuses() const { return statuses_; }
+  // x_t, from storage or recomputed from the nearest checkpoint.
+  State state(int step) const;
+  int checkpoint_interval() const { return interval_; }
+  std::size_t stored_state_bytes() const;
+
+  Gradients backward(const LossGradient& loss_gradient) const;
+
+ private:
+  const Model& model_;
+  const Params& params_;
+  RolloutOptions options_;
+  int steps_ = 0;
+  int interval_ = 1;
+  std::vector<State> checkpoints_;  // x_0, x_k, x_2k, ...
+  std::vector<double> controls_;    // steps × nactuator
+  std::vector<StepStatus> statuses_;
+  std::vector<std::uint64_t> contact_signatures_;  // (steps) hash of each step's contact set
+  State final_state_;
+};
+
+}  // namespace diffphys

@@ -1,0 +1,52 @@
+// adjoint/contact_geometry.hpp — exact derivatives of one contact's geometry (position,
+// normal, gap) with respect to the two body poses and the two shape sizes, for the
+// backward pass.
+//
+// The narrow phase (collision/narrow_phase.hpp) is re-run on Dual<18> at the state that
+// produced the contact; its discrete decisions are taken on the values, so the contact set
+// is held fixed and the derivatives are those of the smooth geometry of that feature pair.
+//
+// Inputs, in this order (the 18 columns of every Jacobian row):
+//   [0, 3)   δp_a: translation of shape a's body, world, m
+//   [3, 6)   δθ_a: rotation of shape a's body, world-frame rotation vector, rad
+//   [6, 9)   δp_b, [9, 12) δθ_b: the same for shape b's body
+//   [12, 15) sizes of shape a as in PosedShape::size (sphere: radius; box: half extents;
+//            capsule: radius, half length; entries a shape does not have stay 0)
+//   [15, 18) sizes of shape b
+// Tangent convention: p' = p + δp, q' = exp(δθ) ⊗ q — δθ is a world-frame rotation applied
+// to the body, and shapes follow their body rigidly (shape pose = body pose ∘ local pose).
+// Sizes are the Params entries at model.layout.shape_size.
+#pragma once
+
+#include "diffphys/contact.hpp"
+#include "diffphys/model.hpp"
+#include "diffphys/params.hpp"
+#include "diffphys/state.hpp"
+
+namespace diffphys::adjoint {
+
+inline constexpr int kContactGeometryInputs = 18;
+// First column of each input block.
+inline constexpr int kBodyATranslationInput = 0;
+inline constexpr int kBodyARotationInput = 3;
+inline constexpr int kBodyBTranslationInput = 6;
+inline constexpr int kBodyBRotationInput = 9;
+inline constexpr int kShapeASizeInput = 12;
+inline constexpr int kShapeBSizeInput = 15;
+
+struct ContactGeometryJacobian {
+  double position[3][kContactGeometryInputs] = {};  // ∂ position_i / ∂ input_j, world
+  double normal[3][kContactGeometryInputs] = {};    // ∂ normal_i / ∂ input_j, world
+  double gap[kContactGeometryInputs] = {};          // ∂ gap / ∂ input_j
+  bool found = false;
+};
+
+// Re-runs the narrow phase for `contact` (its shape_a, shape_b and feature) at `state` on
+// dual numbers and returns the derivatives of that contact's position, normal and gap.
+// found = false (and all derivatives 0) when the pair no longer produces that feature —
+// which does not happen at the state that produced the contact, except at an exact tie
+// that one rounding of the dual arithmetic can flip.
+ContactGeometryJacobian contact_geometry_jacobian(const Model& model, const Params& params,
+                                                  const State& state, const Contact& contact);
+
+}  // namespace diffphys::adjoint

@@ -1,0 +1,203 @@
+// adjoint/rollout.cpp — the Rollout of diffphys/rollout.hpp: forward with checkpoints, and
+// the backward sweep segment by segment (recompute the segment's states from its
+// checkpoint, then reverse its steps one by one through step_vjp).
+#include "diffphys/rollout.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "adjoint/step_vjp.hpp"
+#include "diffphys/error.hpp"
+#include "rigid/step_workspace.hpp"
+
+namespace diffphys {
+namespace {
+
+std::size_t state_bytes(const State& state) {
+  return state.position.size() * (sizeof(Vec3) * 3 + sizeof(Quat)) + sizeof(State);
+}
+
+// FNV-1a over the contact set's discrete identity (which shapes, which features).
+std::uint64_t contact_signature(std::span<const Contact> contacts) {
+  std::uint64_t hash = 1469598103934665603ull;
+  const auto mix = [&](std::uint64_t value) {
+    hash ^= value;
+    hash *= 1099511628211ull;
+  };
+  for (const Contact& contact : contacts) {
+    mix(static_cast<std::uint64_t>(contact.shape_a));
+    mix(static_cast<std::uint64_t>(contact.shape_b));
+    mix(static_cast<std::uint64_t>(contact.feature));
+  }
+  return hash;
+}
+
+bool all_finite(std::span<const double> values) {
+  return std::all_of(values.begin(), values.end(), [](double v) { return std::isfinite(v); });
+}
+
+}  // namespace
+
+std::span<const double> Gradients::param(const Model& model, std::string_view name) const {
+  const int index = model.layout.find(name);
+  if (index < 0) throw Error(message("unknown parameter '", name, "'"));
+  const auto& slice = model.layout.slices[static_cast<std::size_t>(index)];
+  return {params.data() + slice.offset, static_cast<std::size_t>(slice.size)};
+}
+
+Rollout::Rollout(const Model& model, const Params& params, RolloutOptions options)
+    : model_(model), params_(params), options_(options) {
+  validate_params(model_, params_);
+  if (!(options_.gradient_decay > 0 && options_.gradient_decay <= 1))
+    throw Error(message("rollout: gradient_decay must lie in (0, 1], got ", options_.gradient_decay));
+  if (!(options_.gradient_clip >= 0))
+    throw Error(message("rollout: gradient_clip must be non-negative, got ", options_.gradient_clip));
+  if (options_.checkpoint_interval < 0)
+    throw Error(message("rollout: checkpoint_interval must be non-negative, got ", options_.checkpoint_interval));
+}
+
+std::size_t Rollout::stored_state_bytes() const {
+  return checkpoints_.empty() ? 0 : checkpoints_.size() * state_bytes(checkpoints_.front());
+}
+
+void Rollout::run(const State& initial, std::span<const double> controls, int steps) {
+  validate_state(model_, initial);
+  if (steps < 0) throw Error(message("rollout: steps must be non-negative, got ", steps));
+  const auto actuators = static_cast<std::size_t>(model_.actuator_count());
+  const auto total_steps = static_cast<std::size_t>(steps);
+  if (!controls.empty() && controls.size() != total_steps * actuators)
+    throw Error(message("rollout: ", controls.size(), " controls given, expected steps × actuators = ", steps, " × ",
+                        actuators));
+  steps_ = steps;
+  controls_.assign(total_steps * actuators, 0.0);
+  if (!controls.empty()) std::copy(controls.begin(), controls.end(), controls_.begin());
+  // Checkpoint spacing: every state if all fit, else ⌈√T⌉ (grown until the budget holds).
+  const std::size_t bytes = state_bytes(initial);
+  interval_ = options_.checkpoint_interval;
+  if (interval_ == 0) {
+    interval_ = 1;
+    if ((total_steps + 1) * bytes > options_.memory_budget) {
+      interval_ = std::max(1, static_cast<int>(std::ceil(std::sqrt(static_cast<double>(steps)))));
+      while (interval_ < steps && (total_steps / static_cast<std::size_t>(interval_) + 1 + static_cast<std::size_t>(interval_)) * bytes >
+                                      options_.memory_budget)
+        interval_ *= 2;
+    }
+  }
+  checkpoints_.clear();
+  checkpoints_.reserve(total_steps / static_cast<std::size_t>(interval_) + 1);
+  statuses_.assign(total_steps, StepStatus{});
+  contact_signatures_.assign(total_steps, 0);
+  State current = initial, next = initial;
+  Workspace workspace;
+  for (int t = 0; t < steps; ++t) {
+    if (t % interval_ == 0) checkpoints_.push_back(current);
+    statuses_[static_cast<std::size_t>(t)] =
+        step(model_, params_, current, std::span<const double>(controls_).subspan(static_cast<std::size_t>(t) * actuators, actuators),
+             next, workspace);
+    contact_signatures_[static_cast<std::size_t>(t)] = contact_signature(workspace.contacts());
+    std::swap(current, next);
+  }
+  if (steps == 0) checkpoints_.push_back(current);
+  final_state_ = current;
+}
+
+State Rollout::state(int t) const {
+  if (t < 0 || t > steps_) throw Error(message("rollout: step ", t, " out of range [0, ", steps_, "]"));
+  if (t == steps_) return final_state_;
+  const int checkpoint = t / interval_;
+  State current = checkpoints_[static_cast<std::size_t>(checkpoint)], next = current;
+  const auto actuators = static_cast<std::size_t>(model_.actuator_count());
+  Workspace workspace;
+  for (int s = checkpoint * interval_; s < t; ++s) {
+    step(model_, params_, current, std::span<const double>(controls_).subspan(static_cast<std::size_t>(s) * actuators, actuators),
+         next, workspace);
+    std::swap(current, next);
+  }
+  return current;
+}
+
+Gradients Rollout::backward(const LossGradient& loss_gradient) const {
+  const auto bodies = static_cast<std::size_t>(model_.body_count());
+  const std::size_t tangent = kStateTangentPerBody * bodies;
+  const auto actuators = static_cast<std::size_t>(model_.actuator_count());
+  Gradients gradients;
+  gradients.controls.assign(static_cast<std::size_t>(steps_) * actuators, 0.0);
+  gradients.params.assign(static_cast<std::size_t>(model_.param_count()), 0.0);
+  GradientHealth& health = gradients.health;
+  health.state_gradient_norm.assign(static_cast<std::size_t>(steps_) + 1, 0.0);
+  for (int t = 1; t < steps_; ++t)
+    if (contact_signatures_[static_cast<std::size_t>(t)] != contact_signatures_[static_cast<std::size_t>(t - 1)])
+      health.contact_changes.push_back(t);
+  health.solver_converged =
+      std::all_of(statuses_.begin(), statuses_.end(), [](const StepStatus& s) { return s.converged; });
+
+  for (int a = 0; a < model_.actuator_count(); ++a) {
+    const auto i = static_cast<std::size_t>(a);
+    if (model_.actuators[i].type == ActuatorType::Motor && params_.at(model_.layout.actuator_max_torque[i]) == 0.0)
+      gradients.not_differentiable.push_back("actuator/" + model_.actuators[i].name + "/max_torque");
+  }
+
+  std::vector<double> adjoint(tangent, 0.0), previous(tangent, 0.0);
+  const auto note_non_finite = [&](int t, const char* stage) {
+    if (health.first_non_finite_step < 0) {
+      health.first_non_finite_step = t;
+      health.first_non_finite_stage = stage;
+    }
+  };
+  // x̄_t: the user's dL/dx_t, decay, clipping, bookkeeping.
+  const auto finish_state_adjoint = [&](int t, const State& state, std::vector<double>& x) {
+    std::vector<double> loss(tangent, 0.0);
+    loss_gradient(t, state, loss);
+    if (!all_finite(loss)) note_non_finite(t, "loss gradient");
+    for (std::size_t k = 0; k < tangent; ++k) x[k] += loss[k];
+    double squared = 0.0;
+    for (const double v : x) squared += v * v;
+    double norm_value = std::sqrt(squared);
+    if (options_.gradient_clip > 0 && norm_value > options_.gradient_clip) {
+      for (double& v : x) v *= options_.gradient_clip / norm_value;
+      norm_value = options_.gradient_clip;
+      ++health.clipped_steps;
+    }
+    health.state_gradient_norm[static_cast<std::size_t>(t)] = norm_value;
+  };
+
+  finish_state_adjoint(steps_, final_state_, adjoint);
+  Workspace workspace;
+  adjoint::StepVjpWorkspace vjp;
+  std::vector<State> segment;
+  State next;
+  for (int segment_start = ((steps_ - 1) / interval_) * interval_; segment_start >= 0 && steps_ > 0;
+       segment_start -= interval_) {
+    // Recompute the segment's states x_s .. x_{e−1} from its checkpoint.
+    const int segment_end = std::min(segment_start + interval_, steps_);
+    segment.assign(1, checkpoints_[static_cast<std::size_t>(segment_start / interval_)]);
+    for (int t = segment_start; t + 1 < segment_end; ++t) {
+      next = segment.back();
+      step(model_, params_, segment.back(),
+           std::span<const double>(controls_).subspan(static_cast<std::size_t>(t) * actuators, actuators), next, workspace);
+      segment.push_back(next);
+    }
+    for (int t = segment_end - 1; t >= segment_start; --t) {
+      const State& state_t = segment[static_cast<std::size_t>(t - segment_start)];
+      const std::span<const double> controls_t =
+          std::span<const double>(controls_).subspan(static_cast<std::size_t>(t) * actuators, actuators);
+      // Re-run step t for its record, then reverse it.
+      next = state_t;
+      step(model_, params_, state_t, controls_t, next, workspace);
+      std::fill(previous.begin(), previous.end(), 0.0);
+      adjoint::step_vjp(model_, params_, state_t, controls_t, workspace, next, adjoint, previous,
+                        std::span<double>(gradients.controls).subspan(static_cast<std::size_t>(t) * actuators, actuators),
+                        gradients.params, vjp);
+      if (!all_finite(previous)) note_non_finite(t, vjp.non_finite_stage.empty() ? "step" : vjp.non_finite_stage.c_str());
+      if (options_.gradient_decay != 1.0)
+        for (double& v : previous) v *= options_.gradient_decay;
+      std::swap(adjoint, previous);
+      finish_state_adjoint(t, state_t, adjoint);
+    }
+  }
+  if (!all_finite(gradients.params) && health.first_non_finite_step < 0) note_non_finite(0, "parameters");
+  gradients.initial_state = adjoint;
+  return gradients;
+}
+
+}  // namespace diffphys

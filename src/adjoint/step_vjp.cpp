@@ -1,0 +1,596 @@
+// adjoint/step_vjp.cpp — see step_vjp.hpp. Each stage's adjoint equations are written next
+// to its code; the forward stage they reverse is named in the comment.
+#include "adjoint/step_vjp.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "adjoint/contact_geometry.hpp"
+#include "adjoint/joints_vjp.hpp"
+#include "math/dual.hpp"
+#include "rigid/inequality_rows.hpp"
+#include "rigid/integrate.hpp"
+#include "rigid/joints.hpp"
+#include "rigid/step_workspace.hpp"
+#include "solve/dense_lu.hpp"
+#include "solve/envelope_ldlt.hpp"
+#include "solve/row_algebra.hpp"
+
+namespace diffphys::adjoint {
+
+using solve::ConstraintRow;
+using solve::RowType;
+using solve::add_vec3;
+using solve::read_vec3;
+
+Mat3 left_jacobian(const Vec3& rotation) {
+  const double angle = norm(rotation);
+  const Mat3 k = Mat3::skew(rotation);
+  double a, b;  // J_l = I + a [φ]× + b [φ]×²
+  if (angle < 1e-4) {
+    a = 0.5 - angle * angle / 24.0;
+    b = 1.0 / 6.0 - angle * angle / 120.0;
+  } else {
+    a = (1.0 - std::cos(angle)) / (angle * angle);
+    b = (angle - std::sin(angle)) / (angle * angle * angle);
+  }
+  return Mat3::identity() + k * a + k * k * b;
+}
+
+namespace {
+
+// θ̄ of a world inertia-like matrix X(R) = R X_body Rᵀ under q' = exp(δθ) q:
+// dX = [δθ]× X − X [δθ]×, so θ̄ = vee(X X̄ᵀ − X̄ᵀ X) with vee(C) = (C₁₂−C₂₁, C₂₀−C₀₂, C₀₁−C₁₀).
+Vec3 rotation_adjoint_of_world_matrix(const Mat3& x, const Mat3& x_adjoint) {
+  const Mat3 c = x * x_adjoint.transposed() - x_adjoint.transposed() * x;
+  return {c(1, 2) - c(2, 1), c(2, 0) - c(0, 2), c(0, 1) - c(1, 0)};
+}
+
+void add_outer(Mat3& m, const Vec3& a, const Vec3& b, double scale = 1.0) {
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) m(r, c) += scale * a[r] * b[c];
+}
+
+struct BodyAdjointView {
+  std::span<double> values;
+  void add_position(int body, const Vec3& v) { add_vec3(values, kBodyTangent * body, v); }
+  void add_rotation(int body, const Vec3& v) { add_vec3(values, kBodyTangent * body + 3, v); }
+  void add_linear(int body, const Vec3& v) { add_vec3(values, kBodyTangent * body + 6, v); }
+  void add_angular(int body, const Vec3& v) { add_vec3(values, kBodyTangent * body + 9, v); }
+  void add_pose(int body, const PoseAdjoint& pose) {
+    add_position(body, pose.position);
+    add_rotation(body, pose.rotation);
+  }
+};
+
+RowAdjoint scaled(const RowAdjoint& a, double s) {
+  RowAdjoint r;
+  r.linear_a = a.linear_a * s;
+  r.angular_a = a.angular_a * s;
+  r.linear_b = a.linear_b * s;
+  r.angular_b = a.angular_b * s;
+  r.rhs = a.rhs * s;
+  r.coefficient = a.coefficient * s;
+  return r;
+}
+
+RowAdjoint sum(const RowAdjoint& a, const RowAdjoint& b) {
+  RowAdjoint r = a;
+  r.linear_a += b.linear_a;
+  r.angular_a += b.angular_a;
+  r.linear_b += b.linear_b;
+  r.angular_b += b.angular_b;
+  r.rhs += b.rhs;
+  r.coefficient += b.coefficient;
+  return r;
+}
+
+// J_i restricted to its bodies, dotted with a 6-per-body vector's blocks: the adjoint of
+// "J̄_i += s · x" for a vector x (6 per body).
+void add_row_adjoint_from_vector(const ConstraintRow& row, std::span<const double> x, double s, RowAdjoint& adjoint) {
+  adjoint.linear_a += read_vec3(x, 6 * row.body_a) * s;
+  adjoint.angular_a += read_vec3(x, 6 * row.body_a + 3) * s;
+  adjoint.linear_b += read_vec3(x, 6 * row.body_b) * s;
+  adjoint.angular_b += read_vec3(x, 6 * row.body_b + 3) * s;
+}
+
+double row_dot(const ConstraintRow& row, std::span<const double> x) { return solve::row_times_velocity(row, x); }
+
+void add_row_transpose(const ConstraintRow& row, double s, std::span<double> y) {
+  add_vec3(y, 6 * row.body_a, row.linear_a * s);
+  add_vec3(y, 6 * row.body_a + 3, row.angular_a * s);
+  add_vec3(y, 6 * row.body_b, row.linear_b * s);
+  add_vec3(y, 6 * row.body_b + 3, row.angular_b * s);
+}
+
+// Jacobians of orthonormal_basis(n) → (t1, t2) with respect to n, by dual numbers.
+void basis_jacobians(const Vec3& normal, Mat3& dt1_dn, Mat3& dt2_dn) {
+  using D = Dual<3>;
+  const Vec3T<D> n{D::variable(normal.x, 0), D::variable(normal.y, 1), D::variable(normal.z, 2)};
+  Vec3T<D> t1, t2;
+  orthonormal_basis(n, t1, t2);
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) {
+      dt1_dn(r, c) = t1[r].derivative[static_cast<std::size_t>(c)];
+      dt2_dn(r, c) = t2[r].derivative[static_cast<std::size_t>(c)];
+    }
+}
+
+int shape_size_count(ShapeType type) {
+  switch (type) {
+    case ShapeType::Sphere: return 1;
+    case ShapeType::Box: return 3;
+    case ShapeType::Capsule: return 2;
+    case ShapeType::Plane: return 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void step_vjp(const Model& model, const Params& params, const State& state_in, std::span<const double> controls,
+              const Workspace& workspace, const State& state_out, std::span<const double> next_state_adjoint,
+              std::span<double> state_adjoint, std::span<double> control_adjoint, std::span<double> param_adjoint,
+              StepVjpWorkspace& vjp) {
+  const Workspace::Impl& record = workspace.impl();
+  const ParamLayout& layout = model.layout;
+  const SolverSettings& settings = model.solver;
+  const double h = model.dt;
+  const auto body_count = static_cast<std::size_t>(model.body_count());
+  const std::size_t dof = 6 * body_count;
+  const solve::MassBlocks mass = record.bodies.mass_blocks();
+  BodyAdjointView out{state_adjoint};
+  const auto param = [&](int offset) -> double& { return param_adjoint[static_cast<std::size_t>(offset)]; };
+
+  vjp.non_finite_stage.clear();
+  const auto check_stage = [&](std::span<const double> values, const char* stage) {
+    if (!vjp.non_finite_stage.empty()) return;
+    for (const double v : values)
+      if (!std::isfinite(v)) {
+        vjp.non_finite_stage = stage;
+        return;
+      }
+  };
+  vjp.velocity_adjoint.assign(dof, 0.0);       // v̄⁺
+  vjp.free_velocity_adjoint.assign(dof, 0.0);  // v̄_free
+  vjp.row_adjoints.assign(record.rows.size(), RowAdjoint{});
+  vjp.mass_adjoint.inverse_mass.assign(body_count, 0.0);
+  vjp.mass_adjoint.inverse_inertia.assign(body_count, Mat3{});
+  vjp.inertia_adjoint.assign(body_count, Mat3{});
+  // Pose adjoint at the integrated (pre-projection) state q̃: p̃̄ and θ̃̄, 6 per body.
+  vjp.displacement_adjoint.assign(dof, 0.0);
+
+  // Static bodies never move: their adjoint passes straight through.
+  for (std::size_t b = 0; b < body_count; ++b)
+    if (model.bodies[b].type != BodyType::Dynamic)
+      for (int k = 0; k < kBodyTangent; ++k)
+        state_adjoint[kBodyTangent * b + static_cast<std::size_t>(k)] += next_state_adjoint[kBodyTangent * b + static_cast<std::size_t>(k)];
+
+  // --- Joint projection (rigid/integrate.cpp, stabilize_joints), reversed. -------------
+  // Forward: q̃ = integrate(x_t, v⁺); q⁺ = q̃ ⊕ Δ, Δ = M⁻¹J_tᵀδ with φ(q⁺) = 0; v_{t+1} = v⁺ + Δ/h.
+  // Implicit function theorem on F(δ) = φ(q̃ ⊕ M⁻¹J_tᵀδ) = 0 with G = ∂φ/∂q at q⁺ (the joint
+  // rows at the end state), L = ∂(q̃ ⊕ Δ)/∂Δ (J_l(Δθ) on rotations), T = ∂(q̃ ⊕ Δ)/∂q̃ (R(Δθ)):
+  //   S = G L M⁻¹ J_tᵀ,  ρ = S⁻ᵀ (J_t M⁻¹ Δ̄),  Δ̄ = Lᵀ q̄⁺ + v̄_{t+1}/h,
+  //   q̃̄ = Tᵀ(q̄⁺ − Gᵀρ),  η = Δ̄ − Lᵀ Gᵀ ρ,  J̄_t,i += δ_i M⁻¹η,  (M⁻¹)‾ += η (J_tᵀδ)ᵀ.
+  vjp.integrated = state_in;
+  rigid::integrate(model, state_in, record.velocity, vjp.integrated);
+  const std::size_t joint_rows = record.joint_rows;
+  vjp.displacement.assign(dof, 0.0);
+  for (std::size_t b = 0; b < body_count; ++b) {
+    if (model.bodies[b].type != BodyType::Dynamic) continue;
+    const int o = static_cast<int>(6 * b);
+    add_vec3(vjp.displacement, o, state_out.position[b] - vjp.integrated.position[b]);
+    add_vec3(vjp.displacement, o + 3, rotation_vector(state_out.orientation[b] * vjp.integrated.orientation[b].conjugate()));
+  }
+  for (std::size_t b = 0; b < body_count; ++b) {
+    if (model.bodies[b].type != BodyType::Dynamic) continue;
+    const std::size_t o = kBodyTangent * b;
+    const Vec3 position_adjoint = read_vec3(next_state_adjoint, static_cast<int>(o));
+    const Vec3 rotation_adjoint = read_vec3(next_state_adjoint, static_cast<int>(o + 3));
+    const Vec3 linear_adjoint = read_vec3(next_state_adjoint, static_cast<int>(o + 6));
+    const Vec3 angular_adjoint = read_vec3(next_state_adjoint, static_cast<int>(o + 9));
+    const Vec3 delta_rotation = read_vec3(vjp.displacement, static_cast<int>(6 * b + 3));
+    // v_{t+1} = v⁺ + Δ/h: both feed v̄⁺ and Δ̄.
+    add_vec3(vjp.velocity_adjoint, static_cast<int>(6 * b), linear_adjoint);
+    add_vec3(vjp.velocity_adjoint, static_cast<int>(6 * b + 3), angular_adjoint);
+    const Mat3 rotation_of_delta = Quat::from_rotation_vector(delta_rotation).to_matrix();
+    add_vec3(vjp.displacement_adjoint, static_cast<int>(6 * b), position_adjoint);
+    add_vec3(vjp.displacement_adjoint, static_cast<int>(6 * b + 3), rotation_of_delta.transpose_times(rotation_adjoint));
+  }
+  if (joint_rows > 0) {
+    const std::span<const ConstraintRow> rows_t(record.rows.data(), joint_rows);
+    // Δ̄ per body (6), and δ from A_t δ = J_t Δ.
+    std::vector<double>& delta_adjoint = vjp.correction;
+    delta_adjoint.assign(dof, 0.0);
+    for (std::size_t b = 0; b < body_count; ++b) {
+      if (model.bodies[b].type != BodyType::Dynamic) continue;
+      const std::size_t o = kBodyTangent * b;
+      const Vec3 delta_rotation = read_vec3(vjp.displacement, static_cast<int>(6 * b + 3));
+      add_vec3(delta_adjoint, static_cast<int>(6 * b),
+               read_vec3(next_state_adjoint, static_cast<int>(o)) + read_vec3(next_state_adjoint, static_cast<int>(o + 6)) / h);
+      add_vec3(delta_adjoint, static_cast<int>(6 * b + 3),
+               left_jacobian(delta_rotation).transpose_times(read_vec3(next_state_adjoint, static_cast<int>(o + 3))) +
+                   read_vec3(next_state_adjoint, static_cast<int>(o + 9)) / h);
+    }
+    // The projection's total impulse δ: Δ = M⁻¹J_tᵀδ exactly, so A_t δ = J_t Δ recovers it.
+    vjp.joint_impulse.resize(joint_rows);
+    std::vector<double> projected_displacement(joint_rows);
+    for (std::size_t i = 0; i < joint_rows; ++i) projected_displacement[i] = row_dot(rows_t[i], vjp.displacement);
+    if (!solve::solve_delassus(rows_t, mass, projected_displacement, vjp.joint_impulse, vjp.solver))
+      std::fill(vjp.joint_impulse.begin(), vjp.joint_impulse.end(), 0.0);
+    // G: joint rows at the end state.
+    rigid::BodyDynamics end_bodies;
+    end_bodies.rotation.resize(body_count);
+    for (std::size_t b = 0; b < body_count; ++b) end_bodies.rotation[b] = state_out.orientation[b].to_matrix();
+    vjp.end_rows.clear();
+    rigid::append_joint_rows(model, state_out, end_bodies, vjp.end_rows);
+    // S = G L M⁻¹ J_tᵀ, built transposed for the solve with Sᵀ.
+    const std::size_t m = joint_rows;
+    vjp.matrix.assign(m * m, 0.0);
+    vjp.projected.assign(dof, 0.0);
+    for (std::size_t j = 0; j < m; ++j) {
+      std::fill(vjp.projected.begin(), vjp.projected.end(), 0.0);
+      solve::apply_response(rows_t[j], solve::row_response(rows_t[j], mass), 1.0, vjp.projected);
+      for (std::size_t b = 0; b < body_count; ++b) {
+        const int o = static_cast<int>(6 * b + 3);
+        const Vec3 rotated = left_jacobian(read_vec3(vjp.displacement, o)) * read_vec3(vjp.projected, o);
+        for (int k = 0; k < 3; ++k) vjp.projected[static_cast<std::size_t>(o + k)] = rotated[k];
+      }
+      for (std::size_t i = 0; i < m; ++i) vjp.matrix[j * m + i] = row_dot(vjp.end_rows[i], vjp.projected);  // Sᵀ(j, i)
+    }
+    // r = J_t M⁻¹ Δ̄, ρ = S⁻ᵀ r.
+    vjp.scratch.assign(dof, 0.0);
+    for (std::size_t b = 0; b < body_count; ++b) {
+      const int o = static_cast<int>(6 * b);
+      add_vec3(vjp.scratch, o, read_vec3(delta_adjoint, o) * mass.inverse_mass[b]);
+      add_vec3(vjp.scratch, o + 3, mass.inverse_inertia[b] * read_vec3(delta_adjoint, o + 3));
+    }
+    std::vector<double> rho(m);
+    for (std::size_t i = 0; i < m; ++i) rho[i] = row_dot(rows_t[i], vjp.scratch);
+    vjp.pivots.resize(m);
+    if (solve::lu_factorize(vjp.matrix, static_cast<int>(m), vjp.pivots)) {
+      solve::lu_solve(vjp.matrix, static_cast<int>(m), vjp.pivots, rho);
+    } else {
+      std::fill(rho.begin(), rho.end(), 0.0);
+    }
+    // Gᵀρ, then q̃̄ = Tᵀ(q̄⁺ − Gᵀρ) and η = Δ̄ − Lᵀ Gᵀ ρ.
+    std::vector<double> g_rho(dof, 0.0);
+    for (std::size_t i = 0; i < m; ++i) add_row_transpose(vjp.end_rows[i], rho[i], g_rho);
+    std::vector<double> eta(delta_adjoint);
+    for (std::size_t b = 0; b < body_count; ++b) {
+      if (model.bodies[b].type != BodyType::Dynamic) continue;
+      const int o = static_cast<int>(6 * b);
+      const Vec3 delta_rotation = read_vec3(vjp.displacement, o + 3);
+      const Mat3 rotation_of_delta = Quat::from_rotation_vector(delta_rotation).to_matrix();
+      add_vec3(vjp.displacement_adjoint, o, -read_vec3(g_rho, o));
+      add_vec3(vjp.displacement_adjoint, o + 3, -rotation_of_delta.transpose_times(read_vec3(g_rho, o + 3)));
+      add_vec3(eta, o, -read_vec3(g_rho, o));
+      add_vec3(eta, o + 3, -left_jacobian(delta_rotation).transpose_times(read_vec3(g_rho, o + 3)));
+    }
+    // M⁻¹η, J̄_t,i += δ_i M⁻¹η, (M⁻¹)‾ += η (J_tᵀδ)ᵀ.
+    std::vector<double> scaled_eta(dof, 0.0), joint_force(dof, 0.0);
+    for (std::size_t b = 0; b < body_count; ++b) {
+      const int o = static_cast<int>(6 * b);
+      add_vec3(scaled_eta, o, read_vec3(eta, o) * mass.inverse_mass[b]);
+      add_vec3(scaled_eta, o + 3, mass.inverse_inertia[b] * read_vec3(eta, o + 3));
+    }
+    for (std::size_t i = 0; i < m; ++i) {
+      add_row_adjoint_from_vector(rows_t[i], scaled_eta, vjp.joint_impulse[i], vjp.row_adjoints[i]);
+      add_row_transpose(rows_t[i], vjp.joint_impulse[i], joint_force);
+    }
+    for (std::size_t b = 0; b < body_count; ++b) {
+      const int o = static_cast<int>(6 * b);
+      vjp.mass_adjoint.inverse_mass[b] += dot(read_vec3(eta, o), read_vec3(joint_force, o));
+      add_outer(vjp.mass_adjoint.inverse_inertia[b], read_vec3(eta, o + 3), read_vec3(joint_force, o + 3));
+    }
+  }
+
+  // --- Integration (rigid/integrate.cpp), reversed. -----------------------------------
+  // p̃ = p + h v⁺, q̃ = exp(h ω⁺) ⊗ q:  p̄ += p̃̄, v̄⁺ += h p̃̄, θ̄ += R(hω⁺)ᵀ θ̃̄, ω̄⁺ += h J_l(hω⁺)ᵀ θ̃̄.
+  for (std::size_t b = 0; b < body_count; ++b) {
+    if (model.bodies[b].type != BodyType::Dynamic) continue;
+    const int o = static_cast<int>(6 * b);
+    const Vec3 position_adjoint = read_vec3(vjp.displacement_adjoint, o);
+    const Vec3 rotation_adjoint = read_vec3(vjp.displacement_adjoint, o + 3);
+    const Vec3 step_rotation = read_vec3(record.velocity, o + 3) * h;
+    out.add_position(static_cast<int>(b), position_adjoint);
+    add_vec3(vjp.velocity_adjoint, o, position_adjoint * h);
+    out.add_rotation(static_cast<int>(b), Quat::from_rotation_vector(step_rotation).to_matrix().transpose_times(rotation_adjoint));
+    add_vec3(vjp.velocity_adjoint, o + 3, left_jacobian(step_rotation).transpose_times(rotation_adjoint) * h);
+  }
+
+  check_stage(vjp.velocity_adjoint, "joint projection and integration");
+
+  // --- Mixed LCP (solve/), reversed: implicit, active set fixed. -----------------------
+  if (record.rows.empty()) {
+    vjp.free_velocity_adjoint = vjp.velocity_adjoint;
+  } else {
+    lcp_vjp(record.rows, mass, record.lambda, record.velocity, vjp.velocity_adjoint, vjp.free_velocity_adjoint,
+            vjp.row_adjoints, vjp.mass_adjoint, vjp.lcp);
+  }
+
+  check_stage(vjp.free_velocity_adjoint, "LCP");
+
+  // --- Rows (rigid/joints.cpp, rigid/inequality_rows.cpp), reversed. ------------------
+  const auto add_pose_adjoints = [&](const Joint& joint, const PoseAdjoint& parent, const PoseAdjoint& child) {
+    out.add_pose(joint.parent, parent);
+    out.add_pose(joint.child, child);
+  };
+  {
+    std::size_t row = 0;
+    for (int j = 0; j < model.joint_count(); ++j) {
+      const Joint& joint = model.joints[static_cast<std::size_t>(j)];
+      const auto count = static_cast<std::size_t>(joint_constraint_count(joint.type));
+      PoseAdjoint parent, child;
+      joint_rows_vjp(model, state_in, j, std::span<const RowAdjoint>(vjp.row_adjoints.data() + row, count), parent, child);
+      add_pose_adjoints(joint, parent, child);
+      row += count;
+    }
+  }
+  for (std::size_t i = joint_rows; i < record.limit_rows_end; ++i) {
+    const rigid::LimitRowSource& source = record.limit_sources[i - joint_rows];
+    const Joint& joint = model.joints[static_cast<std::size_t>(source.joint)];
+    const RowAdjoint& adjoint = vjp.row_adjoints[i];
+    PoseAdjoint parent, child;
+    coordinate_row_vjp(model, state_in, source.joint, source.dof, scaled(adjoint, source.upper ? -1.0 : 1.0), parent, child);
+    // rhs = gap_target(gap), gap = ±(q − bound).
+    const double position = joint_position(model, state_in, source.joint, source.dof);
+    const double gap = source.upper ? joint.upper_limit - position : position - joint.lower_limit;
+    const double target_slope = gap >= 0 ? -1.0 / h
+                                         : (-gap - settings.penetration_slop > 0 ? -settings.contact_erp / h : 0.0);
+    coordinate_value_vjp(model, state_in, source.joint, source.dof,
+                         adjoint.rhs * target_slope * (source.upper ? -1.0 : 1.0), parent, child);
+    add_pose_adjoints(joint, parent, child);
+  }
+  {
+    std::size_t row = record.limit_rows_end;
+    for (int a = 0; a < model.actuator_count(); ++a) {
+      const Actuator& actuator = model.actuators[static_cast<std::size_t>(a)];
+      if (actuator.type != ActuatorType::Servo) continue;
+      const auto i = static_cast<std::size_t>(a);
+      const Joint& joint = model.joints[static_cast<std::size_t>(actuator.joint)];
+      const RowAdjoint& positive = vjp.row_adjoints[row];
+      const RowAdjoint& negative = vjp.row_adjoints[row + 1];
+      const RowAdjoint& bound = vjp.row_adjoints[row + 2];
+      PoseAdjoint parent, child;
+      coordinate_row_vjp(model, state_in, actuator.joint, actuator.dof, sum(positive, scaled(negative, -1.0)), parent, child);
+      // ω* = clamp(gain (u − q), ±max_velocity); rows' rhs ±ω*; bound rhs −max_torque h.
+      const double rate_adjoint = positive.rhs - negative.rhs;
+      const double gain = params.at(layout.actuator_gain[i]);
+      const double error = controls[i] - joint_position(model, state_in, actuator.joint, actuator.dof);
+      const double raw = gain * error;
+      if (std::abs(raw) < params.at(layout.actuator_max_velocity[i])) {
+        param(layout.actuator_gain[i]) += rate_adjoint * error;
+        control_adjoint[i] += rate_adjoint * gain;
+        coordinate_value_vjp(model, state_in, actuator.joint, actuator.dof, -rate_adjoint * gain, parent, child);
+      } else {
+        param(layout.actuator_max_velocity[i]) += rate_adjoint * (raw > 0 ? 1.0 : -1.0);
+      }
+      param(layout.actuator_max_torque[i]) += -h * bound.rhs;
+      add_pose_adjoints(joint, parent, child);
+      row += 3;
+    }
+  }
+  {
+    const int directions = settings.friction_directions;
+    const double sector = 2.0 * std::numbers::pi / directions;
+    std::size_t row = record.first_contact_row;
+    for (const Contact& contact : record.contacts) {
+      const auto a = static_cast<std::size_t>(contact.body_a), b = static_cast<std::size_t>(contact.body_b);
+      const Vec3 offset_a = contact.position - state_in.position[a];
+      const Vec3 offset_b = contact.position - state_in.position[b];
+      const Vec3& n = contact.normal;
+      Vec3 position_adjoint, normal_adjoint, offset_a_adjoint, offset_b_adjoint;
+      double gap_adjoint = 0.0;
+      // Normal row: (n, o_a × n, −n, −(o_b × n)).
+      const RowAdjoint& normal_row = vjp.row_adjoints[row];
+      const auto reverse_point_row = [&](const Vec3& direction, const RowAdjoint& adjoint) {
+        offset_a_adjoint += cross(direction, adjoint.angular_a);
+        offset_b_adjoint -= cross(direction, adjoint.angular_b);
+        return adjoint.linear_a - adjoint.linear_b + cross(adjoint.angular_a, offset_a) - cross(adjoint.angular_b, offset_b);
+      };
+      normal_adjoint += reverse_point_row(n, normal_row);
+      // Normal rhs (rigid/inequality_rows.cpp): speculative, bounce, or gap correction.
+      const ConstraintRow& forward_normal = record.rows[row];
+      const double normal_velocity = dot(forward_normal.linear_a, state_in.linear_velocity[a]) +
+                                     dot(forward_normal.angular_a, state_in.angular_velocity[a]) +
+                                     dot(forward_normal.linear_b, state_in.linear_velocity[b]) +
+                                     dot(forward_normal.angular_b, state_in.angular_velocity[b]);
+      const double free_normal_velocity = solve::row_times_velocity(forward_normal, record.free_velocity);
+      const double restitution_a = params.at(layout.body_restitution[a]), restitution_b = params.at(layout.body_restitution[b]);
+      const double restitution = std::max(restitution_a, restitution_b);
+      if (contact.gap > 0 && contact.gap + h * free_normal_velocity > 0) {
+        gap_adjoint += -normal_row.rhs / h;
+      } else {
+        // rhs = max(bounce, correction): the adjoint goes to the branch the max took.
+        const bool bouncing = -normal_velocity > settings.restitution_threshold;
+        const double bounce = bouncing ? restitution * -normal_velocity : 0.0;
+        const double correction = rigid::gap_target(contact.gap, h, settings);
+        if (bounce >= correction) {
+          if (bouncing) {
+          param(restitution_a >= restitution_b ? layout.body_restitution[a] : layout.body_restitution[b]) +=
+              normal_row.rhs * -normal_velocity;
+          // v_n = n·(v_a + ω_a × o_a − v_b − ω_b × o_b) at the start of the step.
+          const double velocity_adjoint = -restitution * normal_row.rhs;
+          out.add_linear(contact.body_a, n * velocity_adjoint);
+          out.add_angular(contact.body_a, cross(offset_a, n) * velocity_adjoint);
+          out.add_linear(contact.body_b, n * -velocity_adjoint);
+          out.add_angular(contact.body_b, cross(offset_b, n) * -velocity_adjoint);
+          const Vec3 relative_velocity = state_in.linear_velocity[a] + cross(state_in.angular_velocity[a], offset_a) -
+                                         state_in.linear_velocity[b] - cross(state_in.angular_velocity[b], offset_b);
+          normal_adjoint += relative_velocity * velocity_adjoint;
+          offset_a_adjoint += cross(n, state_in.angular_velocity[a]) * velocity_adjoint;
+          offset_b_adjoint -= cross(n, state_in.angular_velocity[b]) * velocity_adjoint;
+          }  // else rhs = 0, a constant
+        } else {
+          gap_adjoint += normal_row.rhs * (contact.gap >= 0 ? -1.0 / h
+                                                            : (-contact.gap - settings.penetration_slop > 0
+                                                                   ? -settings.contact_erp / h
+                                                                   : 0.0));
+        }
+      }
+      ++row;
+      if (row < record.rows.size() && record.rows[row].type == RowType::Direction && row < record.rows.size() &&
+          record.rows[row].group == static_cast<int>(row) + directions) {
+        Vec3 tangent1, tangent2, tangent1_adjoint, tangent2_adjoint;
+        orthonormal_basis(n, tangent1, tangent2);
+        for (int k = 0; k < directions; ++k, ++row) {
+          const Vec3 direction = tangent1 * std::cos(k * sector) + tangent2 * std::sin(k * sector);
+          const Vec3 direction_adjoint = reverse_point_row(direction, vjp.row_adjoints[row]);
+          tangent1_adjoint += direction_adjoint * std::cos(k * sector);
+          tangent2_adjoint += direction_adjoint * std::sin(k * sector);
+        }
+        Mat3 dt1_dn, dt2_dn;
+        basis_jacobians(n, dt1_dn, dt2_dn);
+        normal_adjoint += dt1_dn.transpose_times(tangent1_adjoint) + dt2_dn.transpose_times(tangent2_adjoint);
+        // Bound row: μ = √(μ_a μ_b).
+        const double friction_a = params.at(layout.body_friction[a]), friction_b = params.at(layout.body_friction[b]);
+        const double friction = std::sqrt(friction_a * friction_b);
+        const double friction_adjoint = vjp.row_adjoints[row].coefficient;
+        if (friction > 0) {
+          param(layout.body_friction[a]) += friction_adjoint * friction_b / (2 * friction);
+          param(layout.body_friction[b]) += friction_adjoint * friction_a / (2 * friction);
+        }
+        ++row;
+      }
+      // o_x = P − p_x.
+      position_adjoint += offset_a_adjoint + offset_b_adjoint;
+      out.add_position(contact.body_a, -offset_a_adjoint);
+      out.add_position(contact.body_b, -offset_b_adjoint);
+      // Contact geometry (narrow phase with this feature) → poses of both bodies and sizes.
+      const ContactGeometryJacobian geometry = contact_geometry_jacobian(model, params, state_in, contact);
+      if (!geometry.found) continue;
+      double input_adjoint[18] = {};
+      for (int k = 0; k < 18; ++k) {
+        double sum_k = geometry.gap[k] * gap_adjoint;
+        for (int r = 0; r < 3; ++r) sum_k += geometry.position[r][k] * position_adjoint[r] + geometry.normal[r][k] * normal_adjoint[r];
+        input_adjoint[k] = sum_k;
+      }
+      out.add_position(contact.body_a, {input_adjoint[0], input_adjoint[1], input_adjoint[2]});
+      out.add_rotation(contact.body_a, {input_adjoint[3], input_adjoint[4], input_adjoint[5]});
+      out.add_position(contact.body_b, {input_adjoint[6], input_adjoint[7], input_adjoint[8]});
+      out.add_rotation(contact.body_b, {input_adjoint[9], input_adjoint[10], input_adjoint[11]});
+      for (const auto& [shape, first] : {std::pair{contact.shape_a, 12}, std::pair{contact.shape_b, 15}}) {
+        const int offset = layout.shape_size[static_cast<std::size_t>(shape)];
+        const int sizes = shape_size_count(model.shapes[static_cast<std::size_t>(shape)].type);
+        for (int k = 0; k < sizes; ++k) param(offset + k) += input_adjoint[first + k];
+      }
+    }
+  }
+
+  check_stage(state_adjoint, "constraint rows and contact geometry");
+
+  // --- Free velocity (rigid/forces.cpp), reversed. -------------------------------------
+  // v_free = (v + h F/m)/(1 + h c_l), ω_free = (ω + h I⁻¹ τ)/(1 + h c_a), with F = m g + F_ext
+  // + Σ J_dofᵀ τ_j (linear parts) and τ = τ_ext − ω × Iω + Σ J_dofᵀ τ_j (angular parts).
+  const Vec3 gravity = params.vec3_at(layout.gravity);
+  std::vector<double>& generalised_adjoint = vjp.scratch;  // F̄, τ̄ per body (6)
+  generalised_adjoint.assign(dof, 0.0);
+  for (std::size_t b = 0; b < body_count; ++b) {
+    if (model.bodies[b].type != BodyType::Dynamic) continue;
+    const int o = static_cast<int>(6 * b);
+    const double linear_divisor = 1.0 + h * params.at(layout.body_linear_damping[b]);
+    const double angular_divisor = 1.0 + h * params.at(layout.body_angular_damping[b]);
+    const Vec3 free_linear = read_vec3(record.free_velocity, o), free_angular = read_vec3(record.free_velocity, o + 3);
+    const Vec3 linear_adjoint = read_vec3(vjp.free_velocity_adjoint, o) / linear_divisor;
+    const Vec3 angular_adjoint = read_vec3(vjp.free_velocity_adjoint, o + 3) / angular_divisor;
+    param(layout.body_linear_damping[b]) += -h * dot(free_linear, read_vec3(vjp.free_velocity_adjoint, o)) / linear_divisor;
+    param(layout.body_angular_damping[b]) += -h * dot(free_angular, read_vec3(vjp.free_velocity_adjoint, o + 3)) / angular_divisor;
+    out.add_linear(static_cast<int>(b), linear_adjoint);
+    // Linear: h g + h m⁻¹ (F_ext + generalised).
+    for (int k = 0; k < 3; ++k) param(layout.gravity + k) += h * linear_adjoint[k];
+    const Vec3 force_adjoint = linear_adjoint * (h * mass.inverse_mass[b]);
+    for (int k = 0; k < 3; ++k) param(layout.body_force[b] + k) += force_adjoint[k];
+    add_vec3(generalised_adjoint, o, force_adjoint);
+    // Angular: a = I⁻¹ ȳ; τ̄ = h a; ω̄ += ȳ + h (I(ω × a) − (Iω) × a); Ī += −(τ̄ × ω) ωᵀ; (I⁻¹)‾ += h ȳ τᵀ.
+    const Mat3& inertia = record.bodies.inertia_world[b];
+    const Mat3& inverse_inertia = record.bodies.inverse_inertia_world[b];
+    const Vec3 omega = state_in.angular_velocity[b];
+    const Vec3 scaled_adjoint = inverse_inertia * angular_adjoint;
+    const Vec3 torque_adjoint = scaled_adjoint * h;
+    out.add_angular(static_cast<int>(b),
+                    angular_adjoint + (inertia * cross(omega, scaled_adjoint) - cross(inertia * omega, scaled_adjoint)) * h);
+    for (int k = 0; k < 3; ++k) param(layout.body_torque[b] + k) += torque_adjoint[k];
+    add_vec3(generalised_adjoint, o + 3, torque_adjoint);
+    add_outer(vjp.inertia_adjoint[b], cross(torque_adjoint, omega), omega, -1.0);
+    // The forces themselves (for the M⁻¹ adjoints): F without m g, and the full torque.
+    const double free_mass = 1.0 / mass.inverse_mass[b];
+    const Vec3 total_force = (free_linear * linear_divisor - state_in.linear_velocity[b]) * (free_mass / h) - gravity * free_mass;
+    const Vec3 total_torque = inertia * (free_angular * angular_divisor - omega) * (1.0 / h);
+    vjp.mass_adjoint.inverse_mass[b] += h * dot(total_force, linear_adjoint);
+    add_outer(vjp.mass_adjoint.inverse_inertia[b], angular_adjoint, total_torque, h);
+  }
+  // Generalised forces J_dofᵀ τ of motors and joint damping.
+  rigid::BodyDynamics start_rotations;
+  start_rotations.rotation = record.bodies.rotation;
+  for (int a = 0; a < model.actuator_count(); ++a) {
+    const Actuator& actuator = model.actuators[static_cast<std::size_t>(a)];
+    if (actuator.type != ActuatorType::Motor) continue;
+    const auto i = static_cast<std::size_t>(a);
+    const ConstraintRow row = rigid::coordinate_row(model, state_in, start_rotations, actuator.joint, actuator.dof);
+    const double bound = params.at(layout.actuator_max_torque[i]);
+    const double control = controls[i];
+    const bool clipped = bound > 0 && std::abs(control) > bound;
+    const double torque = clipped ? std::copysign(bound, control) : control;
+    const double torque_adjoint = row_dot(row, generalised_adjoint);
+    if (clipped) param(layout.actuator_max_torque[i]) += torque_adjoint * (control > 0 ? 1.0 : -1.0);
+    else control_adjoint[i] += torque_adjoint;
+    RowAdjoint row_adjoint;
+    add_row_adjoint_from_vector(row, generalised_adjoint, torque, row_adjoint);
+    PoseAdjoint parent, child;
+    coordinate_row_vjp(model, state_in, actuator.joint, actuator.dof, row_adjoint, parent, child);
+    add_pose_adjoints(model.joints[static_cast<std::size_t>(actuator.joint)], parent, child);
+  }
+  for (int j = 0; j < model.joint_count(); ++j) {
+    const double damping = params.at(layout.joint_damping[static_cast<std::size_t>(j)]);
+    const Joint& joint = model.joints[static_cast<std::size_t>(j)];
+    for (int d = 0; d < joint_dof_count(joint.type); ++d) {
+      const ConstraintRow row = rigid::coordinate_row(model, state_in, start_rotations, j, d);
+      const double rate = rigid::coordinate_rate(row, state_in);
+      const double torque_adjoint = row_dot(row, generalised_adjoint);  // adjoint of τ = −c·rate
+      param(layout.joint_damping[static_cast<std::size_t>(j)]) += -rate * torque_adjoint;
+      if (damping == 0.0) continue;
+      const double rate_adjoint = -damping * torque_adjoint;
+      RowAdjoint row_adjoint;
+      add_row_adjoint_from_vector(row, generalised_adjoint, -damping * rate, row_adjoint);
+      // rate = J_dof v_t: both J and v_t.
+      row_adjoint.linear_a += state_in.linear_velocity[static_cast<std::size_t>(row.body_a)] * rate_adjoint;
+      row_adjoint.angular_a += state_in.angular_velocity[static_cast<std::size_t>(row.body_a)] * rate_adjoint;
+      row_adjoint.linear_b += state_in.linear_velocity[static_cast<std::size_t>(row.body_b)] * rate_adjoint;
+      row_adjoint.angular_b += state_in.angular_velocity[static_cast<std::size_t>(row.body_b)] * rate_adjoint;
+      out.add_linear(row.body_a, row.linear_a * rate_adjoint);
+      out.add_angular(row.body_a, row.angular_a * rate_adjoint);
+      out.add_linear(row.body_b, row.linear_b * rate_adjoint);
+      out.add_angular(row.body_b, row.angular_b * rate_adjoint);
+      PoseAdjoint parent, child;
+      coordinate_row_vjp(model, state_in, j, d, row_adjoint, parent, child);
+      add_pose_adjoints(joint, parent, child);
+    }
+  }
+  // Generalised forces enter the M⁻¹ adjoint above through total_force/total_torque.
+
+  check_stage(state_adjoint, "forces");
+
+  // --- Mass quantities (rigid/body_dynamics.cpp), reversed. ---------------------------
+  // m⁻¹ = 1/m; I = R P diag(I_k) Pᵀ Rᵀ and I⁻¹ likewise with 1/I_k; u_k = R P e_k.
+  for (std::size_t b = 0; b < body_count; ++b) {
+    if (model.bodies[b].type != BodyType::Dynamic) continue;
+    const double body_mass = params.at(layout.body_mass[b]);
+    param(layout.body_mass[b]) += -vjp.mass_adjoint.inverse_mass[b] / (body_mass * body_mass);
+    const Mat3 axes = record.bodies.rotation[b] * model.bodies[b].principal_frame.to_matrix();
+    const Vec3 moments = params.vec3_at(layout.body_inertia[b]);
+    for (int k = 0; k < 3; ++k) {
+      const Vec3 axis = axes.col(k);
+      param(layout.body_inertia[b] + k) += dot(axis, vjp.inertia_adjoint[b] * axis) -
+                                           dot(axis, vjp.mass_adjoint.inverse_inertia[b] * axis) / (moments[k] * moments[k]);
+    }
+    out.add_rotation(static_cast<int>(b),
+                     rotation_adjoint_of_world_matrix(record.bodies.inertia_world[b], vjp.inertia_adjoint[b]) +
+                         rotation_adjoint_of_world_matrix(record.bodies.inverse_inertia_world[b],
+                                                          vjp.mass_adjoint.inverse_inertia[b]));
+  }
+  check_stage(state_adjoint, "mass and inertia");
+}
+
+}  // namespace diffphys::adjoint
