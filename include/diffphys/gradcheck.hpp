@@ -6,7 +6,7 @@
 // through the body's z axis, at every step. Each entry — every parameter slice component,
 // every tangent component of x_0 of every dynamic body, and a spread of controls — is
 // compared as |analytic − numeric| / max(1, |numeric|), the numeric value from fourth-order
-// central differences (steps: GradientCheckOptions); both sides run with solver tolerances tightened to 1e-13 so
+// central differences (steps: GradientCheckOptions); both sides run with the solver tolerance tightened to 1e-13 so
 // that the differences are not solver noise. Parameters the backward pass reports as not
 // differentiable at their value (Gradients::not_differentiable) are listed, not compared.
 #pragma once
