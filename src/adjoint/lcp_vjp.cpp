@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "solve/dense_lu.hpp"
+#include "solve/polish.hpp"
 #include "solve/row_algebra.hpp"
 
 namespace diffphys::adjoint {
@@ -12,13 +13,7 @@ using solve::ConstraintRow;
 using solve::RowType;
 
 bool row_is_active(const ConstraintRow& row, double lambda, double w, double diagonal) {
-  switch (row.type) {
-    case RowType::Equality: return true;
-    case RowType::Unilateral:
-    case RowType::Direction: return diagonal * lambda >= w;
-    case RowType::Bound: return lambda >= diagonal * w;  // diagonal: the group's mean A_kk
-  }
-  return true;
+  return solve::row_holds_equality(row, lambda, w, diagonal);
 }
 
 namespace {

@@ -16,6 +16,7 @@
 #include "rigid/joints.hpp"
 #include "rigid/step_workspace.hpp"
 #include "solve/mlcp.hpp"
+#include "solve/polish.hpp"
 
 namespace diffphys {
 
@@ -82,12 +83,17 @@ StepStatus step(const Model& model, const Params& params, const State& state_in,
   ws.lambda.assign(ws.rows.size(), 0.0);
   const solve::MassBlocks mass = ws.bodies.mass_blocks();
   const SolverSettings& settings = model.solver;
-  const solve::MlcpResult solved =
+  solve::MlcpResult solved =
       settings.type == SolverType::InteriorPoint
           ? solve::solve_interior_point(ws.rows, mass, ws.free_velocity, settings.max_iterations, settings.tolerance,
                                         ws.solver, ws.lambda, ws.velocity)
           : solve::solve_projected_gauss_seidel(ws.rows, mass, ws.free_velocity, settings.max_iterations,
                                                 settings.tolerance, ws.solver, ws.lambda, ws.velocity);
+  if (settings.type == SolverType::InteriorPoint && ws.rows.size() > joint_row_count) {
+    // The exact solution of the interior point's active set (solve/polish.hpp).
+    solved.residual = solve::polish_solution(ws.rows, ws.free_velocity, solved.residual, ws.solver, ws.lambda, ws.velocity);
+    solved.converged = solved.residual <= settings.tolerance;
+  }
   store_contact_impulses(model, ws.rows, ws.lambda, first_contact_row, ws.contacts);
 
   rigid::integrate(model, state_in, ws.velocity, state_out);
