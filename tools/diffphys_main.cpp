@@ -448,7 +448,7 @@ int main(int argc, char** argv) {
                         "Step of the fourth-order central differences for the initial state and controls")
       ->default_val(1e-6);
   gradcheck->add_option("--param-epsilon", gradcheck_options.param_epsilon,
-                        "Step for parameters, relative to their size (absolute at 0)")
+                        "Step for parameters, relative to their size (at least 1e-7; this value itself at 0)")
       ->default_val(1e-6);
   gradcheck->add_flag("--failures-only", gradcheck_options.only_failures, "Print only the disagreeing rows");
 

@@ -41,7 +41,7 @@ struct GradientCheckOptions {
   // events (a contact closing a step earlier); too small a one turns the solver's residual
   // into noise (~1e-12 / step). Parameters use a step relative to their size.
   double state_epsilon = 1e-6;  // x_0 (tangent) and controls, absolute
-  double param_epsilon = 1e-6;  // θ: step param_epsilon·|θ|, or param_epsilon at θ = 0
+  double param_epsilon = 1e-6;  // θ: step max(param_epsilon·|θ|, 1e-7), or param_epsilon at θ = 0
   std::uint32_t seed = 1;     // loss weights
   int control_samples = 8;    // controls checked, spread over the trajectory
 };

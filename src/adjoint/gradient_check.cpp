@@ -115,10 +115,12 @@ GradientCheckReport check_gradients(const Scene& scene_in, std::span<const doubl
         report.skipped.push_back(slice.name);
         continue;
       }
-      // A step relative to the parameter's size (inertias of small links are ~1e-6 kg·m²);
-      // ε itself for a parameter at zero.
+      // A step relative to the parameter's size (inertias of small links are ~1e-6 kg·m²),
+      // but never below 1e-7: the loss sums hundreds of terms, and a few units in its last
+      // place divided by a smaller step would be all the "derivative" there is. A parameter
+      // at zero (no damping, no force) steps by param_epsilon itself.
       const double value = std::abs(scene.params.values[index]);
-      const double step = options.param_epsilon * (value > 0 ? value : 1.0);
+      const double step = value > 0 ? std::max(options.param_epsilon * value, 1e-7) : options.param_epsilon;
       add(slice.name + "[" + std::to_string(k) + "]", gradients.params[index],
           [&](double delta) {
             Params moved = scene.params;
