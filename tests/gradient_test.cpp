@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <random>
 #include <string>
 
@@ -275,6 +278,24 @@ TEST(Gradient, DecayAndClippingShapeTheBackwardFlow) {
   const Gradients c = clipped.backward(loss);
   EXPECT_GT(c.health.clipped_steps, 0);
   for (const double n : c.health.state_gradient_norm) EXPECT_LE(n, 1e-3 * (1 + 1e-12));
+}
+
+}  // namespace
+}  // namespace diffphys
+
+namespace diffphys {
+namespace {
+
+TEST(GradcheckCommand, PrintsTheTableAndExitsZeroWhenGradientsAgree) {
+  const std::string command = std::string(DIFFPHYS_CLI) + " gradcheck " + DIFFPHYS_SOURCE_DIR +
+                              "/examples/scenes/pendulum.json --steps 30 > gradcheck_output.txt 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0);
+  std::ifstream output("gradcheck_output.txt");
+  std::stringstream buffer;
+  buffer << output.rdbuf();
+  const std::string text = buffer.str();
+  EXPECT_NE(text.find("body/pendulum/mass[0]"), std::string::npos) << text;
+  EXPECT_NE(text.find("all agree"), std::string::npos) << text;
 }
 
 }  // namespace

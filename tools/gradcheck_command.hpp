@@ -8,9 +8,9 @@ namespace diffphys::cli {
 struct GradcheckOptions {
   std::string scene_path;
   int steps = 100;
-  double tolerance = 1e-5;
+  double tolerance = 1e-4;
   double state_epsilon = 1e-6;
-  double param_epsilon = 1e-6;
+  double param_epsilon = 1e-5;
   bool only_failures = false;
 };
 
