@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <random>
@@ -287,10 +288,11 @@ namespace diffphys {
 namespace {
 
 TEST(GradcheckCommand, PrintsTheTableAndExitsZeroWhenGradientsAgree) {
+  const std::string output_path = (std::filesystem::temp_directory_path() / "diffphys_gradcheck_output.txt").string();
   const std::string command = std::string(DIFFPHYS_CLI) + " gradcheck " + DIFFPHYS_SOURCE_DIR +
-                              "/examples/scenes/pendulum.json --steps 30 > gradcheck_output.txt 2>&1";
+                              "/examples/scenes/pendulum.json --steps 30 > " + output_path + " 2>&1";
   ASSERT_EQ(std::system(command.c_str()), 0);
-  std::ifstream output("gradcheck_output.txt");
+  std::ifstream output(output_path);
   std::stringstream buffer;
   buffer << output.rdbuf();
   const std::string text = buffer.str();
