@@ -173,16 +173,6 @@ PairScene build_scene(Rng& rng, const WorldShape& first, const WorldShape& secon
 // ---------------------------------------------------------------------------------------
 // The double narrow phase on perturbed inputs.
 
-int size_count(ShapeType type) {
-  switch (type) {
-    case ShapeType::Sphere: return 1;
-    case ShapeType::Box: return 3;
-    case ShapeType::Capsule: return 2;
-    case ShapeType::Plane: return 0;
-  }
-  return 0;
-}
-
 // Moves input `input` (contact_geometry.hpp's order) by `step`; false for a size entry the
 // shape does not have.
 bool perturb(const Model& model, int shape_a, int shape_b, int input, double step, State& state,
@@ -204,7 +194,7 @@ bool perturb(const Model& model, int shape_a, int shape_b, int input, double ste
     return true;
   }
   const int entry = (input - kShapeASizeInput) % 3;
-  if (entry >= size_count(shape.type)) return false;
+  if (entry >= shape_size_count(shape.type)) return false;
   params.values[static_cast<std::size_t>(
       model.layout.shape_size[static_cast<std::size_t>(shape_index)] + entry)] += step;
   return true;

@@ -75,6 +75,18 @@ struct Joint {
   bool collide_connected = false;  // may the two joined bodies collide? (default: no)
 };
 
+// Number of size parameters of a shape type: sphere (radius), box (half extents), capsule
+// (radius, half length), plane (none).
+constexpr int shape_size_count(ShapeType type) {
+  switch (type) {
+    case ShapeType::Sphere: return 1;
+    case ShapeType::Box: return 3;
+    case ShapeType::Capsule: return 2;
+    case ShapeType::Plane: return 0;
+  }
+  return 0;
+}
+
 // Number of actuated/limited degrees of freedom (coordinates) of a joint type.
 constexpr int joint_dof_count(JointType type) {
   switch (type) {

@@ -117,16 +117,6 @@ void basis_jacobians(const Vec3& normal, Mat3& dt1_dn, Mat3& dt2_dn) {
     }
 }
 
-int shape_size_count(ShapeType type) {
-  switch (type) {
-    case ShapeType::Sphere: return 1;
-    case ShapeType::Box: return 3;
-    case ShapeType::Capsule: return 2;
-    case ShapeType::Plane: return 0;
-  }
-  return 0;
-}
-
 }  // namespace
 
 void step_vjp(const Model& model, const Params& params, const State& state_in, std::span<const double> controls,

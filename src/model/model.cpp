@@ -89,9 +89,7 @@ void validate_params(const Model& model, const Params& params) {
     non_negative(layout.body_angular_damping[i]);
   }
   for (int s = 0; s < model.shape_count(); ++s) {
-    const ShapeType type = model.shapes[static_cast<std::size_t>(s)].type;
-    const int size = type == ShapeType::Sphere ? 1 : type == ShapeType::Box ? 3 : type == ShapeType::Capsule ? 2 : 0;
-    positive(layout.shape_size[static_cast<std::size_t>(s)], size);
+    positive(layout.shape_size[static_cast<std::size_t>(s)], shape_size_count(model.shapes[static_cast<std::size_t>(s)].type));
   }
   for (int j = 0; j < model.joint_count(); ++j) non_negative(layout.joint_damping[static_cast<std::size_t>(j)]);
   for (int a = 0; a < model.actuator_count(); ++a) {
