@@ -6,8 +6,10 @@
 #include <cmath>
 #include <numbers>
 #include <string>
+#include <utility>
 
 #include "bench_models.hpp"
+#include "diffphys/simulator.hpp"
 
 namespace diffphys::bench {
 namespace {
@@ -21,9 +23,8 @@ std::string indexed_name(const char* prefix, int index) {
   return prefix + std::to_string(index);
 }
 
-}  // namespace
-
-Scene build_chain_scene(int link_count) {
+// The chain's bodies and joints, ready for more items (actuators) before build().
+ModelBuilder chain_builder(int link_count) {
   using D = ChainDimensions;
   ModelBuilder builder;
   builder.name = "chain" + std::to_string(link_count);
@@ -58,6 +59,26 @@ Scene build_chain_scene(int link_count) {
     joint.anchor = pivot + link_direction * (link * D::link_length);
     joint.axis = {0, 1, 0};
     builder.add_joint(joint);
+  }
+  return builder;
+}
+
+}  // namespace
+
+Scene build_chain_scene(int link_count) {
+  return chain_builder(link_count).build();
+}
+
+Scene build_motor_chain_scene(int link_count) {
+  ModelBuilder builder = chain_builder(link_count);
+  builder.name = "motor_chain" + std::to_string(link_count);
+  for (int link = 0; link < link_count; ++link) {
+    ActuatorSpec motor;
+    motor.name = indexed_name("motor", link);
+    motor.type = ActuatorType::Motor;
+    motor.joint = indexed_name("hinge", link);
+    motor.max_torque = 0.0;  // unbounded, like MuJoCo's motor without ctrllimited/forcelimited
+    builder.add_actuator(motor);
   }
   return builder.build();
 }
@@ -191,6 +212,18 @@ Scene build_sphere_pile_scene(SolverType solver) {
     builder.add_body(body);
   }
   return builder.build();
+}
+
+Scene build_settled_sphere_pile_scene(SolverType solver) {
+  Scene scene = build_sphere_pile_scene(SolverType::ProjectedGaussSeidel);
+  State next = scene.state;
+  Workspace workspace;
+  for (int k = 0; k < SpherePileDimensions::settle_steps; ++k) {
+    step(scene.model, scene.params, scene.state, scene.controls, next, workspace);
+    std::swap(scene.state, next);
+  }
+  scene.model.solver.type = solver;
+  return scene;
 }
 
 }  // namespace diffphys::bench

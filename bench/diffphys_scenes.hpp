@@ -10,6 +10,10 @@ namespace diffphys::bench {
 // `link_count` capsule links on revolute joints (axis y), hanging from the world.
 Scene build_chain_scene(int link_count);
 
+// The same chain with a motor on every hinge ("motor<k>" on "hinge<k>", torque unbounded):
+// scene.controls holds the N hinge torques, all zero.
+Scene build_motor_chain_scene(int link_count);
+
 // One sphere above the ground plane, restitution 0.5.
 Scene build_bouncing_sphere_scene();
 
@@ -18,5 +22,9 @@ Scene build_arm_scene();
 
 // 100 spheres above the floor of an open box, solved with `solver`.
 Scene build_sphere_pile_scene(SolverType solver);
+
+// The same pile after SpherePileDimensions::settle_steps steps with projected Gauss–Seidel
+// (~10 s of stepping): scene.state is the settled pile, the scene solves with `solver`.
+Scene build_settled_sphere_pile_scene(SolverType solver);
 
 }  // namespace diffphys::bench

@@ -81,6 +81,18 @@ std::string chain_mjcf(int link_count) {
   return out.str();
 }
 
+std::string motor_chain_mjcf(int link_count) {
+  std::string text = chain_mjcf(link_count);
+  std::ostringstream actuators;
+  actuators << "  <actuator>\n";
+  for (int link = 0; link < link_count; ++link)
+    actuators << "    <motor name=\"motor" << link << "\" joint=\"hinge" << link << "\" gear=\"1\"/>\n";
+  actuators << "  </actuator>\n";
+  const std::string closing = "</mujoco>";
+  text.insert(text.rfind(closing), actuators.str());
+  return text;
+}
+
 std::string bouncing_sphere_mjcf() {
   using D = BouncingSphereDimensions;
   // MuJoCo has no restitution coefficient: contacts are damped springs. The bounce comes from

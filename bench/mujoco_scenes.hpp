@@ -13,6 +13,8 @@ namespace diffphys::bench {
 
 // MJCF documents. Every model uses the Euler integrator at the same time step as diffphys.
 std::string chain_mjcf(int link_count);
+// chain_mjcf with a motor (gear 1, no control or force limit) on every hinge, in hinge order.
+std::string motor_chain_mjcf(int link_count);
 std::string bouncing_sphere_mjcf();
 std::string arm_mjcf();
 // solver: "PGS" or "Newton" (MuJoCo's option/solver values).

@@ -1,0 +1,554 @@
+// bench/gradient_bench.cpp — owns the gradient benchmarks (the `diffphys_gradient_bench`
+// executable): what the backward pass costs, against the forward pass, against finite
+// differences and against MuJoCo's finite-differenced transition Jacobians.
+//
+// Every benchmark differentiates the same kind of loss: the sum over every state x_0 … x_T
+// of the squared centre-of-mass positions of the dynamic bodies, L = Σ_t Σ_b |p_b(t)|².
+// Families (one iteration = one whole trajectory):
+//
+//   BM_Rollout/<model>/<phase>      a 1,000-step rollout of chain10 (10-link chain, a motor
+//                                   on every hinge, zero torques), arm (4-DoF servo arm,
+//                                   the servo targets as per-step controls) and pile_pgs
+//                                   (100 settled spheres, PGS; one iteration, one
+//                                   repetition: minutes). Phases:
+//                                   step (plain diffphys::step, a reused Workspace),
+//                                   run (Rollout::run, which stores the states) and
+//                                   run_backward (Rollout::run + Rollout::backward: dL/dθ,
+//                                   dL/du_t, dL/dx_0).
+//   BM_MassGradient/<method>/<N>    dL/dm_k for every link of an N-link chain (N = 1 … 20),
+//                                   100 steps: analytic (one run, one backward) or
+//                                   finite_differences (central, 2 N plain rollouts);
+//                                   forward is one plain rollout, the unit of both.
+//   BM_ChainGradient/<method>       dL/dx_0 and dL/du_t of a 1,000-step rollout of the
+//                                   10-link motor chain: diffphys (run + backward) against
+//                                   MuJoCo (roll out storing states, mjd_transitionFD at
+//                                   every step, centred or forward, and the vector–Jacobian
+//                                   products back in time). MuJoCo rows only when CMake
+//                                   found MuJoCo (DIFFPHYS_BENCH_HAVE_MUJOCO).
+//
+// `diffphys_gradient_bench --peak_memory_budget_mb=B [--peak_memory_steps=T]` does no
+// benchmark: it differentiates a T-step (default 100,000) rollout of the 10-link motor chain
+// with RolloutOptions::memory_budget = B MiB and prints one JSON object with the peak
+// resident set size (getrusage ru_maxrss), which is why each budget needs its own process.
+// scripts/bench-gradients runs all of it; docs/BENCHMARKS.md "Gradients" reports it.
+#include <benchmark/benchmark.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "bench_models.hpp"
+#include "diffphys/rollout.hpp"
+#include "diffphys/simulator.hpp"
+#include "diffphys_scenes.hpp"
+
+#ifdef DIFFPHYS_BENCH_HAVE_MUJOCO
+#include "mujoco_scenes.hpp"
+#endif
+
+namespace diffphys::bench {
+namespace {
+
+constexpr int rollout_steps = 1000;
+constexpr int trajectory_chain_links = 10;
+constexpr int mass_gradient_steps = 100;
+constexpr int mass_gradient_max_links = 20;
+constexpr int memory_default_steps = 100000;
+// Central-difference step for a link mass, relative to the mass.
+constexpr double mass_difference_step = 1e-6;
+// mjd_transitionFD's perturbation (MuJoCo's own tests and samples use 1e-6).
+constexpr double mujoco_difference_step = 1e-6;
+// Horizon of the check that MuJoCo's and diffphys' dL/du_t agree (see
+// control_gradient_difference_between_engines).
+constexpr int agreement_check_steps = 100;
+
+// ---------------------------------------------------------------------------------------
+// The loss, L = Σ_t Σ_b |p_b(t)|² over the dynamic bodies.
+
+double position_loss(const Model& model, const State& state) {
+  double loss = 0.0;
+  for (int b = 0; b < model.body_count(); ++b) {
+    const auto i = static_cast<std::size_t>(b);
+    if (model.bodies[i].type == BodyType::Dynamic) loss += squared_norm(state.position[i]);
+  }
+  return loss;
+}
+
+// dL_t/dx_t in the tangent layout of docs/gradients.md: 2 p_b in each body's dL/dp entries.
+void add_position_loss_gradient(const Model& model, const State& state, std::span<double> gradient) {
+  for (int b = 0; b < model.body_count(); ++b) {
+    const auto i = static_cast<std::size_t>(b);
+    if (model.bodies[i].type != BodyType::Dynamic) continue;
+    for (int k = 0; k < 3; ++k)
+      gradient[kStateTangentPerBody * i + static_cast<std::size_t>(k)] += 2.0 * state.position[i][k];
+  }
+}
+
+LossGradient position_loss_gradient(const Model& model) {
+  return [&model](int, const State& state, std::span<double> gradient) {
+    add_position_loss_gradient(model, state, gradient);
+  };
+}
+
+bool all_finite(std::span<const double> values) {
+  return std::all_of(values.begin(), values.end(), [](double v) { return std::isfinite(v); });
+}
+
+// L of the plain rollout (no states kept): what each finite-difference evaluation costs.
+double rollout_loss(const Model& model, const Params& params, const State& initial, std::span<const double> controls,
+                    int steps, Workspace& workspace) {
+  const auto actuators = static_cast<std::size_t>(model.actuator_count());
+  State current = initial, next = initial;
+  double loss = position_loss(model, current);
+  for (int t = 0; t < steps; ++t) {
+    step(model, params, current, controls.subspan(static_cast<std::size_t>(t) * actuators, actuators), next, workspace);
+    std::swap(current, next);
+    loss += position_loss(model, current);
+  }
+  return loss;
+}
+
+// ---------------------------------------------------------------------------------------
+// BM_Rollout: forward + backward against forward alone.
+
+// A scene with the per-step controls of a `steps`-step rollout.
+struct RolloutProblem {
+  Scene scene;
+  std::vector<double> controls;  // steps × nactuator
+  int steps = 0;
+};
+
+// Holds the scene's default controls (zero torques, the arm's servo targets) at every step.
+RolloutProblem held_controls_problem(Scene scene, int steps) {
+  RolloutProblem problem{std::move(scene), {}, steps};
+  for (int t = 0; t < steps; ++t)
+    problem.controls.insert(problem.controls.end(), problem.scene.controls.begin(), problem.scene.controls.end());
+  return problem;
+}
+
+enum class RolloutPhase { Step, Run, RunBackward };
+
+void report_rollout_counters(benchmark::State& bench_state, const RolloutProblem& problem) {
+  const Model& model = problem.scene.model;
+  bench_state.counters["steps"] = problem.steps;
+  bench_state.counters["actuators"] = model.actuator_count();
+  bench_state.counters["params"] = model.param_count();
+  bench_state.counters["bodies"] = model.body_count() - 1;
+}
+
+void time_rollout(benchmark::State& bench_state, const RolloutProblem& problem, RolloutPhase phase) {
+  const Model& model = problem.scene.model;
+  const Params& params = problem.scene.params;
+  const State& initial = problem.scene.state;
+  report_rollout_counters(bench_state, problem);
+  if (phase == RolloutPhase::Step) {
+    Workspace workspace;
+    double loss = 0.0;
+    for (auto _ : bench_state) {
+      loss = rollout_loss(model, params, initial, problem.controls, problem.steps, workspace);
+      benchmark::DoNotOptimize(loss);
+    }
+    if (!std::isfinite(loss)) bench_state.SkipWithError("the rollout became non-finite");
+    return;
+  }
+  Rollout rollout(model, params);
+  Gradients gradients;
+  for (auto _ : bench_state) {
+    rollout.run(initial, problem.controls, problem.steps);
+    if (phase == RolloutPhase::RunBackward) {
+      gradients = rollout.backward(position_loss_gradient(model));
+      benchmark::DoNotOptimize(gradients.params.data());
+    }
+  }
+  bench_state.counters["checkpoint_interval"] = rollout.checkpoint_interval();
+  bench_state.counters["stored_MiB"] = static_cast<double>(rollout.stored_state_bytes()) / (1 << 20);
+  if (phase == RolloutPhase::RunBackward) {
+    bench_state.counters["contact_changes"] = static_cast<double>(gradients.health.contact_changes.size());
+    bench_state.counters["solver_converged"] = gradients.health.solver_converged ? 1 : 0;
+    if (!all_finite(gradients.params) || !all_finite(gradients.controls) || !all_finite(gradients.initial_state))
+      bench_state.SkipWithError("the gradient is not finite");
+  }
+}
+
+const RolloutProblem& chain_rollout_problem() {
+  static const RolloutProblem problem =
+      held_controls_problem(build_motor_chain_scene(trajectory_chain_links), rollout_steps);
+  return problem;
+}
+
+const RolloutProblem& arm_rollout_problem() {
+  static const RolloutProblem problem = held_controls_problem(build_arm_scene(), rollout_steps);
+  return problem;
+}
+
+const RolloutProblem& pile_rollout_problem() {
+  static const RolloutProblem problem =
+      held_controls_problem(build_settled_sphere_pile_scene(SolverType::ProjectedGaussSeidel), rollout_steps);
+  return problem;
+}
+
+// ---------------------------------------------------------------------------------------
+// BM_MassGradient: analytic against central finite differences, one mass per link.
+
+std::string link_mass_name(int link) {
+  return "body/link" + std::to_string(link) + "/mass";
+}
+
+std::vector<double> analytic_mass_gradient(const Scene& scene, int steps) {
+  Rollout rollout(scene.model, scene.params);
+  rollout.run(scene.state, {}, steps);
+  const Gradients gradients = rollout.backward(position_loss_gradient(scene.model));
+  const int links = scene.model.body_count() - 1;
+  std::vector<double> gradient(static_cast<std::size_t>(links));
+  for (int link = 0; link < links; ++link)
+    gradient[static_cast<std::size_t>(link)] = gradients.param(scene.model, link_mass_name(link))[0];
+  return gradient;
+}
+
+std::vector<double> finite_difference_mass_gradient(const Scene& scene, int steps, Params& perturbed,
+                                                    Workspace& workspace) {
+  const int links = scene.model.body_count() - 1;
+  std::vector<double> gradient(static_cast<std::size_t>(links));
+  for (int link = 0; link < links; ++link) {
+    double& mass = perturbed.slice(scene.model, link_mass_name(link))[0];
+    const double nominal = mass, h = mass_difference_step * nominal;
+    mass = nominal + h;
+    const double above = rollout_loss(scene.model, perturbed, scene.state, {}, steps, workspace);
+    mass = nominal - h;
+    const double below = rollout_loss(scene.model, perturbed, scene.state, {}, steps, workspace);
+    mass = nominal;
+    gradient[static_cast<std::size_t>(link)] = (above - below) / (2 * h);
+  }
+  return gradient;
+}
+
+void mass_gradient_analytic(benchmark::State& bench_state) {
+  const Scene scene = build_chain_scene(static_cast<int>(bench_state.range(0)));
+  std::vector<double> gradient;
+  for (auto _ : bench_state) {
+    gradient = analytic_mass_gradient(scene, mass_gradient_steps);
+    benchmark::DoNotOptimize(gradient.data());
+  }
+  bench_state.counters["params"] = static_cast<double>(gradient.size());
+  bench_state.counters["steps"] = mass_gradient_steps;
+}
+
+// One plain rollout of the same chain: the unit the other two are measured in.
+void mass_gradient_forward(benchmark::State& bench_state) {
+  const Scene scene = build_chain_scene(static_cast<int>(bench_state.range(0)));
+  Workspace workspace;
+  double loss = 0.0;
+  for (auto _ : bench_state) {
+    loss = rollout_loss(scene.model, scene.params, scene.state, {}, mass_gradient_steps, workspace);
+    benchmark::DoNotOptimize(loss);
+  }
+  bench_state.counters["steps"] = mass_gradient_steps;
+}
+
+void mass_gradient_finite_differences(benchmark::State& bench_state) {
+  const Scene scene = build_chain_scene(static_cast<int>(bench_state.range(0)));
+  Params perturbed = scene.params;
+  Workspace workspace;
+  std::vector<double> gradient;
+  for (auto _ : bench_state) {
+    gradient = finite_difference_mass_gradient(scene, mass_gradient_steps, perturbed, workspace);
+    benchmark::DoNotOptimize(gradient.data());
+  }
+  // Agreement with the analytic gradient (outside the timing): the largest absolute
+  // difference over the links, relative to the largest entry of the analytic gradient.
+  const std::vector<double> analytic = analytic_mass_gradient(scene, mass_gradient_steps);
+  double largest = 0.0, difference = 0.0;
+  for (std::size_t k = 0; k < analytic.size(); ++k) {
+    largest = std::max(largest, std::abs(analytic[k]));
+    difference = std::max(difference, std::abs(analytic[k] - gradient[k]));
+  }
+  bench_state.counters["params"] = static_cast<double>(gradient.size());
+  bench_state.counters["steps"] = mass_gradient_steps;
+  bench_state.counters["rel_diff_vs_analytic"] = largest > 0 ? difference / largest : difference;
+}
+
+// ---------------------------------------------------------------------------------------
+// BM_ChainGradient: dL/dx_0 and dL/du_t, diffphys against MuJoCo's transition Jacobians.
+
+void chain_gradient_diffphys(benchmark::State& bench_state) {
+  const RolloutProblem& problem = chain_rollout_problem();
+  const Model& model = problem.scene.model;
+  Rollout rollout(model, problem.scene.params);
+  Gradients gradients;
+  for (auto _ : bench_state) {
+    rollout.run(problem.scene.state, problem.controls, problem.steps);
+    gradients = rollout.backward(position_loss_gradient(model));
+    benchmark::DoNotOptimize(gradients.controls.data());
+  }
+  bench_state.counters["steps"] = problem.steps;
+  bench_state.counters["state_gradient_size"] = static_cast<double>(gradients.initial_state.size());
+  bench_state.counters["control_gradient_size"] = static_cast<double>(gradients.controls.size());
+}
+
+#ifdef DIFFPHYS_BENCH_HAVE_MUJOCO
+
+// The chain's loss gradient with respect to MuJoCo's state (dq, dv): Σ_b 2 p_bᵀ J_b in the
+// position half (J_b: Jacobian of body b's centre of mass), zero in the velocity half.
+// Calls mj_kinematics and mj_comPos on the state already in `data`.
+void mujoco_position_loss_gradient(const mjModel* model, mjData* data, std::vector<double>& jacobian,
+                                   std::span<double> gradient) {
+  const int nv = model->nv;
+  mj_kinematics(model, data);
+  mj_comPos(model, data);
+  std::fill(gradient.begin(), gradient.end(), 0.0);
+  jacobian.resize(3 * static_cast<std::size_t>(nv));
+  for (int body = 1; body < model->nbody; ++body) {
+    mj_jacBodyCom(model, data, jacobian.data(), nullptr, body);
+    const double* position = data->xipos + 3 * body;
+    for (int k = 0; k < 3; ++k)
+      for (int dof = 0; dof < nv; ++dof)
+        gradient[static_cast<std::size_t>(dof)] += 2.0 * position[k] * jacobian[static_cast<std::size_t>(k * nv + dof)];
+  }
+}
+
+// A MuJoCo trajectory and its gradient by finite-differenced transition Jacobians.
+class MujocoTrajectoryGradient {
+ public:
+  MujocoTrajectoryGradient(const MujocoWorld& world, int steps) : world_(world), steps_(steps) {
+    const mjModel* model = world_.model();
+    nq_ = model->nq;
+    nv_ = model->nv;
+    nu_ = model->nu;
+    state_size_ = 2 * nv_ + model->na;
+    qpos_.resize(static_cast<std::size_t>((steps + 1) * nq_));
+    qvel_.resize(static_cast<std::size_t>((steps + 1) * nv_));
+    controls_.assign(static_cast<std::size_t>(steps * nu_), 0.0);
+    transition_.resize(static_cast<std::size_t>(state_size_ * state_size_));
+    control_transition_.resize(static_cast<std::size_t>(state_size_ * nu_));
+    adjoint_.resize(static_cast<std::size_t>(state_size_));
+    previous_adjoint_.resize(static_cast<std::size_t>(state_size_));
+    loss_gradient_.resize(static_cast<std::size_t>(state_size_));
+    control_gradient_.resize(static_cast<std::size_t>(steps * nu_));
+  }
+
+  // Rolls out from qpos0 at rest (the release pose), storing (qpos, qvel) of every step.
+  void run() {
+    const mjModel* model = world_.model();
+    mjData* data = world_.data();
+    mj_resetData(model, data);
+    for (int t = 0; t <= steps_; ++t) {
+      std::copy_n(data->qpos, nq_, qpos_.begin() + t * nq_);
+      std::copy_n(data->qvel, nv_, qvel_.begin() + t * nv_);
+      if (t == steps_) break;
+      std::copy_n(controls_.begin() + t * nu_, nu_, data->ctrl);
+      mj_step(model, data);
+    }
+  }
+
+  // dL/dx_0 (adjoint()) and dL/du_t (control_gradient()), going back from x_T: at each step
+  // A_t, B_t from mjd_transitionFD, ū_t = B_tᵀ x̄_{t+1}, x̄_t = A_tᵀ x̄_{t+1} + ∂L/∂x_t.
+  void backward(bool centred) {
+    const mjModel* model = world_.model();
+    mjData* data = world_.data();
+    load_state(steps_);
+    mujoco_position_loss_gradient(model, data, jacobian_, adjoint_);
+    for (int t = steps_ - 1; t >= 0; --t) {
+      load_state(t);
+      std::copy_n(controls_.begin() + t * nu_, nu_, data->ctrl);
+      mjd_transitionFD(model, data, mujoco_difference_step, centred ? 1 : 0, transition_.data(),
+                       control_transition_.data(), nullptr, nullptr);
+      mju_mulMatTVec(control_gradient_.data() + t * nu_, control_transition_.data(), adjoint_.data(), state_size_, nu_);
+      mju_mulMatTVec(previous_adjoint_.data(), transition_.data(), adjoint_.data(), state_size_, state_size_);
+      mujoco_position_loss_gradient(model, data, jacobian_, loss_gradient_);
+      for (int k = 0; k < state_size_; ++k)
+        adjoint_[static_cast<std::size_t>(k)] =
+            previous_adjoint_[static_cast<std::size_t>(k)] + loss_gradient_[static_cast<std::size_t>(k)];
+    }
+  }
+
+  const std::vector<double>& adjoint() const { return adjoint_; }
+  const std::vector<double>& control_gradient() const { return control_gradient_; }
+  int state_size() const { return state_size_; }
+
+ private:
+  void load_state(int t) {
+    mjData* data = world_.data();
+    std::copy_n(qpos_.begin() + t * nq_, nq_, data->qpos);
+    std::copy_n(qvel_.begin() + t * nv_, nv_, data->qvel);
+    data->time = t * world_.model()->opt.timestep;
+  }
+
+  const MujocoWorld& world_;
+  int steps_;
+  int nq_ = 0, nv_ = 0, nu_ = 0, state_size_ = 0;
+  std::vector<double> qpos_, qvel_, controls_;
+  std::vector<double> transition_, control_transition_;
+  std::vector<double> adjoint_, previous_adjoint_, loss_gradient_, control_gradient_, jacobian_;
+};
+
+// |dL/du (MuJoCo) − dL/du (diffphys)| / |dL/du (diffphys)| over a `steps`-step rollout of
+// the chain: both are gradients with respect to the same hinge torques, so they agree where
+// the two engines' trajectories agree. That is a check of the plumbing (layouts, transposes,
+// signs), made on a short horizon: the released chain is chaotic, and over 1,000 steps the
+// two engines' motions (within ~2e-3 rad after 0.3 s) and hence their gradients part ways,
+// while each still matches central differences of its own loss.
+double control_gradient_difference_between_engines(const MujocoWorld& world, bool centred, int steps) {
+  MujocoTrajectoryGradient mujoco(world, steps);
+  mujoco.run();
+  mujoco.backward(centred);
+  const RolloutProblem problem = held_controls_problem(build_motor_chain_scene(trajectory_chain_links), steps);
+  Rollout rollout(problem.scene.model, problem.scene.params);
+  rollout.run(problem.scene.state, problem.controls, steps);
+  const std::vector<double> reference = rollout.backward(position_loss_gradient(problem.scene.model)).controls;
+  double difference = 0.0, size = 0.0;
+  for (std::size_t k = 0; k < reference.size(); ++k) {
+    difference += std::pow(mujoco.control_gradient()[k] - reference[k], 2);
+    size += reference[k] * reference[k];
+  }
+  return std::sqrt(difference / size);
+}
+
+void chain_gradient_mujoco(benchmark::State& bench_state, bool centred) {
+  const MujocoWorld world(motor_chain_mjcf(trajectory_chain_links));
+  MujocoTrajectoryGradient trajectory(world, rollout_steps);
+  for (auto _ : bench_state) {
+    trajectory.run();
+    trajectory.backward(centred);
+    benchmark::DoNotOptimize(trajectory.adjoint().data());
+  }
+  bench_state.counters["steps"] = rollout_steps;
+  bench_state.counters["state_gradient_size"] = trajectory.state_size();
+  bench_state.counters["control_gradient_size"] = static_cast<double>(trajectory.control_gradient().size());
+  bench_state.counters["control_gradient_rel_diff_vs_diffphys_100_steps"] =
+      control_gradient_difference_between_engines(world, centred, agreement_check_steps);
+  if (!all_finite(trajectory.adjoint()) || !all_finite(trajectory.control_gradient()))
+    bench_state.SkipWithError("MuJoCo's gradient is not finite");
+}
+
+// Forward alone, for reference: the rollout storing states.
+void chain_rollout_mujoco(benchmark::State& bench_state) {
+  const MujocoWorld world(motor_chain_mjcf(trajectory_chain_links));
+  MujocoTrajectoryGradient trajectory(world, rollout_steps);
+  for (auto _ : bench_state) trajectory.run();
+  bench_state.counters["steps"] = rollout_steps;
+}
+
+#endif  // DIFFPHYS_BENCH_HAVE_MUJOCO
+
+// ---------------------------------------------------------------------------------------
+// --peak_memory_budget_mb: peak resident memory of differentiating a long chain rollout.
+
+double peak_resident_mib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // Linux: kilobytes
+}
+
+int measure_peak_memory(double budget_mib, int steps) {
+  using Clock = std::chrono::steady_clock;
+  const RolloutProblem problem = held_controls_problem(build_motor_chain_scene(trajectory_chain_links), steps);
+  const Model& model = problem.scene.model;
+  const double baseline = peak_resident_mib();
+  RolloutOptions options;
+  options.memory_budget = static_cast<std::size_t>(budget_mib * (1 << 20));
+  Rollout rollout(model, problem.scene.params, options);
+  const auto start = Clock::now();
+  rollout.run(problem.scene.state, problem.controls, steps);
+  const auto run_end = Clock::now();
+  const double after_run = peak_resident_mib();
+  const Gradients gradients = rollout.backward(position_loss_gradient(model));
+  const auto backward_end = Clock::now();
+  const double after_backward = peak_resident_mib();
+  const auto seconds = [](Clock::duration d) { return std::chrono::duration<double>(d).count(); };
+  std::printf(
+      "{\"model\": \"motor_chain%d\", \"steps\": %d, \"memory_budget_MiB\": %g, \"checkpoint_interval\": %d, "
+      "\"stored_state_MiB\": %.3f, \"peak_rss_MiB_before_run\": %.1f, \"peak_rss_MiB_after_run\": %.1f, "
+      "\"peak_rss_MiB\": %.1f, \"run_seconds\": %.3f, \"backward_seconds\": %.3f, \"gradient_finite\": %s}\n",
+      trajectory_chain_links, steps, budget_mib, rollout.checkpoint_interval(),
+      static_cast<double>(rollout.stored_state_bytes()) / (1 << 20), baseline, after_run, after_backward,
+      seconds(run_end - start), seconds(backward_end - run_end),
+      all_finite(gradients.params) && all_finite(gradients.controls) ? "true" : "false");
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------
+
+// BM_Rollout/<model>/{step, run, run_backward} for one problem. Long rows run once.
+void register_rollout_benchmarks(const std::string& model, const RolloutProblem& (*problem)(), bool run_once) {
+  const struct {
+    const char* name;
+    RolloutPhase phase;
+  } phases[] = {{"step", RolloutPhase::Step}, {"run", RolloutPhase::Run}, {"run_backward", RolloutPhase::RunBackward}};
+  for (const auto& [name, phase] : phases) {
+    auto* family = benchmark::RegisterBenchmark(
+        ("BM_Rollout/" + model + "/" + name).c_str(),
+        [problem, which = phase](benchmark::State& bench_state) { time_rollout(bench_state, problem(), which); });
+    if (run_once)
+      family->Iterations(1)->Repetitions(1)->Unit(benchmark::kSecond);
+    else
+      family->Unit(benchmark::kMillisecond);
+  }
+}
+
+void register_benchmarks() {
+  using benchmark::RegisterBenchmark;
+  register_rollout_benchmarks("chain10", chain_rollout_problem, false);
+  register_rollout_benchmarks("arm", arm_rollout_problem, false);
+  // The pile: 10–100 s per iteration (and ~15 s to settle it first), so one iteration and
+  // one repetition whatever --benchmark_repetitions says.
+  register_rollout_benchmarks("pile_pgs", pile_rollout_problem, true);
+
+  const struct {
+    const char* name;
+    void (*function)(benchmark::State&);
+  } mass_gradient_methods[] = {{"forward", mass_gradient_forward},
+                               {"analytic", mass_gradient_analytic},
+                               {"finite_differences", mass_gradient_finite_differences}};
+  for (const auto& method : mass_gradient_methods)
+    RegisterBenchmark((std::string("BM_MassGradient/") + method.name).c_str(), method.function)
+        ->DenseRange(1, mass_gradient_max_links)
+        ->Unit(benchmark::kMillisecond);
+
+  RegisterBenchmark("BM_ChainGradient/diffphys", chain_gradient_diffphys)->Unit(benchmark::kMillisecond);
+#ifdef DIFFPHYS_BENCH_HAVE_MUJOCO
+  RegisterBenchmark("BM_ChainGradient/mujoco_forward_only", chain_rollout_mujoco)->Unit(benchmark::kMillisecond);
+  RegisterBenchmark("BM_ChainGradient/mujoco_fd_centred", chain_gradient_mujoco, true)->Unit(benchmark::kMillisecond);
+  RegisterBenchmark("BM_ChainGradient/mujoco_fd_forward", chain_gradient_mujoco, false)->Unit(benchmark::kMillisecond);
+#endif
+}
+
+// The value of `--name=value` among argv, or nullptr.
+const char* flag_value(int argc, char** argv, std::string_view name) {
+  for (int k = 1; k < argc; ++k) {
+    const std::string_view argument = argv[k];
+    if (argument.size() > name.size() + 3 && argument.substr(0, 2) == "--" && argument.substr(2, name.size()) == name &&
+        argument[2 + name.size()] == '=')
+      return argv[k] + 3 + name.size();
+  }
+  return nullptr;
+}
+
+}  // namespace
+}  // namespace diffphys::bench
+
+int main(int argc, char** argv) {
+  using namespace diffphys::bench;
+  if (const char* budget = flag_value(argc, argv, "peak_memory_budget_mb")) {
+    const char* steps = flag_value(argc, argv, "peak_memory_steps");
+    return measure_peak_memory(std::atof(budget), steps ? std::atoi(steps) : memory_default_steps);
+  }
+  register_benchmarks();
+#ifdef DIFFPHYS_BENCH_HAVE_MUJOCO
+  benchmark::AddCustomContext("mujoco_version", mj_versionString());
+#else
+  benchmark::AddCustomContext("mujoco_version", "not built (MuJoCo not found at configure time)");
+#endif
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

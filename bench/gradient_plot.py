@@ -1,0 +1,269 @@
+#!/usr/bin/python3
+"""bench/gradient_plot.py — owns the summary of one diffphys_gradient_bench run: the tables of
+ratios and the plot docs/img/gradient_vs_finite_differences.png.
+
+Reads the Google Benchmark JSON that scripts/bench-gradients writes (out/gradient_bench.json)
+and, optionally, the peak-memory JSON objects of `diffphys_gradient_bench
+--peak_memory_budget_mb=B` (one file per budget), and prints from that one run:
+  1. forward + backward against forward alone for each 1,000-step rollout (BM_Rollout);
+  2. the gradient with respect to every link mass of an N-link chain, analytic against
+     central finite differences, in milliseconds and in units of one forward rollout
+     (BM_MassGradient), with the growth exponents of t ∝ N^p;
+  3. the 10-link chain's dL/dx_0 and dL/du_t, diffphys against MuJoCo's mjd_transitionFD
+     (BM_ChainGradient), as MuJoCo / diffphys;
+  4. peak resident memory per memory budget.
+Times are the median over repetitions of the CPU time per iteration (bench/ratios.py's rule;
+a row run once is taken as it is).
+
+Usage: bench/gradient_plot.py out/gradient_bench.json [--memory FILE ...] [--plot PNG] [--markdown]
+"""
+import json
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ratios import format_time, load_times, print_table  # noqa: E402  (same directory)
+
+ROLLOUT_FAMILY = "BM_Rollout"
+MASS_FAMILY = "BM_MassGradient"
+CHAIN_FAMILY = "BM_ChainGradient"
+FORWARD_BACKWARD_TARGET = 3.0  # (forward + backward) / forward, at most
+MUJOCO_TARGET = 30.0  # MuJoCo / diffphys, at least
+MEMORY_TARGET_MIB = 200.0
+GROWTH_FIT_MIN_LINKS = 5
+
+
+def rows_of(times, family):
+    """{name without the family: (seconds, entry)} of one family; parts such as
+    iterations:1 or repeats:1 that Google Benchmark appends are dropped."""
+    rows = {}
+    for name, value in times.items():
+        parts = name.split("/")
+        if parts[0] == family:
+            rows["/".join(part for part in parts[1:] if ":" not in part)] = value
+    return rows
+
+
+def growth_exponent(points):
+    """p of t ∝ N^p: least-squares slope of log t against log N over N ≥ GROWTH_FIT_MIN_LINKS."""
+    logs = [(math.log(n), math.log(t)) for n, t in points if n >= GROWTH_FIT_MIN_LINKS]
+    if len(logs) < 2:
+        return None
+    mean_x = sum(x for x, _ in logs) / len(logs)
+    mean_y = sum(y for _, y in logs) / len(logs)
+    spread = sum((x - mean_x) ** 2 for x, _ in logs)
+    return sum((x - mean_x) * (y - mean_y) for x, y in logs) / spread
+
+
+def rollout_table(times, markdown):
+    rows = rows_of(times, ROLLOUT_FAMILY)
+    models = []
+    for name in rows:
+        model = name.split("/")[0]
+        if model not in models:
+            models.append(model)
+    table = []
+    for model in models:
+        step = rows.get(f"{model}/step")
+        run = rows.get(f"{model}/run")
+        both = rows.get(f"{model}/run_backward")
+        if not (run and both):
+            continue
+        ratio = both[0] / run[0]
+        steps = int(both[1].get("steps", 0)) or 1
+        table.append([model, format_time(step[0]) if step else "—", format_time(run[0]), format_time(both[0]),
+                      format_time(both[0] - run[0]), format_time((both[0] - run[0]) / steps),
+                      f"{ratio:.2f}×", f"{both[0] / step[0]:.2f}×" if step else "—",
+                      "met" if ratio <= FORWARD_BACKWARD_TARGET else "not met"])
+    if not table:
+        return
+    print(f"Forward + backward against forward alone (whole rollout; target ≤ {FORWARD_BACKWARD_TARGET:g}×)\n")
+    print_table(["model", "step ×T", "Rollout::run", "run + backward", "backward", "backward per step",
+                 "(run+backward) / run", "(run+backward) / step", "≤ 3×"], table, markdown)
+    print()
+
+
+def mass_series(times):
+    """{method: [(N, seconds)]} and {N: relative difference FD vs analytic}."""
+    series, agreement = {}, {}
+    for name, (seconds, entry) in rows_of(times, MASS_FAMILY).items():
+        method, _, size = name.partition("/")
+        if not size.isdigit():
+            continue
+        series.setdefault(method, []).append((int(size), seconds))
+        if "rel_diff_vs_analytic" in entry:
+            agreement[int(size)] = entry["rel_diff_vs_analytic"]
+    for points in series.values():
+        points.sort()
+    return series, agreement
+
+
+def mass_table(times, markdown):
+    series, agreement = mass_series(times)
+    analytic = dict(series.get("analytic", []))
+    differences = dict(series.get("finite_differences", []))
+    forward = dict(series.get("forward", []))
+    if not analytic or not differences:
+        return
+    print("Gradient w.r.t. every link mass of an N-link chain (100 steps): analytic against central "
+          "finite differences\n")
+    table = []
+    for n in sorted(analytic):
+        if n not in differences:
+            continue
+        unit = forward.get(n)
+        table.append([str(n), format_time(forward[n]) if unit else "—", format_time(analytic[n]),
+                      format_time(differences[n]),
+                      f"{analytic[n] / unit:.1f}" if unit else "—", f"{differences[n] / unit:.1f}" if unit else "—",
+                      f"{differences[n] / analytic[n]:.2f}×",
+                      f"{agreement[n]:.1e}" if n in agreement else "—"])
+    print_table(["N", "one rollout", "analytic", "finite diff.", "analytic / rollout", "finite diff. / rollout",
+                 "finite diff. / analytic", "FD vs analytic (max Δ / max g)"], table, markdown)
+    print()
+    for method, label in (("analytic", "analytic"), ("finite_differences", "finite differences"),
+                          ("forward", "one rollout")):
+        exponent = growth_exponent(series.get(method, []))
+        if exponent is not None:
+            print(f"{label}: t ∝ N^{exponent:.2f} for N ≥ {GROWTH_FIT_MIN_LINKS}")
+    if forward:
+        normalised = [analytic[n] / forward[n] for n in analytic if n in forward]
+        print(f"analytic / one rollout: {min(normalised):.1f} … {max(normalised):.1f} over N = "
+              f"{min(analytic)} … {max(analytic)} (finite differences: 2 N rollouts by construction)")
+    print()
+
+
+def chain_table(times, markdown):
+    rows = rows_of(times, CHAIN_FAMILY)
+    ours = rows.get("diffphys")
+    if not ours:
+        return
+    print(f"10-link chain, 1,000 steps: dL/dx_0 and dL/du_t, MuJoCo mjd_transitionFD against diffphys "
+          f"(target ≥ {MUJOCO_TARGET:g}×)\n")
+    labels = {
+        "diffphys": "diffphys: Rollout::run + backward",
+        "mujoco_forward_only": "MuJoCo: rollout storing states only",
+        "mujoco_fd_centred": "MuJoCo: rollout + mjd_transitionFD centred + VJPs",
+        "mujoco_fd_forward": "MuJoCo: rollout + mjd_transitionFD forward + VJPs",
+    }
+    table = []
+    for key, label in labels.items():
+        if key not in rows:
+            continue
+        seconds, entry = rows[key]
+        ratio = seconds / ours[0]
+        gradient_row = key.startswith("mujoco_fd")
+        agreement = entry.get("control_gradient_rel_diff_vs_diffphys_100_steps")
+        table.append([label, format_time(seconds), f"{ratio:.2f}×" if key != "diffphys" else "1×",
+                      ("met" if ratio >= MUJOCO_TARGET else "not met") if gradient_row else "—",
+                      f"{agreement:.1e}" if agreement is not None else "—"])
+    print_table(["method", "time", "MuJoCo / diffphys", "≥ 30×", "dL/du vs diffphys (100 steps)"], table, markdown)
+    print()
+
+
+def memory_table(paths, markdown):
+    results = []
+    for path in paths:
+        with open(path) as handle:
+            results.append(json.load(handle))
+    if not results:
+        return
+    results.sort(key=lambda result: -result["memory_budget_MiB"])
+    print(f"Peak resident memory, differentiating {results[0]['steps']:,} steps of the "
+          f"{results[0]['model']} (target < {MEMORY_TARGET_MIB:g} MiB)\n")
+    table = []
+    for result in results:
+        table.append([f"{result['memory_budget_MiB']:g} MiB", str(result["checkpoint_interval"]),
+                      f"{result['stored_state_MiB']:.1f} MiB", f"{result['peak_rss_MiB_before_run']:.0f} MiB",
+                      f"{result['peak_rss_MiB_after_run']:.0f} MiB", f"{result['peak_rss_MiB']:.0f} MiB",
+                      f"{result['run_seconds']:.2f} s", f"{result['backward_seconds']:.2f} s",
+                      "met" if result["peak_rss_MiB"] < MEMORY_TARGET_MIB else "not met"])
+    print_table(["memory budget", "checkpoint interval", "stored states", "peak RSS before run",
+                 "after run", "after backward", "run (wall)", "backward (wall)", "< 200 MiB"], table, markdown)
+    print()
+
+
+def plot(times, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    series, _ = mass_series(times)
+    analytic, differences = series.get("analytic", []), series.get("finite_differences", [])
+    forward = dict(series.get("forward", []))
+    if not analytic or not differences:
+        print("gradient_plot.py: no BM_MassGradient rows: no plot", file=sys.stderr)
+        return
+    figure, (absolute, relative) = plt.subplots(1, 2, figsize=(11, 4.3))
+    style = {"analytic": dict(color="tab:blue", marker="o", label="analytic: 1 run + 1 backward"),
+             "fd": dict(color="tab:red", marker="s", label="central finite differences: 2N runs")}
+    absolute.plot([n for n, _ in analytic], [t * 1e3 for _, t in analytic], **style["analytic"])
+    absolute.plot([n for n, _ in differences], [t * 1e3 for _, t in differences], **style["fd"])
+    absolute.set_xlabel("links N = number of mass parameters")
+    absolute.set_ylabel("time for dL/dm of every link (ms, CPU)")
+    absolute.set_title("Time per gradient")
+    absolute.grid(alpha=0.3)
+    absolute.legend()
+    if forward:
+        relative.plot([n for n, _ in analytic if n in forward], [t / forward[n] for n, t in analytic if n in forward],
+                      **style["analytic"])
+        relative.plot([n for n, _ in differences if n in forward],
+                      [t / forward[n] for n, t in differences if n in forward], **style["fd"])
+        sizes = [n for n, _ in differences]
+        relative.plot(sizes, [2 * n for n in sizes], color="0.5", linestyle="--", linewidth=1,
+                      label="2N (finite differences' count of rollouts)")
+        relative.set_ylabel("time / one forward rollout of the same chain")
+        relative.set_title("In units of one forward rollout")
+        relative.set_xlabel("links N = number of mass parameters")
+        relative.grid(alpha=0.3)
+        relative.legend()
+        relative.set_ylim(bottom=0)
+    absolute.set_ylim(bottom=0)
+    for axes in (absolute, relative):
+        axes.set_xticks(range(0, max(n for n, _ in analytic) + 1, 2))
+    figure.suptitle("Gradient of a 100-step loss w.r.t. every link mass of an N-link chain "
+                    "(de Avila Belbute-Peres et al. 2018, Fig. 1)", fontsize=10)
+    figure.tight_layout()
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    figure.savefig(path, dpi=110)
+    print(f"plot: {path}")
+
+
+def main(argv):
+    if len(argv) < 2 or argv[1].startswith("--"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    markdown = "--markdown" in argv
+    memory_paths, plot_path = [], None
+    arguments = argv[2:]
+    index = 0
+    while index < len(arguments):
+        if arguments[index] == "--memory":
+            index += 1
+            while index < len(arguments) and not arguments[index].startswith("--"):
+                memory_paths.append(arguments[index])
+                index += 1
+            continue
+        if arguments[index] == "--plot" and index + 1 < len(arguments):
+            plot_path = arguments[index + 1]
+            index += 2
+            continue
+        index += 1
+    context, times = load_times(argv[1])
+    if not times:
+        print(f"gradient_plot.py: no benchmark results in {argv[1]}", file=sys.stderr)
+        return 1
+    print(f"Median CPU time over repetitions (MuJoCo {context.get('mujoco_version', '?')}, "
+          f"{context.get('num_cpus', '?')} CPUs at {context.get('mhz_per_cpu', '?')} MHz, load average at start "
+          f"{', '.join(f'{x:.2f}' for x in context.get('load_avg', [])) or '?'})\n")
+    rollout_table(times, markdown)
+    mass_table(times, markdown)
+    chain_table(times, markdown)
+    memory_table(memory_paths, markdown)
+    if plot_path:
+        plot(times, plot_path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
