@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "solve/dense_lu.hpp"
+#include "solve/envelope_ldlt.hpp"
 #include "solve/polish.hpp"
 #include "solve/row_algebra.hpp"
 
@@ -73,44 +74,55 @@ void lcp_vjp(std::span<const ConstraintRow> rows, const solve::MassBlocks& mass,
   const std::size_t n = ws.active.size();
   const auto active_lambda = [&](std::size_t i) { return ws.position_in_active[i] >= 0 ? lambda[i] : 0.0; };
 
-  // Kᵀ, built transposed so that the dense LU solves Kᵀ ζ = λ̄ directly.
-  ws.matrix.assign(n * n, 0.0);
-  const auto transposed = [&](std::size_t row_of_k, std::size_t column_of_k) -> double& {
-    return ws.matrix[column_of_k * n + row_of_k];
-  };
-  double mean_diagonal = 0.0;
-  for (std::size_t a = 0; a < n; ++a) {
-    const ConstraintRow& row = rows[static_cast<std::size_t>(ws.active[a])];
-    for (std::size_t b = 0; b < n; ++b) {
-      const auto j = static_cast<std::size_t>(ws.active[b]);
-      transposed(a, b) = solve::delassus_entry(row, rows[j], ws.responses[j]);
-    }
-    mean_diagonal += transposed(a, a);
-    const auto coupled = [&](int column, double value) {
-      const int position = ws.position_in_active[static_cast<std::size_t>(column)];
-      if (position >= 0) transposed(a, static_cast<std::size_t>(position)) += value;
-    };
-    if (row.type == RowType::Direction) coupled(row.group, 1.0);
-    if (row.type == RowType::Bound) {
-      if (row.normal >= 0) coupled(row.normal, row.coefficient);
-      for (int k = 0; k < row.group_size; ++k) coupled(row.group + k, -1.0);
-    }
-  }
-  mean_diagonal = n > 0 ? mean_diagonal / static_cast<double>(n) : 1.0;
-  for (std::size_t a = 0; a < n; ++a) transposed(a, a) += 1e-10 * (mean_diagonal > 0 ? mean_diagonal : 1.0);
-
-  // u = M⁻¹ v̄⁺; λ̄ = (J u)_𝒜; ζ = K⁻ᵀ λ̄.
+  // u = M⁻¹ v̄⁺; λ̄ = (J u)_𝒜; then ζ = K⁻ᵀ λ̄.
   ws.velocity_adjoint_scaled.resize(dof);
   apply_inverse_mass(mass, velocity_adjoint, ws.velocity_adjoint_scaled);
   ws.rhs.resize(n);
   for (std::size_t a = 0; a < n; ++a)
     ws.rhs[a] = solve::row_times_velocity(rows[static_cast<std::size_t>(ws.active[a])], ws.velocity_adjoint_scaled);
-  ws.pivots.resize(n);
-  if (n > 0) {
-    if (solve::lu_factorize(ws.matrix, static_cast<int>(n), ws.pivots)) {
-      solve::lu_solve(ws.matrix, static_cast<int>(n), ws.pivots, ws.rhs);  // now ζ
+  const bool joint_rows_only =
+      std::all_of(rows.begin(), rows.end(), [](const ConstraintRow& row) { return row.type == RowType::Equality; });
+  if (joint_rows_only) {
+    // K = A: symmetric and sparse, the forward's envelope LDLᵀ solves it in O(rows).
+    solve::compute_responses(rows, mass, ws.envelope);
+    if (solve::envelope_factorize(rows, mass, ws.envelope)) {
+      solve::envelope_solve(ws.envelope, ws.rhs);
     } else {
       std::fill(ws.rhs.begin(), ws.rhs.end(), 0.0);
+    }
+  } else {
+    // Kᵀ, built transposed so that the dense LU solves Kᵀ ζ = λ̄ directly.
+    ws.matrix.assign(n * n, 0.0);
+    const auto transposed = [&](std::size_t row_of_k, std::size_t column_of_k) -> double& {
+      return ws.matrix[column_of_k * n + row_of_k];
+    };
+    double mean_diagonal = 0.0;
+    for (std::size_t a = 0; a < n; ++a) {
+      const ConstraintRow& row = rows[static_cast<std::size_t>(ws.active[a])];
+      for (std::size_t b = 0; b < n; ++b) {
+        const auto j = static_cast<std::size_t>(ws.active[b]);
+        transposed(a, b) = solve::delassus_entry(row, rows[j], ws.responses[j]);
+      }
+      mean_diagonal += transposed(a, a);
+      const auto coupled = [&](int column, double value) {
+        const int position = ws.position_in_active[static_cast<std::size_t>(column)];
+        if (position >= 0) transposed(a, static_cast<std::size_t>(position)) += value;
+      };
+      if (row.type == RowType::Direction) coupled(row.group, 1.0);
+      if (row.type == RowType::Bound) {
+        if (row.normal >= 0) coupled(row.normal, row.coefficient);
+        for (int k = 0; k < row.group_size; ++k) coupled(row.group + k, -1.0);
+      }
+    }
+    mean_diagonal = n > 0 ? mean_diagonal / static_cast<double>(n) : 1.0;
+    for (std::size_t a = 0; a < n; ++a) transposed(a, a) += 1e-10 * (mean_diagonal > 0 ? mean_diagonal : 1.0);
+    ws.pivots.resize(n);
+    if (n > 0) {
+      if (solve::lu_factorize(ws.matrix, static_cast<int>(n), ws.pivots)) {
+        solve::lu_solve(ws.matrix, static_cast<int>(n), ws.pivots, ws.rhs);  // now ζ
+      } else {
+        std::fill(ws.rhs.begin(), ws.rhs.end(), 0.0);
+      }
     }
   }
   const auto zeta = [&](std::size_t i) {

@@ -10,7 +10,8 @@
 //   (M⁻¹)‾_b = v̄_free,b (Jᵀλ)_bᵀ,   μ̄ = −ζ_γ λ_normal.
 // Only the solution is needed, never the solver's iterations, so it holds whichever solver
 // produced λ. A singular K (redundant contacts: four box corners on a plane) is solved with
-// a 1e-10 relative Tikhonov term: v⁺ is unique even where λ is not.
+// a 1e-10 relative Tikhonov term: v⁺ is unique even where λ is not. Joint-rows-only problems
+// (K = A, symmetric) reuse the forward's sparse envelope LDLᵀ instead of a dense LU.
 #pragma once
 
 #include <span>
@@ -38,6 +39,7 @@ struct LcpVjpWorkspace {
   std::vector<double> matrix, rhs, velocity_adjoint_scaled, constraint_response, scaled_constraint_response, impulse;
   std::vector<int> pivots;
   std::vector<solve::RowResponse> responses;
+  solve::MlcpWorkspace envelope;  // joint-rows-only problems: the sparse factorisation of A
 };
 
 // Given v̄⁺ (6 per body), writes v̄_free (6 per body), the rows' adjoints and the mass

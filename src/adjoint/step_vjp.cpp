@@ -215,34 +215,58 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
     for (std::size_t b = 0; b < body_count; ++b) end_bodies.rotation[b] = state_out.orientation[b].to_matrix();
     vjp.end_rows.clear();
     rigid::append_joint_rows(model, state_out, end_bodies, vjp.end_rows);
-    // S = G L M⁻¹ J_tᵀ, built transposed for the solve with Sᵀ.
+    // ρ = S⁻ᵀ r with S = G L M⁻¹ J_tᵀ and r = J_t M⁻¹ Δ̄. S differs from A_t = J_t M⁻¹ J_tᵀ
+    // only by O(h²) (end-state rows, the tiny Δθ), so the sparse factorisation of A_t that
+    // recovered δ above preconditions a short fixed-point iteration ρ ← ρ + A_t⁻¹(r − Sᵀρ),
+    // converging to round-off in a few sweeps, O(rows) each — no dense matrix.
     const std::size_t m = joint_rows;
-    vjp.matrix.assign(m * m, 0.0);
-    vjp.projected.assign(dof, 0.0);
-    for (std::size_t j = 0; j < m; ++j) {
-      std::fill(vjp.projected.begin(), vjp.projected.end(), 0.0);
-      solve::apply_response(rows_t[j], solve::row_response(rows_t[j], mass), 1.0, vjp.projected);
-      for (std::size_t b = 0; b < body_count; ++b) {
-        const int o = static_cast<int>(6 * b + 3);
-        const Vec3 rotated = left_jacobian(read_vec3(vjp.displacement, o)) * read_vec3(vjp.projected, o);
-        for (int k = 0; k < 3; ++k) vjp.projected[static_cast<std::size_t>(o + k)] = rotated[k];
-      }
-      for (std::size_t i = 0; i < m; ++i) vjp.matrix[j * m + i] = row_dot(vjp.end_rows[i], vjp.projected);  // Sᵀ(j, i)
-    }
-    // r = J_t M⁻¹ Δ̄, ρ = S⁻ᵀ r.
+    std::vector<Mat3>& left_jacobians = vjp.left_jacobians;
+    left_jacobians.resize(body_count);
+    for (std::size_t b = 0; b < body_count; ++b)
+      left_jacobians[b] = left_jacobian(read_vec3(vjp.displacement, static_cast<int>(6 * b + 3)));
     vjp.scratch.assign(dof, 0.0);
     for (std::size_t b = 0; b < body_count; ++b) {
       const int o = static_cast<int>(6 * b);
       add_vec3(vjp.scratch, o, read_vec3(delta_adjoint, o) * mass.inverse_mass[b]);
       add_vec3(vjp.scratch, o + 3, mass.inverse_inertia[b] * read_vec3(delta_adjoint, o + 3));
     }
-    std::vector<double> rho(m);
-    for (std::size_t i = 0; i < m; ++i) rho[i] = row_dot(rows_t[i], vjp.scratch);
-    vjp.pivots.resize(m);
-    if (solve::lu_factorize(vjp.matrix, static_cast<int>(m), vjp.pivots)) {
-      solve::lu_solve(vjp.matrix, static_cast<int>(m), vjp.pivots, rho);
-    } else {
-      std::fill(rho.begin(), rho.end(), 0.0);
+    std::vector<double>& target = vjp.joint_target;  // r
+    target.resize(m);
+    for (std::size_t i = 0; i < m; ++i) target[i] = row_dot(rows_t[i], vjp.scratch);
+    std::vector<double>& rho = vjp.joint_multiplier;
+    rho.assign(m, 0.0);
+    std::vector<double>& correction = vjp.joint_correction;
+    correction = target;
+    double target_size = 0.0;
+    for (const double v : target) target_size = std::max(target_size, std::abs(v));
+    // Sᵀρ = J_t M⁻¹ Lᵀ Gᵀ ρ.
+    const auto s_transpose_times = [&](std::span<const double> x, std::span<double> result) {
+      std::fill(vjp.projected.begin(), vjp.projected.end(), 0.0);
+      for (std::size_t i = 0; i < m; ++i) add_row_transpose(vjp.end_rows[i], x[i], vjp.projected);
+      for (std::size_t b = 0; b < body_count; ++b) {
+        const int o = static_cast<int>(6 * b);
+        const Vec3 linear = read_vec3(vjp.projected, o) * mass.inverse_mass[b];
+        const Vec3 angular = mass.inverse_inertia[b] * left_jacobians[b].transpose_times(read_vec3(vjp.projected, o + 3));
+        for (int k = 0; k < 3; ++k) {
+          vjp.projected[static_cast<std::size_t>(o + k)] = linear[k];
+          vjp.projected[static_cast<std::size_t>(o + 3 + k)] = angular[k];
+        }
+      }
+      for (std::size_t i = 0; i < m; ++i) result[i] = row_dot(rows_t[i], vjp.projected);
+    };
+    vjp.projected.assign(dof, 0.0);
+    std::vector<double>& product = vjp.joint_product;
+    product.resize(m);
+    for (int sweep = 0; sweep < 50 && target_size > 0; ++sweep) {
+      solve::envelope_solve(vjp.solver, correction);
+      for (std::size_t i = 0; i < m; ++i) rho[i] += correction[i];
+      s_transpose_times(rho, product);
+      double remaining = 0.0;
+      for (std::size_t i = 0; i < m; ++i) {
+        correction[i] = target[i] - product[i];
+        remaining = std::max(remaining, std::abs(correction[i]));
+      }
+      if (remaining <= 1e-15 * target_size) break;
     }
     // Gᵀρ, then q̃̄ = Tᵀ(q̄⁺ − Gᵀρ) and η = Δ̄ − Lᵀ Gᵀ ρ.
     std::vector<double> g_rho(dof, 0.0);
@@ -256,7 +280,7 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
       add_vec3(vjp.displacement_adjoint, o, -read_vec3(g_rho, o));
       add_vec3(vjp.displacement_adjoint, o + 3, -rotation_of_delta.transpose_times(read_vec3(g_rho, o + 3)));
       add_vec3(eta, o, -read_vec3(g_rho, o));
-      add_vec3(eta, o + 3, -left_jacobian(delta_rotation).transpose_times(read_vec3(g_rho, o + 3)));
+      add_vec3(eta, o + 3, -left_jacobians[b].transpose_times(read_vec3(g_rho, o + 3)));
     }
     // M⁻¹η, J̄_t,i += δ_i M⁻¹η, (M⁻¹)‾ += η (J_tᵀδ)ᵀ.
     std::vector<double> scaled_eta(dof, 0.0), joint_force(dof, 0.0);

@@ -29,12 +29,12 @@ inline constexpr int kBodyTangent = 12;
 struct StepVjpWorkspace {
   std::vector<double> velocity_adjoint, free_velocity_adjoint, displacement, displacement_adjoint, correction;
   std::vector<double> joint_impulse, projected, scratch;
+  std::vector<double> joint_target, joint_multiplier, joint_correction, joint_product;
+  std::vector<Mat3> left_jacobians;  // (nbody) J_l of each body's projection rotation
   std::vector<RowAdjoint> row_adjoints;
   MassAdjoint mass_adjoint;
   std::vector<Mat3> inertia_adjoint;  // (nbody) adjoint of the world inertia (gyroscopic term)
   std::vector<solve::ConstraintRow> end_rows;
-  std::vector<double> matrix;
-  std::vector<int> pivots;
   LcpVjpWorkspace lcp;
   solve::MlcpWorkspace solver;
   State integrated;
