@@ -44,7 +44,7 @@ void add_row_transpose(const ConstraintRow& row, double s, std::span<double> y) 
 
 void lcp_vjp(std::span<const ConstraintRow> rows, const solve::MassBlocks& mass, std::span<const double> lambda, std::span<const double> velocity, std::span<const double> velocity_adjoint,
              std::span<double> free_velocity_adjoint, std::span<RowAdjoint> row_adjoints, MassAdjoint& mass_adjoint,
-             LcpVjpWorkspace& ws) {
+             LcpVjpWorkspace& ws, const solve::MlcpWorkspace* factorized) {
   const std::size_t count = rows.size();
   const std::size_t dof = velocity.size();
   ws.responses.resize(count);
@@ -84,11 +84,15 @@ void lcp_vjp(std::span<const ConstraintRow> rows, const solve::MassBlocks& mass,
       std::all_of(rows.begin(), rows.end(), [](const ConstraintRow& row) { return row.type == RowType::Equality; });
   if (joint_rows_only) {
     // K = A: symmetric and sparse, the forward's envelope LDLᵀ solves it in O(rows).
-    solve::compute_responses(rows, mass, ws.envelope);
-    if (solve::envelope_factorize(rows, mass, ws.envelope)) {
-      solve::envelope_solve(ws.envelope, ws.rhs);
+    if (factorized != nullptr) {
+      solve::envelope_solve(*factorized, ws.rhs);
     } else {
-      std::fill(ws.rhs.begin(), ws.rhs.end(), 0.0);
+      solve::compute_responses(rows, mass, ws.envelope);
+      if (solve::envelope_factorize(rows, mass, ws.envelope)) {
+        solve::envelope_solve(ws.envelope, ws.rhs);
+      } else {
+        std::fill(ws.rhs.begin(), ws.rhs.end(), 0.0);
+      }
     }
   } else {
     // Kᵀ, built transposed so that the dense LU solves Kᵀ ζ = λ̄ directly.

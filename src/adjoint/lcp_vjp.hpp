@@ -44,11 +44,13 @@ struct LcpVjpWorkspace {
 
 // Given v̄⁺ (6 per body), writes v̄_free (6 per body), the rows' adjoints and the mass
 // adjoint (all accumulated: callers zero them first). lambda and velocity are the forward
-// solution (λ, v⁺).
+// solution (λ, v⁺). factorized: for joint-rows-only problems, a workspace already holding the
+// envelope factorisation of these rows' A (the forward step's), reused instead of refactorising.
 void lcp_vjp(std::span<const solve::ConstraintRow> rows, const solve::MassBlocks& mass,
              std::span<const double> lambda, std::span<const double> velocity,
              std::span<const double> velocity_adjoint, std::span<double> free_velocity_adjoint,
-             std::span<RowAdjoint> row_adjoints, MassAdjoint& mass_adjoint, LcpVjpWorkspace& workspace);
+             std::span<RowAdjoint> row_adjoints, MassAdjoint& mass_adjoint, LcpVjpWorkspace& workspace,
+             const solve::MlcpWorkspace* factorized = nullptr);
 
 // The active set the VJP uses: true for rows whose w = 0 is enforced.
 bool row_is_active(const solve::ConstraintRow& row, double lambda, double w, double diagonal);

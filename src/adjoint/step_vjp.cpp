@@ -166,6 +166,9 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
   vjp.integrated = state_in;
   rigid::integrate(model, state_in, record.velocity, vjp.integrated);
   const std::size_t joint_rows = record.joint_rows;
+  // With joint rows only, the forward interior point factorised A_t = J_t M⁻¹ J_tᵀ (envelope
+  // LDLᵀ) and left it in its workspace: the projection and LCP adjoints solve with it too.
+  const solve::MlcpWorkspace* forward_factorization = record.joint_factorization_valid ? &record.solver : nullptr;
   vjp.displacement.assign(dof, 0.0);
   for (std::size_t b = 0; b < body_count; ++b) {
     if (model.bodies[b].type != BodyType::Dynamic) continue;
@@ -204,11 +207,15 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
                    read_vec3(next_state_adjoint, static_cast<int>(o + 9)) / h);
     }
     // The projection's total impulse δ: Δ = M⁻¹J_tᵀδ exactly, so A_t δ = J_t Δ recovers it.
+    // A_t's factorisation: the forward velocity solve's when it had joint rows only.
     vjp.joint_impulse.resize(joint_rows);
-    std::vector<double> projected_displacement(joint_rows);
-    for (std::size_t i = 0; i < joint_rows; ++i) projected_displacement[i] = row_dot(rows_t[i], vjp.displacement);
-    if (!solve::solve_delassus(rows_t, mass, projected_displacement, vjp.joint_impulse, vjp.solver))
-      std::fill(vjp.joint_impulse.begin(), vjp.joint_impulse.end(), 0.0);
+    for (std::size_t i = 0; i < joint_rows; ++i) vjp.joint_impulse[i] = row_dot(rows_t[i], vjp.displacement);
+    if (forward_factorization == nullptr) {
+      solve::compute_responses(rows_t, mass, vjp.solver);
+      if (!solve::envelope_factorize(rows_t, mass, vjp.solver)) std::fill(vjp.joint_impulse.begin(), vjp.joint_impulse.end(), 0.0);
+    }
+    const solve::MlcpWorkspace& joint_factors = forward_factorization != nullptr ? *forward_factorization : vjp.solver;
+    solve::envelope_solve(joint_factors, vjp.joint_impulse);
     // G: joint rows at the end state.
     rigid::BodyDynamics end_bodies;
     end_bodies.rotation.resize(body_count);
@@ -258,7 +265,7 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
     std::vector<double>& product = vjp.joint_product;
     product.resize(m);
     for (int sweep = 0; sweep < 50 && target_size > 0; ++sweep) {
-      solve::envelope_solve(vjp.solver, correction);
+      solve::envelope_solve(joint_factors, correction);
       for (std::size_t i = 0; i < m; ++i) rho[i] += correction[i];
       s_transpose_times(rho, product);
       double remaining = 0.0;
@@ -321,7 +328,7 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
     vjp.free_velocity_adjoint = vjp.velocity_adjoint;
   } else {
     lcp_vjp(record.rows, mass, record.lambda, record.velocity, vjp.velocity_adjoint, vjp.free_velocity_adjoint,
-            vjp.row_adjoints, vjp.mass_adjoint, vjp.lcp);
+            vjp.row_adjoints, vjp.mass_adjoint, vjp.lcp, forward_factorization);
   }
 
   check_stage(vjp.free_velocity_adjoint, "LCP");

@@ -102,6 +102,7 @@ StepStatus step(const Model& model, const Params& params, const State& state_in,
   // projection needs (J_t M⁻¹ J_tᵀ at the start of the step): reuse it.
   const bool joint_rows_only =
       ws.rows.size() == joint_row_count && settings.type == SolverType::InteriorPoint && solved.iterations > 0;
+  ws.joint_factorization_valid = joint_rows_only;
   const double joint_error = rigid::stabilize_joints(model, joint_rows, mass, joint_rows_only ? &ws.solver : nullptr,
                                                      state_out, ws.stabilization);
 

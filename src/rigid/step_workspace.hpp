@@ -29,6 +29,9 @@ struct Workspace::Impl {
   std::size_t joint_rows = 0, limit_rows_end = 0, first_contact_row = 0;
   std::vector<rigid::LimitRowSource> limit_sources;  // (limit rows) joint, dof, side of each
   solve::MlcpWorkspace solver;
+  // The velocity problem had joint rows only and solver holds the envelope factorisation of
+  // its A = J M⁻¹ Jᵀ (the joint projection and the backward pass reuse it).
+  bool joint_factorization_valid = false;
   rigid::StabilizationBuffers stabilization;
 };
 
