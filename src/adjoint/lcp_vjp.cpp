@@ -19,27 +19,6 @@ bool row_is_active(const ConstraintRow& row, double lambda, double w, double dia
 
 namespace {
 
-// x (6 per body) ← M⁻¹ y.
-void apply_inverse_mass(const solve::MassBlocks& mass, std::span<const double> y, std::span<double> x) {
-  for (std::size_t b = 0; b < mass.inverse_mass.size(); ++b) {
-    const int o = static_cast<int>(6 * b);
-    const Vec3 linear = solve::read_vec3(y, o) * mass.inverse_mass[b];
-    const Vec3 angular = mass.inverse_inertia[b] * solve::read_vec3(y, o + 3);
-    for (int k = 0; k < 3; ++k) {
-      x[static_cast<std::size_t>(o + k)] = linear[k];
-      x[static_cast<std::size_t>(o + 3 + k)] = angular[k];
-    }
-  }
-}
-
-// y += J_iᵀ s.
-void add_row_transpose(const ConstraintRow& row, double s, std::span<double> y) {
-  solve::add_vec3(y, 6 * row.body_a, row.linear_a * s);
-  solve::add_vec3(y, 6 * row.body_a + 3, row.angular_a * s);
-  solve::add_vec3(y, 6 * row.body_b, row.linear_b * s);
-  solve::add_vec3(y, 6 * row.body_b + 3, row.angular_b * s);
-}
-
 }  // namespace
 
 void lcp_vjp(std::span<const ConstraintRow> rows, const solve::MassBlocks& mass, std::span<const double> lambda, std::span<const double> velocity, std::span<const double> velocity_adjoint,
@@ -76,7 +55,7 @@ void lcp_vjp(std::span<const ConstraintRow> rows, const solve::MassBlocks& mass,
 
   // u = M⁻¹ v̄⁺; λ̄ = (J u)_𝒜; then ζ = K⁻ᵀ λ̄.
   ws.velocity_adjoint_scaled.resize(dof);
-  apply_inverse_mass(mass, velocity_adjoint, ws.velocity_adjoint_scaled);
+  solve::apply_inverse_mass(mass, velocity_adjoint, ws.velocity_adjoint_scaled);
   ws.rhs.resize(n);
   for (std::size_t a = 0; a < n; ++a)
     ws.rhs[a] = solve::row_times_velocity(rows[static_cast<std::size_t>(ws.active[a])], ws.velocity_adjoint_scaled);
@@ -138,11 +117,11 @@ void lcp_vjp(std::span<const ConstraintRow> rows, const solve::MassBlocks& mass,
   ws.constraint_response.assign(dof, 0.0);
   ws.impulse.assign(dof, 0.0);
   for (std::size_t i = 0; i < count; ++i) {
-    add_row_transpose(rows[i], zeta(i), ws.constraint_response);
-    add_row_transpose(rows[i], active_lambda(i), ws.impulse);
+    solve::add_row_transpose(rows[i], zeta(i), ws.constraint_response);
+    solve::add_row_transpose(rows[i], active_lambda(i), ws.impulse);
   }
   ws.scaled_constraint_response.resize(dof);
-  apply_inverse_mass(mass, ws.constraint_response, ws.scaled_constraint_response);
+  solve::apply_inverse_mass(mass, ws.constraint_response, ws.scaled_constraint_response);
   const std::span<const double> z = ws.scaled_constraint_response;
 
   for (std::size_t i = 0; i < count; ++i) {

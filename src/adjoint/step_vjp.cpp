@@ -21,7 +21,9 @@ namespace diffphys::adjoint {
 
 using solve::ConstraintRow;
 using solve::RowType;
+using solve::add_row_transpose;
 using solve::add_vec3;
+using solve::apply_inverse_mass;
 using solve::read_vec3;
 
 Mat3 left_jacobian(const Vec3& rotation) {
@@ -96,13 +98,6 @@ void add_row_adjoint_from_vector(const ConstraintRow& row, std::span<const doubl
 }
 
 double row_dot(const ConstraintRow& row, std::span<const double> x) { return solve::row_times_velocity(row, x); }
-
-void add_row_transpose(const ConstraintRow& row, double s, std::span<double> y) {
-  add_vec3(y, 6 * row.body_a, row.linear_a * s);
-  add_vec3(y, 6 * row.body_a + 3, row.angular_a * s);
-  add_vec3(y, 6 * row.body_b, row.linear_b * s);
-  add_vec3(y, 6 * row.body_b + 3, row.angular_b * s);
-}
 
 // Jacobians of orthonormal_basis(n) → (t1, t2) with respect to n, by dual numbers.
 void basis_jacobians(const Vec3& normal, Mat3& dt1_dn, Mat3& dt2_dn) {
@@ -231,12 +226,8 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
     left_jacobians.resize(body_count);
     for (std::size_t b = 0; b < body_count; ++b)
       left_jacobians[b] = left_jacobian(read_vec3(vjp.displacement, static_cast<int>(6 * b + 3)));
-    vjp.scratch.assign(dof, 0.0);
-    for (std::size_t b = 0; b < body_count; ++b) {
-      const int o = static_cast<int>(6 * b);
-      add_vec3(vjp.scratch, o, read_vec3(delta_adjoint, o) * mass.inverse_mass[b]);
-      add_vec3(vjp.scratch, o + 3, mass.inverse_inertia[b] * read_vec3(delta_adjoint, o + 3));
-    }
+    vjp.scratch.resize(dof);
+    apply_inverse_mass(mass, delta_adjoint, vjp.scratch);
     std::vector<double>& target = vjp.joint_target;  // r
     target.resize(m);
     for (std::size_t i = 0; i < m; ++i) target[i] = row_dot(rows_t[i], vjp.scratch);
@@ -250,15 +241,12 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
     const auto s_transpose_times = [&](std::span<const double> x, std::span<double> result) {
       std::fill(vjp.projected.begin(), vjp.projected.end(), 0.0);
       for (std::size_t i = 0; i < m; ++i) add_row_transpose(vjp.end_rows[i], x[i], vjp.projected);
-      for (std::size_t b = 0; b < body_count; ++b) {
-        const int o = static_cast<int>(6 * b);
-        const Vec3 linear = read_vec3(vjp.projected, o) * mass.inverse_mass[b];
-        const Vec3 angular = mass.inverse_inertia[b] * left_jacobians[b].transpose_times(read_vec3(vjp.projected, o + 3));
-        for (int k = 0; k < 3; ++k) {
-          vjp.projected[static_cast<std::size_t>(o + k)] = linear[k];
-          vjp.projected[static_cast<std::size_t>(o + 3 + k)] = angular[k];
-        }
+      for (std::size_t b = 0; b < body_count; ++b) {  // Lᵀ on the rotation part
+        const int o = static_cast<int>(6 * b + 3);
+        const Vec3 rotated = left_jacobians[b].transpose_times(read_vec3(vjp.projected, o));
+        for (int k = 0; k < 3; ++k) vjp.projected[static_cast<std::size_t>(o + k)] = rotated[k];
       }
+      apply_inverse_mass(mass, vjp.projected, vjp.projected);
       for (std::size_t i = 0; i < m; ++i) result[i] = row_dot(rows_t[i], vjp.projected);
     };
     vjp.projected.assign(dof, 0.0);
@@ -291,11 +279,7 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
     }
     // M⁻¹η, J̄_t,i += δ_i M⁻¹η, (M⁻¹)‾ += η (J_tᵀδ)ᵀ.
     std::vector<double> scaled_eta(dof, 0.0), joint_force(dof, 0.0);
-    for (std::size_t b = 0; b < body_count; ++b) {
-      const int o = static_cast<int>(6 * b);
-      add_vec3(scaled_eta, o, read_vec3(eta, o) * mass.inverse_mass[b]);
-      add_vec3(scaled_eta, o + 3, mass.inverse_inertia[b] * read_vec3(eta, o + 3));
-    }
+    apply_inverse_mass(mass, eta, scaled_eta);
     for (std::size_t i = 0; i < m; ++i) {
       add_row_adjoint_from_vector(rows_t[i], scaled_eta, vjp.joint_impulse[i], vjp.row_adjoints[i]);
       add_row_transpose(rows_t[i], vjp.joint_impulse[i], joint_force);

@@ -26,11 +26,9 @@ void compute_free_velocity(const Model& model, const Params& params, const State
     solve::add_vec3(free_velocity, static_cast<int>(6 * b), force);
     solve::add_vec3(free_velocity, static_cast<int>(6 * b + 3), torque);
   }
+  // A torque τ on a joint coordinate is the generalised force J_dofᵀ τ.
   const auto apply_generalised_force = [&](const solve::ConstraintRow& row, double tau) {
-    solve::add_vec3(free_velocity, 6 * row.body_a, row.linear_a * tau);
-    solve::add_vec3(free_velocity, 6 * row.body_a + 3, row.angular_a * tau);
-    solve::add_vec3(free_velocity, 6 * row.body_b, row.linear_b * tau);
-    solve::add_vec3(free_velocity, 6 * row.body_b + 3, row.angular_b * tau);
+    solve::add_row_transpose(row, tau, free_velocity);
   };
   for (int a = 0; a < model.actuator_count(); ++a) {
     const Actuator& actuator = model.actuators[static_cast<std::size_t>(a)];

@@ -43,6 +43,27 @@ inline void apply_response(const ConstraintRow& row, const RowResponse& response
   add_vec3(velocity, b + 3, response.angular_b * impulse);
 }
 
+// y += J_iᵀ s (a generalised force, 6 per body).
+inline void add_row_transpose(const ConstraintRow& row, double s, std::span<double> y) {
+  add_vec3(y, 6 * row.body_a, row.linear_a * s);
+  add_vec3(y, 6 * row.body_a + 3, row.angular_a * s);
+  add_vec3(y, 6 * row.body_b, row.linear_b * s);
+  add_vec3(y, 6 * row.body_b + 3, row.angular_b * s);
+}
+
+// x ← M⁻¹ y (6 per body); x and y may be the same span.
+inline void apply_inverse_mass(const MassBlocks& mass, std::span<const double> y, std::span<double> x) {
+  for (std::size_t b = 0; b < mass.inverse_mass.size(); ++b) {
+    const int o = static_cast<int>(6 * b);
+    const Vec3 linear = read_vec3(y, o) * mass.inverse_mass[b];
+    const Vec3 angular = mass.inverse_inertia[b] * read_vec3(y, o + 3);
+    for (int k = 0; k < 3; ++k) {
+      x[static_cast<std::size_t>(o + k)] = linear[k];
+      x[static_cast<std::size_t>(o + 3 + k)] = angular[k];
+    }
+  }
+}
+
 // A_ij = J_i M⁻¹ J_jᵀ: the bodies the two rows share.
 inline double delassus_entry(const ConstraintRow& row_i, const ConstraintRow& row_j, const RowResponse& response_j) {
   double sum = 0.0;
