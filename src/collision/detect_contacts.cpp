@@ -4,6 +4,14 @@
 #include <algorithm>
 
 namespace diffphys::collision {
+namespace {
+
+// How many other shapes the partner search examines before it gives up and keeps the shape.
+// Small scenes are decided exactly; large ones stay linear (a shape usually finds a partner
+// among the first few candidates: the ground, a neighbour).
+constexpr int kPartnerScanLimit = 64;
+
+}  // namespace
 
 PosedShape pose_shape(const Model& model, const Params& params, const State& state, int shape_index) {
   const Shape& shape = model.shapes[static_cast<std::size_t>(shape_index)];
@@ -32,15 +40,16 @@ void detect_contacts(const Model& model, const Params& params, const State& stat
   ws.boxes.clear();
   ws.box_shape.clear();
   ws.plane_shapes.clear();
-  for (int s = 0; s < shape_count; ++s) {
-    ws.posed[static_cast<std::size_t>(s)] = pose_shape(model, params, state, s);
-    if (model.shapes[static_cast<std::size_t>(s)].type == ShapeType::Plane) {
-      ws.plane_shapes.push_back(s);
-    } else {
-      ws.boxes.push_back(bounding_box(ws.posed[static_cast<std::size_t>(s)], margin));
-      ws.box_shape.push_back(s);
-    }
-  }
+
+  // Shapes that cannot collide at all: group or mask 0 (the common way to switch a shape off).
+  const auto switched_off = [&](int s) {
+    const Shape& shape = model.shapes[static_cast<std::size_t>(s)];
+    return shape.collision_group == 0 || shape.collision_mask == 0;
+  };
+  int live = 0;
+  for (int s = 0; s < shape_count; ++s) live += switched_off(s) ? 0 : 1;
+  if (live < 2) return;
+
   ws.excluded_body_pairs.clear();
   for (const Joint& joint : model.joints)
     if (!joint.collide_connected)
@@ -55,9 +64,32 @@ void detect_contacts(const Model& model, const Params& params, const State& stat
         model.bodies[static_cast<std::size_t>(sj.body)].type != BodyType::Dynamic)
       return false;
     if ((si.collision_group & sj.collision_mask) == 0 || (sj.collision_group & si.collision_mask) == 0) return false;
+    if (ws.excluded_body_pairs.empty()) return true;
     const std::pair<int, int> bodies{std::min(si.body, sj.body), std::max(si.body, sj.body)};
     return !std::binary_search(ws.excluded_body_pairs.begin(), ws.excluded_body_pairs.end(), bodies);
   };
+  // Keep a shape only if some other shape may collide with it. The search looks at the next
+  // kPartnerScanLimit shapes (cyclically) and keeps the shape if it stops there.
+  const auto has_partner = [&](int shape) {
+    int other = shape;
+    for (int examined = 0; examined < kPartnerScanLimit; ++examined) {
+      if (++other == shape_count) other = 0;
+      if (other == shape) return false;  // every other shape examined
+      if (!switched_off(other) && may_collide(shape, other)) return true;
+    }
+    return true;
+  };
+  for (int s = 0; s < shape_count; ++s) {
+    if (switched_off(s) || !has_partner(s)) continue;
+    ws.posed[static_cast<std::size_t>(s)] = pose_shape(model, params, state, s);
+    if (model.shapes[static_cast<std::size_t>(s)].type == ShapeType::Plane) {
+      ws.plane_shapes.push_back(s);
+    } else {
+      ws.boxes.push_back(bounding_box(ws.posed[static_cast<std::size_t>(s)], margin));
+      ws.box_shape.push_back(s);
+    }
+  }
+
   const auto collide_pair = [&](int shape_a, int shape_b) {
     if (!may_collide(shape_a, shape_b)) return;
     ContactPoint points[kMaxPairContacts];

@@ -28,6 +28,15 @@ struct CollisionWorkspace {
 };
 
 // Replaces `contacts` with this state's contacts, in a deterministic order.
+//
+// Shapes that can never touch anything are neither posed nor boxed nor swept (a chain whose
+// links have collision mask 0 then costs nothing here): a shape whose collision group or
+// mask is 0, and a shape every possible partner of which is ruled out by the pair filters
+// (same body, both bodies non-dynamic, group/mask, bodies joined by a joint). The partner
+// search looks at a bounded number of candidates per shape (kPartnerScanLimit in the .cpp)
+// and keeps the shape when the bound is reached, so it stays linear in the shape count and
+// never drops a shape that could collide. The contacts are those of the unfiltered pass, in
+// the same order; workspace.posed holds current poses for the shapes kept only.
 void detect_contacts(const Model& model, const Params& params, const State& state, CollisionWorkspace& workspace,
                      std::vector<Contact>& contacts);
 

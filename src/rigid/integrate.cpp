@@ -2,12 +2,23 @@
 #include "rigid/integrate.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "rigid/joints.hpp"
 #include "solve/envelope_ldlt.hpp"
 #include "solve/row_algebra.hpp"
 
 namespace diffphys::rigid {
+namespace {
+
+// q / |q| with one division (Quat::normalized divides each component): the joint projection
+// renormalises every body's orientation on each of its iterations.
+Quat unit(const Quat& q) {
+  const double inverse_norm = 1.0 / std::sqrt(q.squared_norm());
+  return {q.w * inverse_norm, q.x * inverse_norm, q.y * inverse_norm, q.z * inverse_norm};
+}
+
+}  // namespace
 
 void integrate(const Model& model, const State& state_in, std::span<const double> velocity, State& state_out) {
   const double h = model.dt;
@@ -51,17 +62,36 @@ double stabilize_joints(const Model& model, std::span<const solve::ConstraintRow
     }
     for (double& e : buffers.errors) e = -e;
     solve::envelope_solve(factors, buffers.errors);  // now the correction impulses
+    // Δq = M⁻¹J_tᵀ Δλ. A joint's rows are consecutive and share their two bodies: their
+    // terms are summed in registers and each body's displacement is written once per joint
+    // (rather than read, added and stored again for every row, a chain of store-to-load
+    // dependencies).
     std::fill(buffers.displacement.begin(), buffers.displacement.end(), 0.0);
-    for (std::size_t i = 0; i < rows; ++i)
-      solve::apply_response(joint_rows[i], factors.responses[i], buffers.errors[i], buffers.displacement);
+    for (std::size_t i = 0; i < rows;) {
+      const int body_a = joint_rows[i].body_a, body_b = joint_rows[i].body_b;
+      Vec3 linear_a, angular_a, linear_b, angular_b;
+      for (; i < rows && joint_rows[i].body_a == body_a && joint_rows[i].body_b == body_b; ++i) {
+        const solve::RowResponse& response = factors.responses[i];
+        const double impulse = buffers.errors[i];
+        linear_a += response.linear_a * impulse;
+        angular_a += response.angular_a * impulse;
+        linear_b += response.linear_b * impulse;
+        angular_b += response.angular_b * impulse;
+      }
+      solve::add_vec3(buffers.displacement, 6 * body_a, linear_a);
+      solve::add_vec3(buffers.displacement, 6 * body_a + 3, angular_a);
+      solve::add_vec3(buffers.displacement, 6 * body_b, linear_b);
+      solve::add_vec3(buffers.displacement, 6 * body_b + 3, angular_b);
+    }
+    const double inverse_dt = 1.0 / model.dt;  // multiplications, not six divisions per body
     for (std::size_t b = 0; b < state.position.size(); ++b) {
       if (model.bodies[b].type != BodyType::Dynamic) continue;
       const Vec3 translation = solve::read_vec3(buffers.displacement, static_cast<int>(6 * b));
       const Vec3 rotation = solve::read_vec3(buffers.displacement, static_cast<int>(6 * b + 3));
       state.position[b] += translation;
-      state.orientation[b] = (Quat::from_rotation_vector(rotation) * state.orientation[b]).normalized();
-      state.linear_velocity[b] += translation / model.dt;
-      state.angular_velocity[b] += rotation / model.dt;
+      state.orientation[b] = unit(Quat::from_rotation_vector(rotation) * state.orientation[b]);
+      state.linear_velocity[b] += translation * inverse_dt;
+      state.angular_velocity[b] += rotation * inverse_dt;
     }
   }
   return error;

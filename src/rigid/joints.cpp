@@ -127,8 +127,25 @@ int joint_row_count(const Model& model) {
 
 void append_joint_rows(const Model& model, const State& state, const BodyDynamics& bodies,
                        std::vector<ConstraintRow>& rows) {
+  // The rows are written member by member into storage grown once: copying a whole row
+  // that was just assembled on the stack (push_back) reads it back with wider loads than
+  // the stores that built it, and the stalled store forwarding made this a tenth of the
+  // chain's step. The other members keep ConstraintRow's defaults, as make_row's do.
+  const std::size_t first = rows.size();
+  rows.resize(first + static_cast<std::size_t>(joint_row_count(model)));
+  ConstraintRow* out = rows.data() + first;
   for (const Joint& joint : model.joints)
-    for_each_joint_row(joint, state, bodies, [&](const ConstraintRow& row, double) { rows.push_back(row); });
+    for_each_joint_row(joint, state, bodies, [&](const ConstraintRow& row, double) {
+      out->type = row.type;
+      out->body_a = row.body_a;
+      out->body_b = row.body_b;
+      out->linear_a = row.linear_a;
+      out->angular_a = row.angular_a;
+      out->linear_b = row.linear_b;
+      out->angular_b = row.angular_b;
+      out->rhs = row.rhs;
+      ++out;
+    });
 }
 
 double joint_position_errors(const Model& model, const State& state, const BodyDynamics& bodies,

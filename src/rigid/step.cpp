@@ -81,6 +81,12 @@ StepStatus step(const Model& model, const Params& params, const State& state_in,
   rigid::append_contact_rows(model, params, state_in, ws.contacts, ws.free_velocity, ws.rows);
 
   ws.lambda.assign(ws.rows.size(), 0.0);
+  // PGS starts from the previous step's impulses (rigid/warm_start.hpp); the interior point
+  // from zero, so that its answer depends on this step's inputs only.
+  const rigid::RowBlocks row_blocks{ws.joint_rows, ws.limit_rows_end, ws.first_contact_row};
+  const bool warm_start = model.solver.type == SolverType::ProjectedGaussSeidel && model.solver.warm_start;
+  if (warm_start)
+    rigid::apply_warm_start(ws.warm_start, state_in, ws.rows, row_blocks, ws.limit_sources, ws.contacts, ws.lambda);
   const solve::MassBlocks mass = ws.bodies.mass_blocks();
   const SolverSettings& settings = model.solver;
   solve::MlcpResult solved =
@@ -89,7 +95,7 @@ StepStatus step(const Model& model, const Params& params, const State& state_in,
                                         ws.solver, ws.lambda, ws.velocity)
           : solve::solve_projected_gauss_seidel(ws.rows, mass, ws.free_velocity, settings.max_iterations,
                                                 settings.tolerance, ws.solver, ws.lambda, ws.velocity);
-  if (settings.type == SolverType::InteriorPoint && ws.rows.size() > joint_row_count) {
+  if (settings.type == SolverType::InteriorPoint && ws.rows.size() > joint_row_count && !solved.exact) {
     // The exact solution of the interior point's active set (solve/polish.hpp).
     solved.residual = solve::polish_solution(ws.rows, ws.free_velocity, solved.residual, ws.solver, ws.lambda, ws.velocity);
     solved.converged = solved.residual <= settings.tolerance;
@@ -105,6 +111,9 @@ StepStatus step(const Model& model, const Params& params, const State& state_in,
   ws.joint_factorization_valid = joint_rows_only;
   const double joint_error = rigid::stabilize_joints(model, joint_rows, mass, joint_rows_only ? &ws.solver : nullptr,
                                                      state_out, ws.stabilization);
+
+  if (warm_start)
+    rigid::store_warm_start(ws.warm_start, state_out, ws.rows, row_blocks, ws.limit_sources, ws.contacts, ws.lambda);
 
   StepStatus status;
   status.converged = solved.converged;

@@ -12,6 +12,7 @@
 #include "rigid/body_dynamics.hpp"
 #include "rigid/inequality_rows.hpp"
 #include "rigid/integrate.hpp"
+#include "rigid/warm_start.hpp"
 #include "solve/mlcp.hpp"
 
 namespace diffphys {
@@ -33,6 +34,7 @@ struct Workspace::Impl {
   // its A = J M⁻¹ Jᵀ (the joint projection and the backward pass reuse it).
   bool joint_factorization_valid = false;
   rigid::StabilizationBuffers stabilization;
+  rigid::WarmStart warm_start;  // the previous step's λ, for PGS (rigid/warm_start.hpp)
 };
 
 }  // namespace diffphys

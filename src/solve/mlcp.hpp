@@ -58,6 +58,10 @@ struct MlcpResult {
   bool converged = false;
   int iterations = 0;
   double residual = 0.0;  // m/s, see the file comment
+  // λ is the exact solution (to round-off) of its own active set's linear system — the
+  // interior point's active-set passes found it — so polishing it (solve/polish.hpp) would
+  // solve the same system again.
+  bool exact = false;
 };
 
 // The column M⁻¹ J_iᵀ of one row: body a (linear, angular), body b (linear, angular).
@@ -77,11 +81,26 @@ struct MlcpWorkspace {
   std::vector<int> envelope_start;   // (rows + 1) offsets into envelope_values
   std::vector<double> envelope_values;
   std::vector<double> envelope_pivots;  // (rows) D of LDLᵀ
-  std::vector<std::vector<int>> rows_of_body;  // (nbody) rows touching each dynamic body
-  // Interior point's pivoting fallback: equality rows eliminated, Lemke on the rest.
+  std::vector<int> envelope_body_first;  // (nbody) first row touching each body (scratch)
+  std::vector<int> envelope_last;        // (rows) last row reaching each column (scratch)
+  std::vector<double> envelope_column;   // (bandwidth) one column of the factorisation (scratch)
+  // Interior point (equality rows eliminated once per solve) and its pivoting fallback
+  // (equality rows eliminated, Lemke on the rest).
   std::vector<int> equality_rows, complementarity_rows;
   std::vector<double> coupling;       // (equality × complementarity) B_EE⁻¹ B_EI
   std::vector<double> schur;          // (complementarity²) B_II − B_IE B_EE⁻¹ B_EI
+  std::vector<double> equality_factor;  // (equality²) dense LU of B_EE + R_E (if not envelope)
+  std::vector<int> equality_pivots;     // (equality)
+  std::vector<double> equality_part, complementarity_part;  // Newton step scratch
+  std::vector<double> complementarity_equality;  // (complementarity × equality) B_IE
+  std::vector<int> block;    // complementarity positions being solved (all, or the active set)
+  std::vector<char> active;  // (complementarity) active-set guess: row held at w = 0
+  // Projected Gauss–Seidel: the friction polygon of the current K, tabulated once per solve.
+  struct Vec2 {
+    double x = 0.0, y = 0.0;
+  };
+  std::vector<Vec2> polygon_vertex;       // (K + 1) (cos θ_k, sin θ_k)
+  std::vector<Vec2> polygon_edge_normal;  // (K) outward normal of edge k
   std::vector<double> reduced_q, reduced_solution, equality_offset;
   LemkeWorkspace lemke;
 };
@@ -100,16 +119,24 @@ double mlcp_residual(std::span<const ConstraintRow> rows, std::span<const double
 
 // Primal–dual interior point with Mehrotra's predictor–corrector (Mattingley & Boyd 2012,
 // as adapted to the LCP by de Avila Belbute-Peres et al. 2018). Equality-only problems are
-// solved directly by a sparse (envelope) LDLᵀ in one step. If the path-following stalls
-// (friction makes the LCP non-monotone), the equality rows are eliminated and the rest is
-// solved by Lemke's pivoting; the better of the two answers is kept. Writes λ and v.
+// solved directly by a sparse (envelope) LDLᵀ in one step. Equality rows are eliminated once
+// per solve (Schur complement), so iterations factorise the complementarity block only.
+// Problems without friction first try a few primal–dual active-set passes (exact when they
+// find the solution's active set; the first guess is the rows with λ > 0 in the incoming λ,
+// none if it is zero). If the path-following stalls (friction makes the LCP non-monotone),
+// the equality rows are eliminated and the rest is solved by Lemke's pivoting; the better of
+// the two answers is kept. Writes λ and v.
 MlcpResult solve_interior_point(std::span<const ConstraintRow> rows, const MassBlocks& mass,
                                 std::span<const double> free_velocity, int max_iterations, double tolerance,
                                 MlcpWorkspace& workspace, std::span<double> lambda, std::span<double> velocity);
 
-// Projected Gauss–Seidel, warm-started from the incoming λ. Friction groups are updated as
-// a block: the tangential impulse is projected onto the friction polygon (the fixed point is
-// the maximal-dissipation solution of the same LCP). Writes λ and v.
+// Projected Gauss–Seidel, warm-started from the incoming λ (the step passes the previous
+// step's impulses: rigid/warm_start.hpp). Friction groups are updated as a block: the
+// tangential impulse is projected onto the friction polygon (the fixed point is the
+// maximal-dissipation solution of the same LCP). The residual is evaluated after sweeps 1–4,
+// then every fourth sweep and after the last, so the solver may run up to three sweeps past
+// the first that met the tolerance; the residual it reports is always that of the λ and v it
+// returns. Writes λ and v.
 MlcpResult solve_projected_gauss_seidel(std::span<const ConstraintRow> rows, const MassBlocks& mass,
                                         std::span<const double> free_velocity, int max_iterations,
                                         double tolerance, MlcpWorkspace& workspace, std::span<double> lambda,
