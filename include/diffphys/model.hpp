@@ -130,6 +130,10 @@ struct SolverSettings {
   double contact_erp = 0.2;        // fraction of penetration removed per step (contacts only)
   double penetration_slop = 1e-4;  // penetration tolerated before correction, m
   double restitution_threshold = 0.01;  // approach speeds below this do not bounce, m/s
+  // PGS starts from the previous step's impulses (rigid/warm_start.hpp). A step then depends
+  // on the previous call on its workspace; Rollout turns this off so that the segments it
+  // recomputes during backward are bit-identical to the forward pass.
+  bool warm_start = true;
   int stabilization_iterations = 4;     // max Newton iterations of the joint projection
   double stabilization_tolerance = 1e-10;  // joint position error at which projection stops, m
 };

@@ -88,7 +88,7 @@ class Rollout {
   Gradients backward(const LossGradient& loss_gradient) const;
 
  private:
-  const Model& model_;
+  Model model_;  // the caller's, with PGS warm start off (see SolverSettings::warm_start)
   const Params& params_;
   RolloutOptions options_;
   int steps_ = 0;

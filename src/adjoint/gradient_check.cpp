@@ -80,6 +80,7 @@ GradientCheckReport check_gradients(const Scene& scene_in, std::span<const doubl
   scene.model.solver.max_iterations = std::max(scene.model.solver.max_iterations, 200);
   scene.model.solver.stabilization_tolerance = std::min(scene.model.solver.stabilization_tolerance, 1e-14);
   scene.model.solver.stabilization_iterations = std::max(scene.model.solver.stabilization_iterations, 20);
+  scene.model.solver.warm_start = false;  // as in Rollout: each step a function of its inputs
   const Model& model = scene.model;
   const auto actuators = static_cast<std::size_t>(model.actuator_count());
   const auto steps = static_cast<std::size_t>(options.steps);

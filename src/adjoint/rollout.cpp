@@ -47,6 +47,7 @@ std::span<const double> Gradients::param(const Model& model, std::string_view na
 
 Rollout::Rollout(const Model& model, const Params& params, RolloutOptions options)
     : model_(model), params_(params), options_(options) {
+  model_.solver.warm_start = false;
   validate_params(model_, params_);
   if (!(options_.gradient_decay > 0 && options_.gradient_decay <= 1))
     throw Error(message("rollout: gradient_decay must lie in (0, 1], got ", options_.gradient_decay));
