@@ -1,9 +1,10 @@
 // diffphys/math.hpp — the small fixed-size algebra every stage speaks: Vec3, Mat3, Quat.
 //
-// Why our own and not Eigen here: these types appear in every public header, and Eigen in
-// every header costs minutes of compile time on a 2-core machine. Eigen stays inside the
-// .cpp files that need dense or sparse linear algebra. Everything is inline and constexpr-
-// friendly so the compiler sees through it in the hot loop.
+// Why our own and not Eigen: these types appear in every public header, and Eigen in every
+// header costs minutes of compile time on a 2-core machine. The solvers' linear algebra is
+// specialised (envelope LDLᵀ, small dense LU) and lives in src/solve/, so Eigen is not a
+// dependency at all for now. Everything is inline and constexpr-friendly so the compiler
+// sees through it in the hot loop.
 //
 // The types are templates on the scalar (Vec3T<T>, ...; Vec3 = Vec3T<double>) so that a
 // stage written once can also run on dual numbers (adjoint/dual.hpp) to get exact local
