@@ -71,6 +71,8 @@ using LossGradient = std::function<void(int step, const State& state, std::span<
 
 class Rollout {
  public:
+  // Copies the model (with PGS warm start off); `params` is referenced and must outlive the
+  // Rollout — change it only between run() and the next run().
   Rollout(const Model& model, const Params& params, RolloutOptions options = {});
 
   // Runs `steps` steps from `initial`; controls: steps × nactuator (row-major), or empty for
