@@ -18,12 +18,11 @@ a row run once is taken as it is).
 Usage: bench/gradient_plot.py out/gradient_bench.json [--memory FILE ...] [--plot PNG] [--markdown]
 """
 import json
-import math
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ratios import format_time, load_times, print_table  # noqa: E402  (same directory)
+from ratios import GROWTH_FIT_MIN_LINKS, format_time, growth_exponent, load_times, print_table  # noqa: E402  (same directory)
 
 ROLLOUT_FAMILY = "BM_Rollout"
 MASS_FAMILY = "BM_MassGradient"
@@ -31,7 +30,6 @@ CHAIN_FAMILY = "BM_ChainGradient"
 FORWARD_BACKWARD_TARGET = 3.0  # (forward + backward) / forward, at most
 MUJOCO_TARGET = 30.0  # MuJoCo / diffphys, at least
 MEMORY_TARGET_MIB = 200.0
-GROWTH_FIT_MIN_LINKS = 5
 
 
 def rows_of(times, family):
@@ -43,17 +41,6 @@ def rows_of(times, family):
         if parts[0] == family:
             rows["/".join(part for part in parts[1:] if ":" not in part)] = value
     return rows
-
-
-def growth_exponent(points):
-    """p of t ∝ N^p: least-squares slope of log t against log N over N ≥ GROWTH_FIT_MIN_LINKS."""
-    logs = [(math.log(n), math.log(t)) for n, t in points if n >= GROWTH_FIT_MIN_LINKS]
-    if len(logs) < 2:
-        return None
-    mean_x = sum(x for x, _ in logs) / len(logs)
-    mean_y = sum(y for _, y in logs) / len(logs)
-    spread = sum((x - mean_x) ** 2 for x, _ in logs)
-    return sum((x - mean_x) * (y - mean_y) for x, y in logs) / spread
 
 
 def rollout_table(times, markdown):
