@@ -298,15 +298,7 @@ const char* check_pair(const PairScene& pair, int shape_a, int shape_b,
 
   for (std::size_t c = 0; c < base.size(); ++c) {
     SCOPED_TRACE("feature " + std::to_string(base[c].feature));
-    Contact contact;
-    contact.shape_a = shape_a;
-    contact.shape_b = shape_b;
-    contact.body_a = model.shapes[static_cast<std::size_t>(shape_a)].body;
-    contact.body_b = model.shapes[static_cast<std::size_t>(shape_b)].body;
-    contact.position = base[c].position;
-    contact.normal = base[c].normal;
-    contact.gap = base[c].gap;
-    contact.feature = base[c].feature;
+    const Contact contact = collision::contact_from_point(model, shape_a, shape_b, base[c]);
     const ContactGeometryJacobian jacobian =
         contact_geometry_jacobian(model, params, state, contact);
     EXPECT_TRUE(jacobian.found);

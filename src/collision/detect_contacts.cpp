@@ -95,18 +95,7 @@ void detect_contacts(const Model& model, const Params& params, const State& stat
     ContactPoint points[kMaxPairContacts];
     const int count = collide(ws.posed[static_cast<std::size_t>(shape_a)], ws.posed[static_cast<std::size_t>(shape_b)],
                               margin, points);
-    for (int k = 0; k < count; ++k) {
-      Contact contact;
-      contact.shape_a = shape_a;
-      contact.shape_b = shape_b;
-      contact.body_a = model.shapes[static_cast<std::size_t>(shape_a)].body;
-      contact.body_b = model.shapes[static_cast<std::size_t>(shape_b)].body;
-      contact.position = points[k].position;
-      contact.normal = points[k].normal;
-      contact.gap = points[k].gap;
-      contact.feature = points[k].feature;
-      contacts.push_back(contact);
-    }
+    for (int k = 0; k < count; ++k) contacts.push_back(contact_from_point(model, shape_a, shape_b, points[k]));
   };
 
   // Shapes against planes (the dynamic shape is a, so normals point out of the plane).

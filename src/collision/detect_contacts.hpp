@@ -40,6 +40,20 @@ struct CollisionWorkspace {
 void detect_contacts(const Model& model, const Params& params, const State& state, CollisionWorkspace& workspace,
                      std::vector<Contact>& contacts);
 
+// The Contact between shapes a and b for one narrow-phase point.
+inline Contact contact_from_point(const Model& model, int shape_a, int shape_b, const ContactPoint& point) {
+  Contact contact;
+  contact.shape_a = shape_a;
+  contact.shape_b = shape_b;
+  contact.body_a = model.shapes[static_cast<std::size_t>(shape_a)].body;
+  contact.body_b = model.shapes[static_cast<std::size_t>(shape_b)].body;
+  contact.position = point.position;
+  contact.normal = point.normal;
+  contact.gap = point.gap;
+  contact.feature = point.feature;
+  return contact;
+}
+
 // The shape placed in the world at `state` (sizes from params).
 PosedShape pose_shape(const Model& model, const Params& params, const State& state, int shape);
 
