@@ -245,6 +245,73 @@ TEST(Gradient, CheckpointingGivesTheSameGradientsAsStoringEveryState) {
   EXPECT_EQ(a.params, b.params);
 }
 
+// u_t = k0·x + k1·vx of the pendulum's bob (body 1): a linear feedback whose gains are the
+// controller's own parameters; it accumulates dL/dk in act_backward.
+class LinearFeedback final : public Controller {
+ public:
+  double k0 = 0.0, k1 = 0.0;
+  double gradient_k0 = 0.0, gradient_k1 = 0.0;
+  std::vector<int> backward_order;
+  void act(int, const State& state, std::span<double> controls) override {
+    controls[0] = k0 * state.position[1].x + k1 * state.linear_velocity[1].x;
+  }
+  void act_backward(int step, const State& state, std::span<const double> control_gradient,
+                    std::span<double> state_gradient) override {
+    backward_order.push_back(step);
+    gradient_k0 += control_gradient[0] * state.position[1].x;
+    gradient_k1 += control_gradient[0] * state.linear_velocity[1].x;
+    state_gradient[kTangent * 1 + 0] += control_gradient[0] * k0;  // ∂u/∂p_x
+    state_gradient[kTangent * 1 + 6] += control_gradient[0] * k1;  // ∂u/∂v_x
+  }
+};
+
+TEST(Gradient, ClosedLoopControllerGradientsMatchCentralDifferences) {
+  ModelBuilder builder = hinge_chain(1, 0.5, 1.0, 0.6);
+  builder.dt = 1e-2;
+  ActuatorSpec motor;
+  motor.name = "hinge_motor";
+  motor.joint = "hinge0";
+  builder.add_actuator(motor);
+  const Scene scene = builder.build();
+  const int steps = 120;
+  RolloutOptions options;
+  options.checkpoint_interval = 11;  // the backward pass recomputes segments with stored controls
+  // L = x_T of the bob + Σ_t (z_t of the bob)²/T.
+  const auto loss_of = [&](double k0, double k1, double start_x) {
+    LinearFeedback controller;
+    controller.k0 = k0;
+    controller.k1 = k1;
+    State initial = scene.state;
+    initial.position[1].x += start_x;
+    Rollout rollout(scene.model, scene.params, options);
+    rollout.run(initial, controller, steps);
+    double loss = rollout.final_state().position[1].x;
+    for (int t = 0; t <= steps; ++t) loss += std::pow(rollout.state(t).position[1].z, 2) / steps;
+    return loss;
+  };
+  LinearFeedback controller;
+  controller.k0 = -3.0;
+  controller.k1 = -0.8;
+  Rollout rollout(scene.model, scene.params, options);
+  rollout.run(scene.state, controller, steps);
+  const Gradients g = rollout.backward([&](int t, const State& state, std::span<double> out) {
+    out[kTangent * 1 + 2] += 2.0 * state.position[1].z / steps;
+    if (t == steps) out[kTangent * 1 + 0] += 1.0;
+  });
+  std::vector<int> descending(steps);
+  for (int t = 0; t < steps; ++t) descending[static_cast<std::size_t>(t)] = steps - 1 - t;
+  EXPECT_EQ(controller.backward_order, descending);
+  const double h = 1e-6;
+  const auto central = [&](auto&& f) { return (f(h) - f(-h)) / (2 * h); };
+  const double numeric_k0 = central([&](double e) { return loss_of(-3.0 + e, -0.8, 0.0); });
+  const double numeric_k1 = central([&](double e) { return loss_of(-3.0, -0.8 + e, 0.0); });
+  const double numeric_x0 = central([&](double e) { return loss_of(-3.0, -0.8, e); });
+  EXPECT_NEAR(controller.gradient_k0, numeric_k0, 1e-6 * std::max(1.0, std::abs(numeric_k0)));
+  EXPECT_NEAR(controller.gradient_k1, numeric_k1, 1e-6 * std::max(1.0, std::abs(numeric_k1)));
+  EXPECT_NEAR(g.initial_state[kTangent * 1 + 0], numeric_x0, 1e-6 * std::max(1.0, std::abs(numeric_x0)));
+  EXPECT_GT(std::abs(controller.gradient_k0), 1e-3);  // the feedback matters to the loss
+}
+
 TEST(Gradient, HealthReportNamesTheStepOfAnInjectedNan) {
   const Scene scene = hinge_chain(2, 0.3, 0.5, 0.7).build();
   Rollout rollout(scene.model, scene.params);

@@ -69,6 +69,21 @@ struct Gradients {
 // dL/dx_t for any t in [0, T]: add into `gradient` (12 per body).
 using LossGradient = std::function<void(int step, const State& state, std::span<double> gradient)>;
 
+// Feedback inside a rollout (closed loop): u_t = π(t, x_t). The rollout calls act() once per
+// step going forward and stores the controls (recomputed segments reuse them). Going backward
+// it calls
+// act_backward() exactly once per step, for t = T−1 down to 0, with ū_t = dL/du_t; the
+// controller adds (∂π/∂x_t)ᵀ ū_t into `state_gradient` (tangent layout) and accumulates the
+// gradient of its own parameters. A recurrent controller keeps its hidden states itself and
+// back-propagates through them in this reverse order (Degrave et al. 2019, §3).
+class Controller {
+ public:
+  virtual ~Controller() = default;
+  virtual void act(int step, const State& state, std::span<double> controls) = 0;
+  virtual void act_backward(int step, const State& state, std::span<const double> control_gradient,
+                            std::span<double> state_gradient) = 0;
+};
+
 class Rollout {
  public:
   // Copies the model (with PGS warm start off); `params` is referenced and must outlive the
@@ -78,6 +93,12 @@ class Rollout {
   // Runs `steps` steps from `initial`; controls: steps × nactuator (row-major), or empty for
   // all-zero controls. Throws Error for mismatched sizes or invalid input.
   void run(const State& initial, std::span<const double> controls, int steps);
+  // Closed loop: the controls of step t are controller.act(t, x_t). The controller is
+  // referenced until the next run() and must outlive backward(); Gradients::controls still
+  // holds dL/du_t, and the controller receives them through act_backward().
+  void run(const State& initial, Controller& controller, int steps);
+  // The controls used at each step (steps × nactuator): the given ones, or the controller's.
+  std::span<const double> controls() const { return controls_; }
 
   int steps() const { return steps_; }
   const State& final_state() const { return final_state_; }
@@ -97,9 +118,12 @@ class Rollout {
   int interval_ = 1;
   std::vector<State> checkpoints_;  // x_0, x_k, x_2k, ...
   std::vector<double> controls_;    // steps × nactuator
+  Controller* controller_ = nullptr;  // closed loop: controls_ were computed by it
   std::vector<StepStatus> statuses_;
   std::vector<std::uint64_t> contact_signatures_;  // (steps) hash of each step's contact set
   State final_state_;
+
+  void forward(const State& initial, std::span<const double> controls, int steps);
 };
 
 }  // namespace diffphys

@@ -62,6 +62,16 @@ std::size_t Rollout::stored_state_bytes() const {
 }
 
 void Rollout::run(const State& initial, std::span<const double> controls, int steps) {
+  controller_ = nullptr;
+  forward(initial, controls, steps);
+}
+
+void Rollout::run(const State& initial, Controller& controller, int steps) {
+  controller_ = &controller;
+  forward(initial, {}, steps);
+}
+
+void Rollout::forward(const State& initial, std::span<const double> controls, int steps) {
   validate_state(model_, initial);
   if (steps < 0) throw Error(message("rollout: steps must be non-negative, got ", steps));
   const auto actuators = static_cast<std::size_t>(model_.actuator_count());
@@ -92,9 +102,15 @@ void Rollout::run(const State& initial, std::span<const double> controls, int st
   Workspace workspace;
   for (int t = 0; t < steps; ++t) {
     if (t % interval_ == 0) checkpoints_.push_back(current);
-    statuses_[static_cast<std::size_t>(t)] =
-        step(model_, params_, current, std::span<const double>(controls_).subspan(static_cast<std::size_t>(t) * actuators, actuators),
-             next, workspace);
+    const std::span<double> controls_t = std::span<double>(controls_).subspan(static_cast<std::size_t>(t) * actuators, actuators);
+    if (controller_ != nullptr) {
+      controller_->act(t, current, controls_t);
+      for (std::size_t a = 0; a < actuators; ++a)
+        if (!std::isfinite(controls_t[a]))
+          throw Error(message("rollout: the controller returned a non-finite control ", controls_t[a], " for actuator '",
+                              model_.actuators[a].name, "' at step ", t));
+    }
+    statuses_[static_cast<std::size_t>(t)] = step(model_, params_, current, controls_t, next, workspace);
     contact_signatures_[static_cast<std::size_t>(t)] = contact_signature(workspace.contacts());
     std::swap(current, next);
   }
@@ -190,6 +206,11 @@ Gradients Rollout::backward(const LossGradient& loss_gradient) const {
                         std::span<double>(gradients.controls).subspan(static_cast<std::size_t>(t) * actuators, actuators),
                         gradients.params, vjp);
       if (!all_finite(previous)) note_non_finite(t, vjp.non_finite_stage.empty() ? "step" : vjp.non_finite_stage.c_str());
+      // Closed loop: u_t = π(x_t), so ū_t also reaches x_t through the controller.
+      if (controller_ != nullptr) {
+        controller_->act_backward(t, state_t, std::span<const double>(gradients.controls).subspan(static_cast<std::size_t>(t) * actuators, actuators), previous);
+        if (!all_finite(previous)) note_non_finite(t, "controller");
+      }
       if (options_.gradient_decay != 1.0)
         for (double& v : previous) v *= options_.gradient_decay;
       std::swap(adjoint, previous);
