@@ -5,8 +5,11 @@
 //   0  success
 //   1  bad input (unreadable or malformed scene, bad option): "diffphys: error: <message>"
 //   2  `simulate` finished but the solver did not converge at some step (listed on stderr)
+//   3  `gradcheck`: a gradient disagrees with finite differences
+//   4  `experiment` ran but fell short of its target
 // New subcommands (gradcheck, experiment, view) add an options struct, a run_ function and
 // a block in main(). Nothing here does physics: it calls the library's public API only.
+#include "experiment_command.hpp"
 #include "gradcheck_command.hpp"
 #include <algorithm>
 #include <charconv>
@@ -399,7 +402,7 @@ int main(int argc, char** argv) {
   app.footer(
       "Exit codes: 0 success; 1 error (message on stderr as 'diffphys: error: ...'); "
       "2 the solver did not converge at some step (simulate); 3 a gradient disagrees with finite "
-      "differences (gradcheck).");
+      "differences (gradcheck); 4 an experiment ran but fell short of its target.");
 
   SimulateOptions simulate_options;
   CLI::App* simulate = app.add_subcommand(
@@ -453,6 +456,20 @@ int main(int argc, char** argv) {
       ->default_val(1e-5);
   gradcheck->add_flag("--failures-only", gradcheck_options.only_failures, "Print only the disagreeing rows");
 
+  diffphys::cli::ExperimentCommandOptions experiment_options;
+  CLI::App* experiment = app.add_subcommand(
+      "experiment",
+      "Run one of the papers' experiments end to end (docs/EXPERIMENTS.md): progress lines, then one "
+      "JSON line with the figures; exit 4 if it fell short of its target.");
+  experiment->add_option("name", experiment_options.name, "One of: " + diffphys::cli::experiment_names())
+      ->required();
+  experiment->add_flag("--quick", experiment_options.quick, "The short CI variant (under a minute)");
+  experiment->add_flag("--full", experiment_options.full, "The paper's full-size variant where the default is scaled down");
+  experiment->add_flag("--json", experiment_options.json_only, "Print only the final JSON line");
+  experiment->add_option("--out", experiment_options.out_dir, "Directory for plots and trajectories")
+      ->default_val("out");
+  experiment->add_option("--seed", experiment_options.seed, "Random seed")->default_val(1);
+
   CLI::App* version = app.add_subcommand("version", "Print the version of diffphys.");
 
   try {
@@ -468,6 +485,7 @@ int main(int argc, char** argv) {
     if (simulate->parsed()) return run_simulate(simulate_options);
     if (info->parsed()) return run_info(info_options);
     if (gradcheck->parsed()) return diffphys::cli::run_gradcheck(gradcheck_options);
+    if (experiment->parsed()) return diffphys::cli::run_experiment(experiment_options);
     if (version->parsed()) return run_version();
   } catch (const std::exception& error) {
     std::cerr << "diffphys: error: " << error.what() << "\n";
