@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "solve/dense_lu.hpp"
+#include "solve/dense_lu.hpp"
 #include "solve/envelope_ldlt.hpp"
+#include "solve/envelope_lu.hpp"
 #include "solve/lemke.hpp"
 #include "solve/mlcp.hpp"
 #include "solve/row_algebra.hpp"
@@ -94,6 +96,44 @@ TEST(EnvelopeLdlt, MatchesADenseSolveOfTheDelassusSystem) {
                               row_response(system.rows[static_cast<std::size_t>(j)], system.mass())) *
                x[static_cast<std::size_t>(j)];
       EXPECT_NEAR(sum, b[static_cast<std::size_t>(i)], 1e-8 * (1 + std::abs(b[static_cast<std::size_t>(i)])));
+    }
+  }
+}
+
+// An unsymmetric perturbation of the Delassus matrix (B_ij = J_i · w_j, w_j = M⁻¹J_jᵀ + noise
+// on row j's bodies), as the joint projection's backward pass builds it: the envelope LU
+// solve must match a dense solve with partial pivoting.
+TEST(EnvelopeLu, MatchesADenseSolveOfAnUnsymmetricDelassusLikeSystem) {
+  std::mt19937 random(5);
+  std::normal_distribution<double> noise(0.0, 0.05);
+  const auto perturbed = [&](const Vec3& v) { return v + Vec3{noise(random), noise(random), noise(random)} * norm(v); };
+  for (const int count : {1, 4, 9, 16}) {
+    const RandomSystem system = random_chain_rows(count, random);
+    std::vector<RowResponse> columns;
+    for (const ConstraintRow& row : system.rows) {
+      const RowResponse r = row_response(row, system.mass());
+      columns.push_back({perturbed(r.linear_a), perturbed(r.angular_a), perturbed(r.linear_b), perturbed(r.angular_b)});
+    }
+    const auto n = static_cast<std::size_t>(count);
+    std::vector<double> dense(n * n), b(n), x(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      b[i] = std::sin(1.0 + static_cast<double>(i));
+      for (std::size_t j = 0; j < n; ++j) dense[i * n + j] = delassus_entry(system.rows[i], system.rows[j], columns[j]);
+    }
+    EnvelopeLuWorkspace workspace;
+    x = b;
+    ASSERT_TRUE(envelope_lu_factorize(system.rows, columns, system.mass().inverse_mass, workspace, /*regularisation=*/0.0));
+    envelope_lu_solve(workspace, x);
+    std::vector<double> factors = dense, expected = b;
+    std::vector<int> pivots(n);
+    ASSERT_TRUE(lu_factorize(factors, count, pivots));
+    lu_solve(factors, count, pivots, expected);
+    for (std::size_t i = 0; i < n; ++i) EXPECT_NEAR(x[i], expected[i], 1e-10 * (1 + std::abs(expected[i]))) << count;
+    // And B x = b, multiplied back.
+    for (std::size_t i = 0; i < n; ++i) {
+      double sum = 0.0;
+      for (std::size_t j = 0; j < n; ++j) sum += dense[i * n + j] * x[j];
+      EXPECT_NEAR(sum, b[i], 1e-10) << count;
     }
   }
 }

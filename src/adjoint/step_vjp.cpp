@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numbers>
 
 #include "adjoint/contact_geometry.hpp"
@@ -217,10 +218,9 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
     for (std::size_t b = 0; b < body_count; ++b) end_bodies.rotation[b] = state_out.orientation[b].to_matrix();
     vjp.end_rows.clear();
     rigid::append_joint_rows(model, state_out, end_bodies, vjp.end_rows);
-    // ρ = S⁻ᵀ r with S = G L M⁻¹ J_tᵀ and r = J_t M⁻¹ Δ̄. S differs from A_t = J_t M⁻¹ J_tᵀ
-    // only by O(h²) (end-state rows, the tiny Δθ), so the sparse factorisation of A_t that
-    // recovered δ above preconditions a short fixed-point iteration ρ ← ρ + A_t⁻¹(r − Sᵀρ),
-    // converging to round-off in a few sweeps, O(rows) each — no dense matrix.
+    // ρ = S⁻ᵀ r with S = G L M⁻¹ J_tᵀ and r = J_t M⁻¹ Δ̄. Sᵀ_ij = J_t,i · M⁻¹ Lᵀ G_jᵀ has the
+    // sparsity of A_t = J_t M⁻¹ J_tᵀ and differs from it by O(h·ω): a sparse LU without
+    // pivoting (solve/envelope_lu.hpp), linear in the chain's length.
     const std::size_t m = joint_rows;
     std::vector<Mat3>& left_jacobians = vjp.left_jacobians;
     left_jacobians.resize(body_count);
@@ -228,40 +228,22 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
       left_jacobians[b] = left_jacobian(read_vec3(vjp.displacement, static_cast<int>(6 * b + 3)));
     vjp.scratch.resize(dof);
     apply_inverse_mass(mass, delta_adjoint, vjp.scratch);
-    std::vector<double>& target = vjp.joint_target;  // r
-    target.resize(m);
-    for (std::size_t i = 0; i < m; ++i) target[i] = row_dot(rows_t[i], vjp.scratch);
-    std::vector<double>& rho = vjp.joint_multiplier;
-    rho.assign(m, 0.0);
-    std::vector<double>& correction = vjp.joint_correction;
-    correction = target;
-    double target_size = 0.0;
-    for (const double v : target) target_size = std::max(target_size, std::abs(v));
-    // Sᵀρ = J_t M⁻¹ Lᵀ Gᵀ ρ.
-    const auto s_transpose_times = [&](std::span<const double> x, std::span<double> result) {
-      std::fill(vjp.projected.begin(), vjp.projected.end(), 0.0);
-      for (std::size_t i = 0; i < m; ++i) add_row_transpose(vjp.end_rows[i], x[i], vjp.projected);
-      for (std::size_t b = 0; b < body_count; ++b) {  // Lᵀ on the rotation part
-        const int o = static_cast<int>(6 * b + 3);
-        const Vec3 rotated = left_jacobians[b].transpose_times(read_vec3(vjp.projected, o));
-        for (int k = 0; k < 3; ++k) vjp.projected[static_cast<std::size_t>(o + k)] = rotated[k];
-      }
-      apply_inverse_mass(mass, vjp.projected, vjp.projected);
-      for (std::size_t i = 0; i < m; ++i) result[i] = row_dot(rows_t[i], vjp.projected);
-    };
-    vjp.projected.assign(dof, 0.0);
-    std::vector<double>& product = vjp.joint_product;
-    product.resize(m);
-    for (int sweep = 0; sweep < 50 && target_size > 0; ++sweep) {
-      solve::envelope_solve(joint_factors, correction);
-      for (std::size_t i = 0; i < m; ++i) rho[i] += correction[i];
-      s_transpose_times(rho, product);
-      double remaining = 0.0;
-      for (std::size_t i = 0; i < m; ++i) {
-        correction[i] = target[i] - product[i];
-        remaining = std::max(remaining, std::abs(correction[i]));
-      }
-      if (remaining <= 1e-15 * target_size) break;
+    std::vector<double>& rho = vjp.joint_multiplier;  // r, then ρ
+    rho.resize(m);
+    for (std::size_t i = 0; i < m; ++i) rho[i] = row_dot(rows_t[i], vjp.scratch);
+    vjp.projected_columns.resize(m);
+    for (std::size_t j = 0; j < m; ++j) {
+      const ConstraintRow& end_row = vjp.end_rows[j];
+      const auto a = static_cast<std::size_t>(end_row.body_a), b = static_cast<std::size_t>(end_row.body_b);
+      vjp.projected_columns[j] = {end_row.linear_a * mass.inverse_mass[a],
+                                  mass.inverse_inertia[a] * left_jacobians[a].transpose_times(end_row.angular_a),
+                                  end_row.linear_b * mass.inverse_mass[b],
+                                  mass.inverse_inertia[b] * left_jacobians[b].transpose_times(end_row.angular_b)};
+    }
+    if (solve::envelope_lu_factorize(rows_t, vjp.projected_columns, mass.inverse_mass, vjp.projection_lu)) {
+      solve::envelope_lu_solve(vjp.projection_lu, rho);
+    } else {  // a vanishing pivot: redundant joints at a singular configuration; say so
+      std::fill(rho.begin(), rho.end(), std::numeric_limits<double>::quiet_NaN());
     }
     // Gᵀρ, then q̃̄ = Tᵀ(q̄⁺ − Gᵀρ) and η = Δ̄ − Lᵀ Gᵀ ρ.
     std::vector<double> g_rho(dof, 0.0);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "adjoint/lcp_vjp.hpp"
+#include "solve/envelope_lu.hpp"
 #include "diffphys/model.hpp"
 #include "diffphys/params.hpp"
 #include "diffphys/simulator.hpp"
@@ -28,14 +29,16 @@ inline constexpr int kBodyTangent = 12;
 
 struct StepVjpWorkspace {
   std::vector<double> velocity_adjoint, free_velocity_adjoint, displacement, displacement_adjoint, correction;
-  std::vector<double> joint_impulse, projected, scratch;
-  std::vector<double> joint_target, joint_multiplier, joint_correction, joint_product;
+  std::vector<double> joint_impulse, scratch;
+  std::vector<double> joint_multiplier;
   std::vector<Mat3> left_jacobians;  // (nbody) J_l of each body's projection rotation
   std::vector<RowAdjoint> row_adjoints;
   MassAdjoint mass_adjoint;
   std::vector<Mat3> inertia_adjoint;  // (nbody) adjoint of the world inertia (gyroscopic term)
   std::vector<solve::ConstraintRow> end_rows;
   LcpVjpWorkspace lcp;
+  std::vector<solve::RowResponse> projected_columns;  // (joint rows) M⁻¹ Lᵀ G_jᵀ
+  solve::EnvelopeLuWorkspace projection_lu;           // of Sᵀ = J_t M⁻¹ Lᵀ Gᵀ
   solve::MlcpWorkspace solver;
   State integrated;
   std::string non_finite_stage;  // the first stage of the last call whose output was not finite

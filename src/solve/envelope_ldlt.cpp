@@ -10,6 +10,8 @@
 // 10-link chain's step.) Inner loops run on plain pointers over contiguous envelope rows.
 #include "solve/envelope_ldlt.hpp"
 
+#include "solve/envelope_lu.hpp"
+
 #include <algorithm>
 #include <climits>
 
@@ -25,22 +27,7 @@ bool envelope_factorize(std::span<const ConstraintRow> rows, const MassBlocks& m
   std::vector<double>& values = workspace.envelope_values;
   std::vector<double>& pivots = workspace.envelope_pivots;
   // First structural column of each row: the earliest row sharing one of its dynamic bodies.
-  std::vector<int>& body_first = workspace.envelope_body_first;
-  body_first.assign(mass.inverse_mass.size(), INT_MAX);
-  first_column.resize(m);
-  row_start.resize(m + 1);
-  row_start[0] = 0;
-  for (std::size_t i = 0; i < m; ++i) {
-    int first = static_cast<int>(i);
-    for (const int body : {rows[i].body_a, rows[i].body_b}) {
-      const auto b = static_cast<std::size_t>(body);
-      if (mass.inverse_mass[b] == 0.0) continue;  // static: couples nothing
-      if (body_first[b] == INT_MAX) body_first[b] = static_cast<int>(i);
-      first = std::min(first, body_first[b]);
-    }
-    first_column[i] = first;
-    row_start[i + 1] = row_start[i] + static_cast<int>(i) - first + 1;
-  }
+  envelope_structure(rows, mass.inverse_mass, workspace.envelope_body_first, first_column, row_start);
   values.resize(static_cast<std::size_t>(row_start[m]));
   pivots.resize(m);
   double* const envelope = values.data();
