@@ -229,20 +229,49 @@ TEST(Gradient, BouncingBallBetweenContactsMatchesCentralDifferences) {
 
 TEST(Gradient, CheckpointingGivesTheSameGradientsAsStoringEveryState) {
   const Scene scene = hinge_chain(3, 0.3, 0.5, 0.7).build();
-  RolloutOptions every_state;
-  RolloutOptions checkpoints;
-  checkpoints.checkpoint_interval = 7;
-  Rollout stored(scene.model, scene.params, every_state), recomputed(scene.model, scene.params, checkpoints);
-  stored.run(scene.state, {}, 100);
-  recomputed.run(scene.state, {}, 100);
+  // Four ways to the same numbers: every state and every step's record kept; every state,
+  // steps re-run; checkpoints with one segment's records at a time; checkpoints, re-run.
+  RolloutOptions every_state, every_state_rerun, checkpoints, checkpoints_rerun;
+  every_state_rerun.keep_step_records = false;
+  checkpoints.checkpoint_interval = checkpoints_rerun.checkpoint_interval = 7;
+  checkpoints_rerun.keep_step_records = false;
+  Rollout stored(scene.model, scene.params, every_state), stored_rerun(scene.model, scene.params, every_state_rerun),
+      recomputed(scene.model, scene.params, checkpoints), recomputed_rerun(scene.model, scene.params, checkpoints_rerun);
+  for (Rollout* rollout : {&stored, &stored_rerun, &recomputed, &recomputed_rerun}) rollout->run(scene.state, {}, 100);
   EXPECT_EQ(stored.checkpoint_interval(), 1);
+  EXPECT_GT(stored.stored_record_bytes(), 0u);
+  EXPECT_EQ(stored_rerun.stored_record_bytes(), 0u);
+  EXPECT_EQ(recomputed.stored_record_bytes(), 0u);
   EXPECT_LT(recomputed.stored_state_bytes(), stored.stored_state_bytes() / 5);
   const auto loss = [](int t, const State&, std::span<double> out) {
     if (t % 10 == 0) out[kTangent * 3 + 0] += 1.0;
   };
-  const Gradients a = stored.backward(loss), b = recomputed.backward(loss);
-  EXPECT_EQ(a.initial_state, b.initial_state);
-  EXPECT_EQ(a.params, b.params);
+  const Gradients a = stored.backward(loss);
+  for (const Rollout* other : {&stored_rerun, &recomputed, &recomputed_rerun}) {
+    const Gradients b = other->backward(loss);
+    EXPECT_EQ(a.initial_state, b.initial_state);
+    EXPECT_EQ(a.params, b.params);
+  }
+  // A second run of the same Rollout reuses its records' buffers and gives the same bits.
+  stored.run(scene.state, {}, 100);
+  EXPECT_EQ(stored.backward(loss).params, a.params);
+}
+
+TEST(Gradient, StepRecordsAreDroppedWhenTheyOutgrowTheMemoryBudget) {
+  const Scene scene = hinge_chain(3, 0.3, 0.5, 0.7).build();
+  RolloutOptions small;
+  small.memory_budget = 200 * 1024;  // the 101 states fit, their records do not
+  Rollout rollout(scene.model, scene.params, small);
+  rollout.run(scene.state, {}, 100);
+  EXPECT_EQ(rollout.checkpoint_interval(), 1);
+  EXPECT_EQ(rollout.stored_record_bytes(), 0u);
+  Rollout unlimited(scene.model, scene.params);
+  unlimited.run(scene.state, {}, 100);
+  EXPECT_GT(unlimited.stored_record_bytes(), small.memory_budget);
+  const auto loss = [](int t, const State&, std::span<double> out) {
+    if (t == 100) out[kTangent * 2 + 2] += 1.0;
+  };
+  EXPECT_EQ(rollout.backward(loss).params, unlimited.backward(loss).params);
 }
 
 // u_t = k0·x + k1·vx of the pendulum's bob (body 1): a linear feedback whose gains are the

@@ -41,6 +41,11 @@ struct RolloutOptions {
   std::size_t memory_budget = std::size_t{256} << 20;
   double gradient_decay = 1.0;  // α ∈ (0, 1]: x̄_t ← α x̄_t per step back (Degrave et al. 2019)
   double gradient_clip = 0.0;   // clip |x̄_t| to this norm per step (0: off)
+  // Keep each step's solver record (its Workspace: rows, contacts, factorisation) when they
+  // fit the memory budget beside the states, so that backward() reverses the steps without
+  // re-running them. Otherwise backward re-runs each step, or keeps the records of one
+  // checkpoint segment at a time.
+  bool keep_step_records = true;
 };
 
 // What the backward pass saw.
@@ -107,6 +112,8 @@ class Rollout {
   State state(int step) const;
   int checkpoint_interval() const { return interval_; }
   std::size_t stored_state_bytes() const;
+  // Bytes of the step records kept by the last run() (0 if it did not keep them).
+  std::size_t stored_record_bytes() const { return record_bytes_; }
 
   Gradients backward(const LossGradient& loss_gradient) const;
 
@@ -122,6 +129,10 @@ class Rollout {
   std::vector<StepStatus> statuses_;
   std::vector<std::uint64_t> contact_signatures_;  // (steps) hash of each step's contact set
   State final_state_;
+  std::vector<Workspace> records_;  // (steps) each step's Workspace, when kept (see RolloutOptions)
+  bool records_kept_ = false;
+  std::size_t record_bytes_ = 0;
+  std::size_t largest_record_bytes_ = 0;  // one step's Workspace, the largest seen
 
   void forward(const State& initial, std::span<const double> controls, int steps);
 };

@@ -98,6 +98,12 @@ void Rollout::forward(const State& initial, std::span<const double> controls, in
   checkpoints_.reserve(total_steps / static_cast<std::size_t>(interval_) + 1);
   statuses_.assign(total_steps, StepStatus{});
   contact_signatures_.assign(total_steps, 0);
+  // Step records: one Workspace per step, reused by later runs of this Rollout (no
+  // allocation once grown), dropped as soon as they outgrow the budget beside the states.
+  const std::size_t state_storage = (total_steps / static_cast<std::size_t>(interval_) + 1) * bytes;
+  records_kept_ = options_.keep_step_records && interval_ == 1 && steps > 0;
+  record_bytes_ = 0;
+  if (records_kept_) records_.resize(total_steps);
   State current = initial, next = initial;
   Workspace workspace;
   for (int t = 0; t < steps; ++t) {
@@ -110,10 +116,21 @@ void Rollout::forward(const State& initial, std::span<const double> controls, in
           throw Error(message("rollout: the controller returned a non-finite control ", controls_t[a], " for actuator '",
                               model_.actuators[a].name, "' at step ", t));
     }
-    statuses_[static_cast<std::size_t>(t)] = step(model_, params_, current, controls_t, next, workspace);
-    contact_signatures_[static_cast<std::size_t>(t)] = contact_signature(workspace.contacts());
+    Workspace& step_workspace = records_kept_ ? records_[static_cast<std::size_t>(t)] : workspace;
+    statuses_[static_cast<std::size_t>(t)] = step(model_, params_, current, controls_t, next, step_workspace);
+    contact_signatures_[static_cast<std::size_t>(t)] = contact_signature(step_workspace.contacts());
+    if (records_kept_) {
+      record_bytes_ += workspace_bytes(step_workspace.impl());
+      largest_record_bytes_ = std::max(largest_record_bytes_, workspace_bytes(step_workspace.impl()));
+      if (state_storage + record_bytes_ > options_.memory_budget) {
+        records_kept_ = false;
+        record_bytes_ = 0;
+        std::vector<Workspace>().swap(records_);
+      }
+    }
     std::swap(current, next);
   }
+  if (!records_kept_) largest_record_bytes_ = std::max(largest_record_bytes_, workspace_bytes(workspace.impl()));
   if (steps == 0) checkpoints_.push_back(current);
   final_state_ = current;
 }
@@ -179,42 +196,72 @@ Gradients Rollout::backward(const LossGradient& loss_gradient) const {
   };
 
   finish_state_adjoint(steps_, final_state_, adjoint);
-  Workspace workspace;
   adjoint::StepVjpWorkspace vjp;
-  std::vector<State> segment;
-  State next;
-  for (int segment_start = ((steps_ - 1) / interval_) * interval_; segment_start >= 0 && steps_ > 0;
-       segment_start -= interval_) {
-    // Recompute the segment's states x_s .. x_{e−1} from its checkpoint.
-    const int segment_end = std::min(segment_start + interval_, steps_);
-    segment.assign(1, checkpoints_[static_cast<std::size_t>(segment_start / interval_)]);
-    for (int t = segment_start; t + 1 < segment_end; ++t) {
-      next = segment.back();
-      step(model_, params_, segment.back(),
-           std::span<const double>(controls_).subspan(static_cast<std::size_t>(t) * actuators, actuators), next, workspace);
-      segment.push_back(next);
+  // Reverses step t (x_t → x_{t+1}, its record in `record`) and finishes x̄_t.
+  const auto reverse_step = [&](int t, const State& state_t, const Workspace& record, const State& state_next) {
+    const std::span<const double> controls_t =
+        std::span<const double>(controls_).subspan(static_cast<std::size_t>(t) * actuators, actuators);
+    std::fill(previous.begin(), previous.end(), 0.0);
+    adjoint::step_vjp(model_, params_, state_t, controls_t, record, state_next, adjoint, previous,
+                      std::span<double>(gradients.controls).subspan(static_cast<std::size_t>(t) * actuators, actuators),
+                      gradients.params, vjp);
+    if (!all_finite(previous)) note_non_finite(t, vjp.non_finite_stage.empty() ? "step" : vjp.non_finite_stage.c_str());
+    // Closed loop: u_t = π(x_t), so ū_t also reaches x_t through the controller.
+    if (controller_ != nullptr) {
+      controller_->act_backward(
+          t, state_t, std::span<const double>(gradients.controls).subspan(static_cast<std::size_t>(t) * actuators, actuators),
+          previous);
+      if (!all_finite(previous)) note_non_finite(t, "controller");
     }
-    for (int t = segment_end - 1; t >= segment_start; --t) {
-      const State& state_t = segment[static_cast<std::size_t>(t - segment_start)];
-      const std::span<const double> controls_t =
-          std::span<const double>(controls_).subspan(static_cast<std::size_t>(t) * actuators, actuators);
-      // Re-run step t for its record, then reverse it.
-      next = state_t;
-      step(model_, params_, state_t, controls_t, next, workspace);
-      std::fill(previous.begin(), previous.end(), 0.0);
-      adjoint::step_vjp(model_, params_, state_t, controls_t, workspace, next, adjoint, previous,
-                        std::span<double>(gradients.controls).subspan(static_cast<std::size_t>(t) * actuators, actuators),
-                        gradients.params, vjp);
-      if (!all_finite(previous)) note_non_finite(t, vjp.non_finite_stage.empty() ? "step" : vjp.non_finite_stage.c_str());
-      // Closed loop: u_t = π(x_t), so ū_t also reaches x_t through the controller.
-      if (controller_ != nullptr) {
-        controller_->act_backward(t, state_t, std::span<const double>(gradients.controls).subspan(static_cast<std::size_t>(t) * actuators, actuators), previous);
-        if (!all_finite(previous)) note_non_finite(t, "controller");
+    if (options_.gradient_decay != 1.0)
+      for (double& v : previous) v *= options_.gradient_decay;
+    std::swap(adjoint, previous);
+    finish_state_adjoint(t, state_t, adjoint);
+  };
+
+  if (records_kept_) {
+    // Every state and every step's record were kept: no step is re-run.
+    for (int t = steps_ - 1; t >= 0; --t) {
+      const State& next_state = t + 1 < steps_ ? checkpoints_[static_cast<std::size_t>(t + 1)] : final_state_;
+      reverse_step(t, checkpoints_[static_cast<std::size_t>(t)], records_[static_cast<std::size_t>(t)], next_state);
+    }
+  } else {
+    // Segment by segment: recompute the segment's states x_s .. x_e from its checkpoint,
+    // keeping each step's record when a segment's worth fits the budget (else re-run each
+    // step for its record just before reversing it).
+    const bool segment_records =
+        options_.keep_step_records && interval_ > 1 &&
+        static_cast<std::size_t>(interval_) * largest_record_bytes_ <= options_.memory_budget / 2;
+    std::vector<Workspace> records(segment_records ? static_cast<std::size_t>(interval_) : 0);
+    Workspace workspace;
+    std::vector<State> segment;
+    State next;
+    for (int segment_start = ((steps_ - 1) / interval_) * interval_; segment_start >= 0 && steps_ > 0;
+         segment_start -= interval_) {
+      const int segment_end = std::min(segment_start + interval_, steps_);
+      segment.assign(1, checkpoints_[static_cast<std::size_t>(segment_start / interval_)]);
+      const int recomputed_end = segment_records ? segment_end : segment_end - 1;
+      for (int t = segment_start; t < recomputed_end; ++t) {
+        next = segment.back();
+        step(model_, params_, segment.back(),
+             std::span<const double>(controls_).subspan(static_cast<std::size_t>(t) * actuators, actuators), next,
+             segment_records ? records[static_cast<std::size_t>(t - segment_start)] : workspace);
+        segment.push_back(next);
       }
-      if (options_.gradient_decay != 1.0)
-        for (double& v : previous) v *= options_.gradient_decay;
-      std::swap(adjoint, previous);
-      finish_state_adjoint(t, state_t, adjoint);
+      for (int t = segment_end - 1; t >= segment_start; --t) {
+        const State& state_t = segment[static_cast<std::size_t>(t - segment_start)];
+        if (segment_records) {
+          const State& next_state =
+              t + 1 < segment_end ? segment[static_cast<std::size_t>(t + 1 - segment_start)] : segment.back();
+          reverse_step(t, state_t, records[static_cast<std::size_t>(t - segment_start)], next_state);
+        } else {
+          next = state_t;
+          step(model_, params_, state_t,
+               std::span<const double>(controls_).subspan(static_cast<std::size_t>(t) * actuators, actuators), next,
+               workspace);
+          reverse_step(t, state_t, workspace, next);
+        }
+      }
     }
   }
   if (!all_finite(gradients.params) && health.first_non_finite_step < 0) note_non_finite(0, "parameters");

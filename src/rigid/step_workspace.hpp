@@ -37,4 +37,46 @@ struct Workspace::Impl {
   rigid::WarmStart warm_start;  // the previous step's λ, for PGS (rigid/warm_start.hpp)
 };
 
+// Bytes a Workspace holds (vector capacities): what keeping one per step costs (Rollout).
+template <typename T>
+std::size_t capacity_bytes(const std::vector<T>& values) {
+  return values.capacity() * sizeof(T);
+}
+
+inline std::size_t workspace_bytes(const solve::MlcpWorkspace& w) {
+  return capacity_bytes(w.responses) + capacity_bytes(w.diagonal) + capacity_bytes(w.matrix) +
+         capacity_bytes(w.factor) + capacity_bytes(w.pivots) + capacity_bytes(w.q) + capacity_bytes(w.w) +
+         capacity_bytes(w.slack) + capacity_bytes(w.step_lambda) + capacity_bytes(w.step_slack) +
+         capacity_bytes(w.rhs_vector) + capacity_bytes(w.scratch) + capacity_bytes(w.envelope_first) +
+         capacity_bytes(w.envelope_start) + capacity_bytes(w.envelope_values) + capacity_bytes(w.envelope_pivots) +
+         capacity_bytes(w.envelope_body_first) + capacity_bytes(w.envelope_last) + capacity_bytes(w.envelope_column) +
+         capacity_bytes(w.equality_rows) + capacity_bytes(w.complementarity_rows) + capacity_bytes(w.coupling) +
+         capacity_bytes(w.schur) + capacity_bytes(w.equality_factor) + capacity_bytes(w.equality_pivots) +
+         capacity_bytes(w.equality_part) + capacity_bytes(w.complementarity_part) +
+         capacity_bytes(w.complementarity_equality) + capacity_bytes(w.block) + capacity_bytes(w.active) +
+         capacity_bytes(w.polygon_vertex) + capacity_bytes(w.polygon_edge_normal) + capacity_bytes(w.reduced_q) +
+         capacity_bytes(w.reduced_solution) + capacity_bytes(w.equality_offset) + capacity_bytes(w.lemke.tableau) +
+         capacity_bytes(w.lemke.basis);
+}
+
+inline std::size_t workspace_bytes(const rigid::BodyDynamics& b) {
+  return capacity_bytes(b.rotation) + capacity_bytes(b.inverse_mass) + capacity_bytes(b.inertia_world) +
+         capacity_bytes(b.inverse_inertia_world);
+}
+
+inline std::size_t workspace_bytes(const Workspace::Impl& w) {
+  const collision::CollisionWorkspace& c = w.collision;
+  return sizeof(Workspace::Impl) + workspace_bytes(w.bodies) + capacity_bytes(c.posed) + capacity_bytes(c.boxes) +
+         capacity_bytes(c.box_shape) + capacity_bytes(c.plane_shapes) + capacity_bytes(c.pairs) +
+         capacity_bytes(c.excluded_body_pairs) + 2 * sizeof(int) * c.box_shape.capacity() /* broad phase order */ +
+         capacity_bytes(w.contacts) + capacity_bytes(w.free_velocity) + capacity_bytes(w.velocity) +
+         capacity_bytes(w.rows) + capacity_bytes(w.lambda) + capacity_bytes(w.limit_sources) +
+         workspace_bytes(w.solver) + workspace_bytes(w.stabilization.bodies) +
+         capacity_bytes(w.stabilization.errors) + capacity_bytes(w.stabilization.correction_impulse) +
+         capacity_bytes(w.stabilization.displacement) + workspace_bytes(w.stabilization.solver) +
+         capacity_bytes(w.warm_start.joint_lambda) + capacity_bytes(w.warm_start.servo_lambda) +
+         capacity_bytes(w.warm_start.limits) + capacity_bytes(w.warm_start.contacts) +
+         capacity_bytes(w.warm_start.contact_lambda);
+}
+
 }  // namespace diffphys
