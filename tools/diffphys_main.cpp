@@ -11,6 +11,7 @@
 // a block in main(). Nothing here does physics: it calls the library's public API only.
 #include "experiment_command.hpp"
 #include "gradcheck_command.hpp"
+#include "view_command.hpp"
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -21,6 +22,7 @@
 #include <iostream>
 #include <optional>
 #include <span>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,6 +34,7 @@
 #include "diffphys/scene.hpp"
 #include "diffphys/simulator.hpp"
 #include "diffphys/trajectory.hpp"
+#include "replay_html.hpp"
 
 #ifndef DIFFPHYS_VERSION
 #define DIFFPHYS_VERSION "0.1.0"
@@ -143,6 +146,7 @@ struct SimulateOptions {
   long long record_every = 1;
   std::string solver_override;  // empty: the scene's solver
   bool quiet = false;
+  std::string replay_path;  // empty: no replay page (--view)
 };
 
 struct NonConvergedStep {
@@ -164,13 +168,18 @@ int run_simulate(const SimulateOptions& options) {
     if (!probe)
       throw Error(options.trajectory_path + ": cannot open the trajectory file for writing");
   }
+  if (!options.replay_path.empty()) {
+    std::ofstream probe(options.replay_path, std::ios::app);
+    if (!probe) throw Error(options.replay_path + ": cannot open the replay page for writing");
+  }
+  const bool recording = !options.trajectory_path.empty() || !options.replay_path.empty();
   const std::vector<double> controls = scene.controls;
   Simulator simulator(std::move(scene.model), std::move(scene.params), std::move(scene.state));
   const Model& model = simulator.model();
 
   std::optional<TrajectoryRecorder> recorder;
-  if (!options.trajectory_path.empty()) {
-    recorder.emplace(model);
+  if (recording) {
+    recorder.emplace(model, simulator.params());
     recorder->record(simulator.state(), {}, StepStatus{});
   }
 
@@ -202,7 +211,12 @@ int run_simulate(const SimulateOptions& options) {
   const double wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
-  if (recorder) recorder->write(options.trajectory_path);
+  if (recorder && !options.trajectory_path.empty()) recorder->write(options.trajectory_path);
+  if (recorder && !options.replay_path.empty()) {
+    std::ostringstream trajectory;
+    recorder->write(trajectory);
+    viewer::write_replay_html(trajectory.str(), options.scene_path, options.replay_path);
+  }
 
   if (!options.quiet) {
     const int dynamic_bodies = static_cast<int>(
@@ -237,10 +251,16 @@ int run_simulate(const SimulateOptions& options) {
                 << format_vec3(final_state.position[i]) << ", velocity "
                 << format_vec3(final_state.linear_velocity[i]) << "\n";
     }
-    if (recorder) {
+    if (recorder && !options.trajectory_path.empty()) {
       std::cout << "trajectory  " << options.trajectory_path << " ("
                 << plural(recorder->frame_count(), "frame", "frames") << ", every "
                 << plural(options.record_every, "step", "steps") << ")\n";
+    }
+    if (recorder && !options.replay_path.empty()) {
+      std::cout << "replay      " << options.replay_path << " ("
+                << plural(recorder->frame_count(), "frame", "frames") << ", every "
+                << plural(options.record_every, "step", "steps")
+                << "; open it in a web browser, works offline)\n";
     }
   }
 
@@ -427,6 +447,21 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"interior_point", "pgs"}));
   simulate->add_flag("-q,--quiet", simulate_options.quiet,
                      "Print nothing on success (non-convergence and errors still go to stderr)");
+  simulate->add_option("--view", simulate_options.replay_path,
+                       "Write a replay page (one self-contained HTML file: 3D view, playback, "
+                       "plots; docs/viewer.md) of the recorded frames");
+
+  diffphys::cli::ViewOptions view_options;
+  CLI::App* view = app.add_subcommand(
+      "view",
+      "Write a trajectory file (from 'simulate --out') as a replay page: one self-contained "
+      "HTML file that shows the bodies in 3D with playback, contacts and plots, offline "
+      "(docs/viewer.md).");
+  view->add_option("trajectory", view_options.trajectory_path, "Trajectory file (JSON)")
+      ->required();
+  view->add_option("-o,--out", view_options.html_path, "The replay page to write (HTML)")
+      ->required();
+  view->add_flag("-q,--quiet", view_options.quiet, "Print nothing on success");
 
   InfoOptions info_options;
   CLI::App* info = app.add_subcommand(
@@ -486,6 +521,7 @@ int main(int argc, char** argv) {
     if (info->parsed()) return run_info(info_options);
     if (gradcheck->parsed()) return diffphys::cli::run_gradcheck(gradcheck_options);
     if (experiment->parsed()) return diffphys::cli::run_experiment(experiment_options);
+    if (view->parsed()) return diffphys::cli::run_view(view_options);
     if (version->parsed()) return run_version();
   } catch (const std::exception& error) {
     std::cerr << "diffphys: error: " << error.what() << "\n";

@@ -5,6 +5,9 @@
 // ~100 bytes per body per frame. The file is streamed out by hand, one frame per line (easy
 // to diff, grep and load line by line), with every double printed in the shortest form that
 // reads back to the same bits; a non-finite value is written as null, since JSON has no NaN.
+// With the Params, a "model" block (bodies, shapes with their sizes and local poses, joints,
+// gravity) goes before the frames and every frame carries its mechanical energy — what the
+// web viewer (viewer/, docs/viewer.md) needs to draw and plot the motion without the scene.
 // The layout is documented in docs/scene-format.md ("Trajectory files").
 #include "diffphys/trajectory.hpp"
 
@@ -12,6 +15,7 @@
 #include <charconv>
 #include <cmath>
 #include <fstream>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -33,6 +37,8 @@ struct TrajectoryRecorder::Frames {
     StepStatus status;
     std::size_t first_contact = 0;  // contacts [first_contact, first_contact + contact_count)
     std::size_t contact_count = 0;
+    double kinetic_energy = 0.0;    // J; recorded only with the Params
+    double potential_energy = 0.0;  // J, gravitational, zero at the world origin
   };
 
   std::vector<FrameRecord> frames;
@@ -42,6 +48,24 @@ struct TrajectoryRecorder::Frames {
 
 TrajectoryRecorder::TrajectoryRecorder(const Model& model)
     : model_(model), frames_(std::make_unique<Frames>()) {}
+
+TrajectoryRecorder::TrajectoryRecorder(const Model& model, const Params& params)
+    : model_(model), params_(params), frames_(std::make_unique<Frames>()) {
+  if (params.values.size() != static_cast<std::size_t>(model.param_count())) {
+    throw Error(message("trajectory of '", model.name, "': the parameter vector has ",
+                        params.values.size(), " values, the model's layout ",
+                        model.param_count()));
+  }
+}
+
+void TrajectoryRecorder::set_loss_curve(std::span<const double> loss_per_iteration) {
+  for (std::size_t i = 0; i < loss_per_iteration.size(); ++i) {
+    if (!std::isfinite(loss_per_iteration[i]))
+      throw Error(message("trajectory of '", model_.name, "': loss[", i, "] is not finite (",
+                          loss_per_iteration[i], ")"));
+  }
+  loss_curve_.assign(loss_per_iteration.begin(), loss_per_iteration.end());
+}
 
 TrajectoryRecorder::~TrajectoryRecorder() = default;
 
@@ -59,6 +83,10 @@ void TrajectoryRecorder::record(const State& state, std::span<const Contact> con
   frame.status = status;
   frame.first_contact = frames_->contacts.size();
   frame.contact_count = contacts.size();
+  if (params_) {
+    frame.kinetic_energy = kinetic_energy(model_, *params_, state);
+    frame.potential_energy = potential_energy(model_, *params_, state);
+  }
   frames_->frames.push_back(frame);
   for (int body = 1; body < state.body_count(); ++body) {
     const auto i = static_cast<std::size_t>(body);
@@ -121,12 +149,135 @@ std::string shape_name(const Model& model, int shape) {
   return message("#", shape);
 }
 
+const char* shape_type_name(ShapeType type) {
+  switch (type) {
+    case ShapeType::Sphere: return "sphere";
+    case ShapeType::Box: return "box";
+    case ShapeType::Capsule: return "capsule";
+    case ShapeType::Plane: return "plane";
+    default: break;  // a type added later is written by name here; the viewer boxes unknowns
+  }
+  return "unknown";
+}
+
+const char* joint_type_name(JointType type) {
+  switch (type) {
+    case JointType::Fixed: return "fixed";
+    case JointType::Revolute: return "revolute";
+    case JointType::Prismatic: return "prismatic";
+    case JointType::Ball: return "ball";
+    case JointType::Universal: return "universal";
+  }
+  return "unknown";
+}
+
+// `"key":value` for a parameter slot, or nothing when the slot does not apply (offset -1).
+void append_param_number(std::string& out, const char* key, const Params& params, int offset) {
+  if (offset < 0) return;
+  out += ",\"";
+  out += key;
+  out += "\":";
+  append_number(out, params.at(offset));
+}
+
+void append_param_vec3(std::string& out, const char* key, const Params& params, int offset) {
+  if (offset < 0) return;
+  out += ",\"";
+  out += key;
+  out += "\":";
+  append_vec3(out, params.vec3_at(offset));
+}
+
+// A shape's size keys, by type (the names of the scene format): sphere radius; box
+// half_extents; capsule radius and half_length along its z axis; a plane has none.
+void append_shape_size(std::string& out, const Model& model, const Params& params, int shape) {
+  const Shape& spec = model.shapes[static_cast<std::size_t>(shape)];
+  const int offset = model.layout.shape_size[static_cast<std::size_t>(shape)];
+  switch (spec.type) {
+    case ShapeType::Sphere:
+      append_param_number(out, "radius", params, offset);
+      return;
+    case ShapeType::Box:
+      append_param_vec3(out, "half_extents", params, offset);
+      return;
+    case ShapeType::Capsule:
+      append_param_number(out, "radius", params, offset);
+      append_param_number(out, "half_length", params, offset < 0 ? -1 : offset + 1);
+      return;
+    case ShapeType::Plane: return;
+    default: return;  // a type added later writes its size keys here (docs/viewer.md)
+  }
+}
+
+// {"gravity": g, "bodies": [every body, the world first, with its shapes], "joints": [...]}:
+// everything needed to draw the recorded states without the scene file.
+void append_model_block(std::string& out, const Model& model, const Params& params) {
+  const ParamLayout& layout = model.layout;
+  out += "{\"gravity\":";
+  append_vec3(out, params.vec3_at(layout.gravity));
+  out += ",\"bodies\":[";
+  for (int body = 0; body < model.body_count(); ++body) {
+    const auto b = static_cast<std::size_t>(body);
+    const Body& spec = model.bodies[b];
+    if (body > 0) out += ',';
+    out += "{\"name\":";
+    append_string(out, spec.name);
+    out += spec.type == BodyType::Dynamic ? ",\"type\":\"dynamic\"" : ",\"type\":\"static\"";
+    append_param_number(out, "mass", params, layout.body_mass[b]);
+    append_param_vec3(out, "inertia", params, layout.body_inertia[b]);
+    if (spec.type == BodyType::Dynamic) {
+      out += ",\"principal_frame\":";
+      append_quat(out, spec.principal_frame);
+    }
+    out += ",\"shapes\":[";
+    for (int shape = spec.first_shape; shape < spec.first_shape + spec.shape_count; ++shape) {
+      const Shape& shape_spec = model.shapes[static_cast<std::size_t>(shape)];
+      if (shape > spec.first_shape) out += ',';
+      out += "{\"name\":";
+      append_string(out, shape_spec.name);
+      out += ",\"type\":\"";
+      out += shape_type_name(shape_spec.type);
+      out += "\",\"position\":";
+      append_vec3(out, shape_spec.local_position);
+      out += ",\"orientation\":";
+      append_quat(out, shape_spec.local_orientation);
+      append_shape_size(out, model, params, shape);
+      out += '}';
+    }
+    out += "]}";
+  }
+  out += "],\"joints\":[";
+  for (int joint = 0; joint < model.joint_count(); ++joint) {
+    const Joint& spec = model.joints[static_cast<std::size_t>(joint)];
+    if (joint > 0) out += ',';
+    out += "{\"name\":";
+    append_string(out, spec.name);
+    out += ",\"type\":\"";
+    out += joint_type_name(spec.type);
+    out += "\",\"parent\":";
+    append_string(out, body_name(model, spec.parent));
+    out += ",\"child\":";
+    append_string(out, body_name(model, spec.child));
+    out += ",\"anchor_parent\":";
+    append_vec3(out, spec.anchor_parent);
+    out += ",\"anchor_child\":";
+    append_vec3(out, spec.anchor_child);
+    out += '}';
+  }
+  out += "]}";
+}
+
 }  // namespace
 
 void TrajectoryRecorder::write(const std::filesystem::path& path) const {
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   if (!file) throw Error(message(path.string(), ": cannot open the trajectory file for writing"));
+  write(file);
+  file.flush();
+  if (!file) throw Error(message(path.string(), ": could not write the whole trajectory file"));
+}
 
+void TrajectoryRecorder::write(std::ostream& file) const {
   const auto recorded_bodies =
       static_cast<std::size_t>(model_.body_count() > 0 ? model_.body_count() - 1 : 0);
   std::string text;
@@ -139,7 +290,20 @@ void TrajectoryRecorder::write(const std::filesystem::path& path) const {
     if (body > 1) text += ',';
     append_string(text, body_name(model_, body));
   }
-  text += "],\n\"frames\":[\n";
+  text += ']';
+  if (params_) {
+    text += ",\n\"model\":";
+    append_model_block(text, model_, *params_);
+  }
+  if (!loss_curve_.empty()) {
+    text += ",\n\"loss\":[";
+    for (std::size_t i = 0; i < loss_curve_.size(); ++i) {
+      if (i > 0) text += ',';
+      append_number(text, loss_curve_[i]);
+    }
+    text += ']';
+  }
+  text += ",\n\"frames\":[\n";
   file << text;
 
   for (std::size_t f = 0; f < frames_->frames.size(); ++f) {
@@ -185,7 +349,15 @@ void TrajectoryRecorder::write(const std::filesystem::path& path) const {
       append_vec3(text, contact.friction_impulse);
       text += '}';
     }
-    text += "],\"solver\":{\"converged\":";
+    text += ']';
+    if (params_) {
+      text += ",\"energy\":{\"kinetic\":";
+      append_number(text, frame.kinetic_energy);
+      text += ",\"potential\":";
+      append_number(text, frame.potential_energy);
+      text += '}';
+    }
+    text += ",\"solver\":{\"converged\":";
     text += frame.status.converged ? "true" : "false";
     text += ",\"iterations\":";
     text += std::to_string(frame.status.iterations);
@@ -199,8 +371,6 @@ void TrajectoryRecorder::write(const std::filesystem::path& path) const {
     file << text;
   }
   file << "]}\n";
-  file.flush();
-  if (!file) throw Error(message(path.string(), ": could not write the whole trajectory file"));
 }
 
 }  // namespace diffphys

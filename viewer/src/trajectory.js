@@ -1,0 +1,89 @@
+// viewer/src/trajectory.js — reads the trajectory JSON that `diffphys simulate --out` writes
+// (docs/scene-format.md, "Trajectory files") into flat typed arrays per body, checks its
+// shape (a malformed file gives a message naming the key, not a blank page), and samples a
+// body's pose at any time between two recorded frames.
+
+function fail(message) {
+  throw new Error(`trajectory: ${message}`);
+}
+
+function isVector(value, length) {
+  return Array.isArray(value) && value.length === length && value.every((v) => v === null || typeof v === 'number');
+}
+
+// Returns { name, dt, bodyNames, model, loss, times, positions[b], orientations[b],
+// linearVelocities[b], angularVelocities[b], contacts[f], energy: {kinetic, potential} | null,
+// solver: {nonConverged} }. Positions etc. are Float64Array(frames × 3 or 4); null → NaN.
+export function readTrajectory(data) {
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) fail('expected a JSON object');
+  if (data.format !== 'diffphys-trajectory') fail(`"format" is ${JSON.stringify(data.format)}, expected "diffphys-trajectory"`);
+  if (!Array.isArray(data.bodies)) fail('"bodies" must be an array of body names');
+  if (!Array.isArray(data.frames) || data.frames.length === 0) fail('"frames" must be a non-empty array');
+  const bodyCount = data.bodies.length;
+  const frameCount = data.frames.length;
+  const times = new Float64Array(frameCount);
+  const positions = [], orientations = [], linearVelocities = [], angularVelocities = [];
+  for (let b = 0; b < bodyCount; ++b) {
+    positions.push(new Float64Array(frameCount * 3));
+    orientations.push(new Float64Array(frameCount * 4));
+    linearVelocities.push(new Float64Array(frameCount * 3));
+    angularVelocities.push(new Float64Array(frameCount * 3));
+  }
+  const contacts = new Array(frameCount);
+  const hasEnergy = data.frames.every((frame) => frame && typeof frame.energy === 'object' && frame.energy !== null);
+  const kinetic = hasEnergy ? new Float64Array(frameCount) : null;
+  const potential = hasEnergy ? new Float64Array(frameCount) : null;
+  let nonConverged = 0;
+  const number = (v) => (typeof v === 'number' ? v : NaN);
+  for (let f = 0; f < frameCount; ++f) {
+    const frame = data.frames[f];
+    if (!frame || typeof frame.time !== 'number') fail(`frames[${f}].time must be a number`);
+    if (f > 0 && frame.time < times[f - 1]) fail(`frames[${f}].time ${frame.time} goes back in time`);
+    times[f] = frame.time;
+    if (!Array.isArray(frame.bodies) || frame.bodies.length !== bodyCount)
+      fail(`frames[${f}].bodies must have ${bodyCount} entries (one per name in "bodies")`);
+    for (let b = 0; b < bodyCount; ++b) {
+      const body = frame.bodies[b];
+      const where = `frames[${f}].bodies[${b}]`;
+      if (!body || !isVector(body.position, 3) || !isVector(body.orientation, 4))
+        fail(`${where} needs "position" [x, y, z] and "orientation" [w, x, y, z]`);
+      for (let k = 0; k < 3; ++k) positions[b][3 * f + k] = number(body.position[k]);
+      for (let k = 0; k < 4; ++k) orientations[b][4 * f + k] = number(body.orientation[k]);
+      for (let k = 0; k < 3; ++k) {
+        linearVelocities[b][3 * f + k] = isVector(body.linear_velocity, 3) ? number(body.linear_velocity[k]) : NaN;
+        angularVelocities[b][3 * f + k] = isVector(body.angular_velocity, 3) ? number(body.angular_velocity[k]) : NaN;
+      }
+    }
+    const frameContacts = Array.isArray(frame.contacts) ? frame.contacts : [];
+    contacts[f] = frameContacts.filter((c) => c && isVector(c.position, 3));
+    if (hasEnergy) {
+      kinetic[f] = number(frame.energy.kinetic);
+      potential[f] = number(frame.energy.potential);
+    }
+    if (frame.solver && frame.solver.converged === false) ++nonConverged;
+  }
+  const loss = Array.isArray(data.loss) ? data.loss.map(number) : null;
+  const model = data.model && typeof data.model === 'object' && Array.isArray(data.model.bodies) ? data.model : null;
+  return {
+    name: typeof data.name === 'string' ? data.name : '',
+    dt: typeof data.dt === 'number' ? data.dt : NaN,
+    bodyNames: data.bodies.map(String),
+    model, loss, times, positions, orientations, linearVelocities, angularVelocities, contacts,
+    energy: hasEnergy ? { kinetic, potential } : null,
+    solver: { nonConverged },
+  };
+}
+
+// The frame at or before `time` and the fraction of the way to the next one.
+export function locateTime(times, time) {
+  const last = times.length - 1;
+  if (!(time > times[0])) return { frame: 0, alpha: 0 };
+  if (time >= times[last]) return { frame: last, alpha: 0 };
+  let low = 0, high = last;  // times[low] <= time < times[high]
+  while (high - low > 1) {
+    const middle = (low + high) >> 1;
+    if (times[middle] <= time) low = middle; else high = middle;
+  }
+  const span = times[high] - times[low];
+  return { frame: low, alpha: span > 0 ? (time - times[low]) / span : 0 };
+}
