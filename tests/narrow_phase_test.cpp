@@ -557,7 +557,8 @@ double signed_distance(const PosedShape& shape, const Vec3& point) {
   switch (shape.type) {
     case ShapeType::Sphere:
       return norm(local) - shape.size.x;
-    case ShapeType::Capsule: {
+    case ShapeType::Capsule:
+    case ShapeType::Cylinder: {  // posed cylinders are capsules (model.hpp)
       const double z = std::clamp(local.z, -shape.size.y, shape.size.y);
       return norm(local - Vec3{0, 0, z}) - shape.size.x;
     }
@@ -716,6 +717,7 @@ PosedShape random_shape(ShapeType type, std::mt19937_64& rng) {
     case ShapeType::Sphere:
       return posed(type, {}, orientation, {0.2 + 0.8 * uniform(rng), 0, 0});
     case ShapeType::Capsule:
+    case ShapeType::Cylinder:
       return posed(type, {}, orientation,
                    {0.1 + 0.5 * uniform(rng), uniform(rng) < 0.1 ? 0.0 : 0.1 + uniform(rng), 0});
     case ShapeType::Box:
@@ -731,6 +733,7 @@ double bounding_radius(const PosedShape& shape) {
     case ShapeType::Sphere:
       return shape.size.x;
     case ShapeType::Capsule:
+    case ShapeType::Cylinder:
       return shape.size.x + shape.size.y;
     case ShapeType::Box:
       return norm(shape.size);
@@ -750,6 +753,8 @@ const char* type_name(ShapeType type) {
       return "box";
     case ShapeType::Plane:
       return "plane";
+    case ShapeType::Cylinder:
+      return "cylinder";
   }
   return "?";
 }

@@ -92,6 +92,7 @@ const char* shape_type_name(ShapeType type) {
     case ShapeType::Box: return "box";
     case ShapeType::Capsule: return "capsule";
     case ShapeType::Plane: return "plane";
+    case ShapeType::Cylinder: return "cylinder";
   }
   return "?";
 }
@@ -155,8 +156,14 @@ struct NonConvergedStep {
   StepStatus status;
 };
 
+// What a robot-file loader ignored or approximated, on stderr before anything else.
+void print_load_warnings(const Scene& scene) {
+  for (const std::string& warning : scene.warnings) std::cerr << "diffphys: warning: " << warning << "\n";
+}
+
 int run_simulate(const SimulateOptions& options) {
   Scene scene = load_scene(options.scene_path);
+  print_load_warnings(scene);
   if (options.solver_override == "interior_point") {
     scene.model.solver.type = SolverType::InteriorPoint;
   } else if (options.solver_override == "pgs") {
@@ -293,6 +300,7 @@ struct InfoOptions {
 
 int run_info(const InfoOptions& options) {
   const Scene scene = load_scene(options.scene_path);
+  print_load_warnings(scene);
   const Model& model = scene.model;
   const Params& params = scene.params;
   const ParamLayout& layout = model.layout;
@@ -329,10 +337,7 @@ int run_info(const InfoOptions& options) {
     const auto body = static_cast<std::size_t>(shape.body);
     std::cout << "  [" << i << "] " << shape.name << "  " << shape_type_name(shape.type) << " on "
               << (body < model.bodies.size() ? model.bodies[body].name : "?");
-    const int size_count = shape.type == ShapeType::Sphere    ? 1
-                           : shape.type == ShapeType::Box     ? 3
-                           : shape.type == ShapeType::Capsule ? 2
-                                                              : 0;
+    const int size_count = shape_size_count(shape.type);
     if (size_count > 0) {
       if (const auto size = param_slot(params, layout.shape_size, i, size_count)) {
         const char* meaning = shape.type == ShapeType::Sphere ? "radius"
@@ -429,7 +434,8 @@ int main(int argc, char** argv) {
       "simulate",
       "Load a scene, step it N times holding the scene's default controls, print a summary "
       "and optionally write the trajectory (JSON; frame 0 is the initial state).");
-  simulate->add_option("scene", simulate_options.scene_path, "Scene file (JSON)")->required();
+  simulate->add_option("scene", simulate_options.scene_path,
+                       "Scene file: JSON, URDF (.urdf) or MJCF (.xml, .mjcf)")->required();
   simulate->add_option("-n,--steps", simulate_options.steps, "Number of time steps to simulate")
       ->required()
       ->check(integer_at_least(0));
@@ -468,7 +474,7 @@ int main(int argc, char** argv) {
       "info",
       "Print a scene's bodies (mass, inertia), shapes, joints, actuators and the named slices "
       "of its parameter vector θ with their values.");
-  info->add_option("scene", info_options.scene_path, "Scene file (JSON)")->required();
+  info->add_option("scene", info_options.scene_path, "Scene file: JSON, URDF (.urdf) or MJCF (.xml, .mjcf)")->required();
 
   diffphys::cli::GradcheckOptions gradcheck_options;
   CLI::App* gradcheck = app.add_subcommand(

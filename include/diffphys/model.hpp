@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "diffphys/math.hpp"
@@ -25,7 +26,11 @@ enum class BodyType { Static, Dynamic };
 // Shape frames: a sphere is centred on its frame's origin; a box's faces are normal to its
 // frame's axes; a capsule's segment runs along its frame's z axis from -half_length to
 // +half_length; a plane passes through its frame's origin with normal +z (static bodies only).
-enum class ShapeType { Sphere, Box, Capsule, Plane };
+// A cylinder's axis is its frame's z axis, from -half_length to +half_length; its mass and
+// inertia are exact, but it collides as the capsule of the same radius and half length
+// (rounded caps that reach `radius` further along the axis) until a cylinder narrow phase
+// exists (docs/robot-formats.md).
+enum class ShapeType { Sphere, Box, Capsule, Plane, Cylinder };
 
 enum class JointType { Fixed, Revolute, Prismatic, Ball, Universal };
 
@@ -76,12 +81,13 @@ struct Joint {
 };
 
 // Number of size parameters of a shape type: sphere (radius), box (half extents), capsule
-// (radius, half length), plane (none).
+// (radius, half length), plane (none), cylinder (radius, half length).
 constexpr int shape_size_count(ShapeType type) {
   switch (type) {
     case ShapeType::Sphere: return 1;
     case ShapeType::Box: return 3;
     case ShapeType::Capsule: return 2;
+    case ShapeType::Cylinder: return 2;
     case ShapeType::Plane: return 0;
   }
   return 0;
@@ -159,7 +165,7 @@ struct ParamLayout {
   std::vector<int> body_force;             // (nbody) 3: world-frame external force, N
   std::vector<int> body_torque;            // (nbody) 3: world-frame external torque, N·m
   std::vector<int> shape_size;             // (nshape) sphere 1 (radius); box 3 (half extents);
-                                           // capsule 2 (radius, half length); plane 0
+                                           // capsule, cylinder 2 (radius, half length); plane 0
   std::vector<int> joint_damping;          // (njoint) 1: N·m·s/rad or N·s/m per coordinate
   std::vector<int> actuator_gain;          // (nactuator) servo 1: 1/s
   std::vector<int> actuator_max_torque;    // (nactuator) 1: N·m or N (motor: control clip)
@@ -178,6 +184,10 @@ class Model {
   std::vector<Shape> shapes;
   std::vector<Joint> joints;
   std::vector<Actuator> actuators;
+  // Body pairs (a < b, sorted, unique) whose shapes never collide, beyond the pairs joined by
+  // a joint without collide_connected: what a robot file excludes (MJCF <contact><exclude>,
+  // MuJoCo's weld and parent filters). ModelBuilder::exclude_collision adds to it.
+  std::vector<std::pair<int, int>> collision_exclusions;
   ParamLayout layout;
 
   int body_count() const { return static_cast<int>(bodies.size()); }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "diffphys/model.hpp"
@@ -22,9 +23,10 @@ struct ShapeSpec {
   ShapeType type = ShapeType::Sphere;
   Vec3 position;                     // in the body frame, m
   Quat orientation;                  // in the body frame
-  double radius = 0.0;               // sphere, capsule, m
+  double radius = 0.0;               // sphere, capsule, cylinder, m
   Vec3 half_extents;                 // box, m
-  double half_length = 0.0;          // capsule: half the segment length along local z, m
+  double half_length = 0.0;          // capsule: half the segment length along local z, m;
+                                     // cylinder: half its height along local z, m
   std::uint32_t collision_group = 1;
   std::uint32_t collision_mask = ~0u;
 };
@@ -80,6 +82,9 @@ struct Scene {
   Params params;
   State state;
   std::vector<double> controls;  // (nactuator) default control held by every step
+  // What a robot-file loader (URDF, MJCF) ignored or approximated, one message per item with
+  // file and line ("arm.xml:12: <site 's0'>: ..."); empty for JSON scenes and C++ builds.
+  std::vector<std::string> warnings;
 };
 
 class ModelBuilder {
@@ -97,6 +102,8 @@ class ModelBuilder {
   int add_ground_plane(Vec3 normal = {0, 0, 1}, double offset = 0.0);
   int add_joint(JointSpec spec);
   int add_actuator(ActuatorSpec spec);
+  // The shapes of these two bodies never collide with each other (by body name).
+  void exclude_collision(std::string body_a, std::string body_b);
 
   // Validates everything and builds; throws Error naming the offending item and value.
   Scene build() const;
@@ -106,6 +113,7 @@ class ModelBuilder {
   std::vector<ShapeSpec> world_shapes_;
   std::vector<JointSpec> joints_;
   std::vector<ActuatorSpec> actuators_;
+  std::vector<std::pair<std::string, std::string>> collision_exclusions_;
 };
 
 }  // namespace diffphys

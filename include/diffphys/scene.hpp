@@ -13,6 +13,8 @@
 
 namespace diffphys {
 
+// Dispatches on the extension: .urdf → load_urdf, .xml or .mjcf → load_mjcf
+// (diffphys/robot_loaders.hpp); any other file is read as a JSON scene.
 Scene load_scene(const std::filesystem::path& path);
 Scene parse_scene(std::string_view json_text, std::string_view source_name = "<string>");
 

@@ -65,6 +65,11 @@ collision::PosedShapeT<GeometryDual> pose_shape_with_tangents(const Model& model
       posed.size.x = size_input(0);
       posed.size.y = size_input(1);
       break;
+    case ShapeType::Cylinder:  // collides as a capsule, as in collision::pose_shape
+      posed.type = ShapeType::Capsule;
+      posed.size.x = size_input(0);
+      posed.size.y = size_input(1);
+      break;
     case ShapeType::Plane: break;
   }
 

@@ -26,6 +26,11 @@ PosedShape pose_shape(const Model& model, const Params& params, const State& sta
     case ShapeType::Sphere: posed.size = {params.at(offset), 0, 0}; break;
     case ShapeType::Box: posed.size = params.vec3_at(offset); break;
     case ShapeType::Capsule: posed.size = {params.at(offset), params.at(offset + 1), 0}; break;
+    case ShapeType::Cylinder:
+      // Collides as the capsule of the same radius and half length (model.hpp).
+      posed.type = ShapeType::Capsule;
+      posed.size = {params.at(offset), params.at(offset + 1), 0};
+      break;
     case ShapeType::Plane: break;
   }
   return posed;
@@ -54,6 +59,8 @@ void detect_contacts(const Model& model, const Params& params, const State& stat
   for (const Joint& joint : model.joints)
     if (!joint.collide_connected)
       ws.excluded_body_pairs.emplace_back(std::min(joint.parent, joint.child), std::max(joint.parent, joint.child));
+  ws.excluded_body_pairs.insert(ws.excluded_body_pairs.end(), model.collision_exclusions.begin(),
+                                model.collision_exclusions.end());
   std::sort(ws.excluded_body_pairs.begin(), ws.excluded_body_pairs.end());
 
   const auto may_collide = [&](int shape_i, int shape_j) {

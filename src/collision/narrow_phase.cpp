@@ -986,6 +986,7 @@ int shape_rank(ShapeType type) {
     case ShapeType::Sphere:
       return 0;
     case ShapeType::Capsule:
+    case ShapeType::Cylinder:  // a cylinder collides as a capsule (model.hpp)
       return 1;
     case ShapeType::Box:
       return 2;
@@ -1005,6 +1006,7 @@ void collide_ordered(const PosedShapeT<T>& a, const PosedShapeT<T>& b, double ma
         case ShapeType::Sphere:
           return sphere_sphere(a, b, margin, contacts);
         case ShapeType::Capsule:
+        case ShapeType::Cylinder:
           return sphere_capsule(a, b, margin, contacts);
         case ShapeType::Box:
           return sphere_box(a, b, margin, contacts);
@@ -1013,8 +1015,10 @@ void collide_ordered(const PosedShapeT<T>& a, const PosedShapeT<T>& b, double ma
       }
       return;
     case ShapeType::Capsule:
+    case ShapeType::Cylinder:
       switch (b.type) {
         case ShapeType::Capsule:
+        case ShapeType::Cylinder:
           return capsule_capsule(a, b, margin, contacts);
         case ShapeType::Box:
           return capsule_box(a, b, margin, contacts);
@@ -1068,6 +1072,7 @@ Aabb bounding_box(const PosedShape& shape, double margin) {
                     std::abs(shape.rotation(i, 2)) * shape.size.z;
       break;
     case ShapeType::Capsule:
+    case ShapeType::Cylinder:
       extent = cwise_abs(shape.rotation.col(2)) * shape.size.y +
                Vec3{shape.size.x, shape.size.x, shape.size.x};
       break;

@@ -2,6 +2,7 @@
 // properties of compound shapes, centre-of-mass frames, joint frames, the parameter layout.
 #include "diffphys/model_builder.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <set>
@@ -72,6 +73,13 @@ MassProperties shape_unit_density_properties(const ShapeSpec& shape) {
       moments = {transverse, transverse, axial};
       break;
     }
+    case ShapeType::Cylinder: {
+      const double r = shape.radius, h = shape.half_length;
+      p.mass = kPi * r * r * 2.0 * h;
+      const double transverse = p.mass * (3.0 * r * r + (2.0 * h) * (2.0 * h)) / 12.0;
+      moments = {transverse, transverse, p.mass * r * r / 2.0};
+      break;
+    }
     case ShapeType::Plane: return p;
   }
   const Mat3 rotation = shape.orientation.to_matrix();
@@ -102,6 +110,7 @@ void validate_shape(const ShapeSpec& shape, const std::string& item, BodyType bo
       positive(shape.half_extents.z, "half_extents.z");
       break;
     case ShapeType::Capsule:
+    case ShapeType::Cylinder:
       positive(shape.radius, "radius");
       positive(shape.half_length, "half_length");
       break;
@@ -156,6 +165,10 @@ int ModelBuilder::add_joint(JointSpec spec) {
 int ModelBuilder::add_actuator(ActuatorSpec spec) {
   actuators_.push_back(std::move(spec));
   return static_cast<int>(actuators_.size()) - 1;
+}
+
+void ModelBuilder::exclude_collision(std::string body_a, std::string body_b) {
+  collision_exclusions_.emplace_back(std::move(body_a), std::move(body_b));
 }
 
 Scene ModelBuilder::build() const {
@@ -346,6 +359,7 @@ Scene ModelBuilder::build() const {
                                                        {shape.half_extents.x, shape.half_extents.y, shape.half_extents.z});
             break;
           case ShapeType::Capsule:
+          case ShapeType::Cylinder:
             layout.shape_size[shape_index] = add_slice(layout, values, prefix + "radius", {shape.radius});
             add_slice(layout, values, prefix + "half_length", {shape.half_length});
             break;
@@ -448,6 +462,20 @@ Scene ModelBuilder::build() const {
     model.actuators.push_back(actuator);
     scene.controls.push_back(spec.control);
   }
+
+  for (const auto& [name_a, name_b] : collision_exclusions_) {
+    const auto body_named = [&](const std::string& body_name) {
+      for (int b = 0; b < body_total; ++b)
+        if (model.bodies[static_cast<std::size_t>(b)].name == body_name) return b;
+      throw Error(message("collision exclusion '", name_a, "'-'", name_b, "': unknown body '", body_name, "'"));
+    };
+    const int a = body_named(name_a), b = body_named(name_b);
+    if (a == b) throw Error(message("collision exclusion '", name_a, "'-'", name_b, "': a body never collides with itself"));
+    model.collision_exclusions.emplace_back(std::min(a, b), std::max(a, b));
+  }
+  std::sort(model.collision_exclusions.begin(), model.collision_exclusions.end());
+  model.collision_exclusions.erase(std::unique(model.collision_exclusions.begin(), model.collision_exclusions.end()),
+                                   model.collision_exclusions.end());
 
   validate_params(model, scene.params);
   validate_state(model, state);

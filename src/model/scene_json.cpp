@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "diffphys/error.hpp"
+#include "diffphys/robot_loaders.hpp"
 
 namespace diffphys {
 namespace {
@@ -631,6 +632,7 @@ ShapeSpec SceneReader::read_shape(const Json& object, const std::string& path) c
                                       {{"sphere", ShapeType::Sphere},
                                        {"box", ShapeType::Box},
                                        {"capsule", ShapeType::Capsule},
+                                       {"cylinder", ShapeType::Cylinder},
                                        {"plane", ShapeType::Plane}});
   }
   if (object.contains("name")) shape.name = read_string(object["name"], field("name"));
@@ -638,13 +640,15 @@ ShapeSpec SceneReader::read_shape(const Json& object, const std::string& path) c
     shape.position = read_vec3(object["position"], field("position"));
   shape.orientation = read_rotation(object, path);
 
-  const bool uses_radius = shape.type == ShapeType::Sphere || shape.type == ShapeType::Capsule;
+  const bool round = shape.type == ShapeType::Capsule || shape.type == ShapeType::Cylinder;
+  const bool uses_radius = shape.type == ShapeType::Sphere || round;
   const bool uses_half_extents = shape.type == ShapeType::Box;
-  const bool uses_length = shape.type == ShapeType::Capsule;
-  const char* reason = shape.type == ShapeType::Sphere  ? "by a sphere"
-                       : shape.type == ShapeType::Box   ? "by a box"
-                       : shape.type == ShapeType::Plane ? "by a plane"
-                                                        : "by a capsule";
+  const bool uses_length = round;
+  const char* reason = shape.type == ShapeType::Sphere     ? "by a sphere"
+                       : shape.type == ShapeType::Box      ? "by a box"
+                       : shape.type == ShapeType::Plane    ? "by a plane"
+                       : shape.type == ShapeType::Cylinder ? "by a cylinder"
+                                                           : "by a capsule";
   if (uses_radius) {
     if (object.contains("radius")) shape.radius = read_number(object["radius"], field("radius"));
   } else {
@@ -768,6 +772,10 @@ Scene parse_scene(std::string_view json_text, std::string_view source_name) {
 }
 
 Scene load_scene(const std::filesystem::path& path) {
+  // Robot files by extension (diffphys/robot_loaders.hpp); everything else is a JSON scene.
+  const std::string extension = path.extension().string();
+  if (extension == ".urdf") return load_urdf(path);
+  if (extension == ".xml" || extension == ".mjcf") return load_mjcf(path);
   const std::string source_name = path.string();
   std::error_code status_error;
   if (!std::filesystem::exists(path, status_error))

@@ -1,0 +1,134 @@
+// io/xml_source.hpp — what the URDF and MJCF loaders share: reading an XML file with tinyxml2,
+// typed attribute reading with errors that name the file, the line and the element, the
+// collection of warnings (what a file says that diffphys ignores or approximates), rotations
+// written as Euler angles, and mass properties of shapes given as full inertia tensors.
+//
+// Every refusal reads "robot.urdf:12: <link 'forearm'>: mass must be positive, got -1":
+// file and line from tinyxml2 (XMLElement::GetLineNum), the element's tag and name, the
+// offending value. Warnings have the same form and end up in Scene::warnings.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "diffphys/error.hpp"
+#include "diffphys/math.hpp"
+#include "diffphys/model_builder.hpp"
+
+namespace tinyxml2 {
+class XMLDocument;
+class XMLElement;
+}  // namespace tinyxml2
+
+namespace diffphys::io {
+
+using tinyxml2::XMLElement;
+
+class XmlSource {
+ public:
+  // Parses `text`; a syntax error throws Error "<source_name>:<line>: XML error: ...".
+  XmlSource(const std::string& text, std::string source_name, std::filesystem::path base_directory);
+  ~XmlSource();
+  XmlSource(const XmlSource&) = delete;
+  XmlSource& operator=(const XmlSource&) = delete;
+
+  // Reads and parses a file; a missing or unreadable file is an Error naming it.
+  static std::unique_ptr<XmlSource> load(const std::filesystem::path& path);
+
+  const XMLElement* root() const;
+  const std::string& source_name() const { return source_name_; }
+  const std::filesystem::path& base_directory() const { return base_directory_; }
+
+  // "file:line: <tag 'name'>" for messages.
+  std::string where(const XMLElement* element) const;
+  [[noreturn]] void fail(const XMLElement* element, const std::string& what) const;
+
+  // Attribute readers; each refuses a malformed value naming the element and the attribute.
+  std::optional<std::string> text(const XMLElement* element, const char* attribute) const;
+  std::string required_text(const XMLElement* element, const char* attribute) const;
+  std::optional<double> number(const XMLElement* element, const char* attribute) const;
+  double required_number(const XMLElement* element, const char* attribute) const;
+  // A whitespace-separated list of finite numbers; `counts` lists the accepted lengths.
+  std::optional<std::vector<double>> numbers(const XMLElement* element, const char* attribute,
+                                             std::initializer_list<std::size_t> counts) const;
+  // The same for an attribute value found elsewhere (an MJCF default), reported at `element`.
+  std::vector<double> parse_numbers(const XMLElement* element, const char* attribute, const std::string& value,
+                                    std::initializer_list<std::size_t> counts) const;
+  double parse_number(const XMLElement* element, const char* attribute, const std::string& value) const;
+  std::optional<Vec3> vec3(const XMLElement* element, const char* attribute) const;
+  bool parse_bool(const XMLElement* element, const char* attribute, const std::string& value) const;
+
+ private:
+  std::unique_ptr<tinyxml2::XMLDocument> document_;
+  std::string source_name_;
+  std::filesystem::path base_directory_;
+};
+
+// Warnings of one load, in file order. Repeated ignorable items (the same attribute on many
+// elements) are merged into one message listing every line.
+class Warnings {
+ public:
+  void add(const XmlSource& source, const XMLElement* element, const std::string& what);
+  // "<tag>@<attribute>" ignored on this line for `reason`; merged across lines.
+  void ignored(const XMLElement* element, const std::string& item, const std::string& reason);
+  std::vector<std::string> finish(const XmlSource& source) const;
+
+ private:
+  struct Ignored {
+    std::string reason;
+    std::vector<int> lines;
+  };
+  std::vector<std::pair<int, std::string>> messages_;  // (line, message)
+  std::map<std::string, Ignored> ignored_;             // by item
+};
+
+// The tag and, if it has one, the name of an element: "<joint 'elbow'>".
+std::string describe(const XMLElement* element);
+
+// Rotation of fixed-axis roll, pitch, yaw (URDF rpy): R = Rz(yaw) Ry(pitch) Rx(roll).
+Quat quat_from_roll_pitch_yaw(double roll, double pitch, double yaw);
+// The shortest rotation taking +z onto the unit vector `direction`.
+Quat quat_from_z_axis(const Vec3& direction);
+
+// Mass, centre of mass and inertia tensor (about the centre of mass), all in one frame.
+struct MassProperties {
+  double mass = 0.0;
+  Vec3 center;
+  Mat3 inertia;
+};
+// Sum of parts (parallel-axis theorem); the result is about the combined centre of mass.
+MassProperties combine(const std::vector<MassProperties>& parts);
+
+// A body placed in its principal frame: the frame's pose (world) and the principal moments
+// (ascending), from mass properties given in a frame posed at (frame_position, frame_orientation).
+struct PrincipalFrame {
+  Vec3 position;     // centre of mass, world
+  Quat orientation;  // principal axes → world
+  Vec3 moments;      // principal moments, ascending, kg·m²
+};
+PrincipalFrame principal_frame(const MassProperties& properties, const Vec3& frame_position,
+                               const Quat& frame_orientation);
+
+// Where each item the builder may name ("body 'forearm'", "joint 'elbow'") is in the file.
+// build() refusals come back as "file:line: body 'forearm': mass must be positive, got -1".
+class ItemLines {
+ public:
+  void note(std::string item, int line) { entries_.emplace_back(std::move(item), line); }
+  Scene build(const ModelBuilder& builder, const XmlSource& source) const;
+
+ private:
+  std::vector<std::pair<std::string, int>> entries_;
+};
+
+// THE place where a mesh becomes a collision shape. Convex mesh shapes are not in the engine
+// yet, so this returns nothing and the caller reports the mesh as skipped; when they land,
+// build the ShapeSpec here (hull of `file` scaled by `scale`) and both loaders pick it up.
+std::optional<ShapeSpec> mesh_collision_shape(const std::filesystem::path& file, const Vec3& scale);
+
+}  // namespace diffphys::io

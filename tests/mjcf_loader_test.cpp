@@ -1,0 +1,314 @@
+// tests/mjcf_loader_test.cpp — the MJCF loader (io/mjcf_loader.cpp): MuJoCo 2.2's own compiled
+// models as the reference for masses, centres of mass and inertias (the samples Debian's
+// libmujoco-samples ships and this folder's feature files), every supported element, the
+// warnings for what is not supported, and clear errors for malformed files.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <string>
+
+#include "diffphys/error.hpp"
+#include "diffphys/robot_loaders.hpp"
+#include "diffphys/scene.hpp"
+#include "diffphys/simulator.hpp"
+
+#ifdef DIFFPHYS_TESTS_HAVE_MUJOCO
+#include <mujoco/mujoco.h>
+#endif
+
+namespace diffphys {
+namespace {
+
+const std::filesystem::path kData = std::filesystem::path(DIFFPHYS_SOURCE_DIR) / "tests/data/robots";
+const std::filesystem::path kSamples = "/usr/share/mujoco/model";
+
+// The message of the Error that `load` throws ("" if it does not throw).
+template <typename Load>
+std::string error_of(Load load) {
+  try {
+    load();
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "";
+}
+
+bool any_warning_contains(const Scene& scene, const std::string& text) {
+  return std::any_of(scene.warnings.begin(), scene.warnings.end(),
+                     [&](const std::string& warning) { return warning.find(text) != std::string::npos; });
+}
+
+// World-frame inertia tensor of body b: R diag(I) Rᵀ with R the principal axes in the world.
+Mat3 world_inertia(const Scene& scene, int b) {
+  const auto i = static_cast<std::size_t>(b);
+  const Mat3 rotation = (scene.state.orientation[i] * scene.model.bodies[i].principal_frame).to_matrix();
+  const int offset = scene.model.layout.body_inertia[i];
+  return rotation * Mat3::diagonal(scene.params.vec3_at(offset)) * rotation.transposed();
+}
+
+#ifdef DIFFPHYS_TESTS_HAVE_MUJOCO
+// MuJoCo 2.2 finds a body's principal moments to ~1e-13 but stores its principal axes
+// (body_iquat) to only ~2e-8 rad: on bodies whose inertia is not axis-aligned, its own
+// ximat·diag·ximatᵀ misses the exact tensor by ~1e-8 kg·m² (checked by hand for
+// radian_frames.xml's body "tilted": our tensor equals the textbook sum of the box and
+// capsule to 1e-15, MuJoCo's reconstruction is 5e-8 off). Masses, centres of mass and
+// principal moments are compared to 1e-9 everywhere; the axes of such bodies to this.
+constexpr double kMujocoAxesTolerance = 1e-7;
+
+// Every moving MuJoCo body's mass, centre of mass (xipos), principal moments (body_inertia)
+// and world inertia tensor (ximat · diag · ximatᵀ) against the diffphys body of the same
+// name; bodies welded to the world are static in diffphys (no mass) and are checked to be.
+void expect_mass_properties_match_mujoco(const std::filesystem::path& file, int expected_moving_bodies,
+                                         double axes_tolerance = 1e-9) {
+  char error[1000] = "";
+  mjModel* m = mj_loadXML(file.c_str(), nullptr, error, sizeof error);
+  ASSERT_NE(m, nullptr) << error;
+  mjData* d = mj_makeData(m);
+  mj_forward(m, d);
+  const Scene scene = load_mjcf(file);
+  int compared = 0;
+  for (int i = 1; i < m->nbody; ++i) {
+    const char* mj_name = mj_id2name(m, mjOBJ_BODY, i);
+    const std::string name = mj_name ? mj_name : "body" + std::to_string(i);
+    SCOPED_TRACE(file.filename().string() + " body " + name);
+    const int b = scene.model.body_index(name);
+    const auto bi = static_cast<std::size_t>(b);
+    if (m->body_weldid[i] == 0) {
+      EXPECT_EQ(scene.model.bodies[bi].type, BodyType::Static);
+      continue;
+    }
+    ASSERT_EQ(scene.model.bodies[bi].type, BodyType::Dynamic);
+    EXPECT_NEAR(scene.params.at(scene.model.layout.body_mass[bi]), m->body_mass[i], 1e-9);
+    for (int k = 0; k < 3; ++k) EXPECT_NEAR(scene.state.position[bi][k], d->xipos[3 * i + k], 1e-9);
+    // Principal moments: MuJoCo orders them as its eigen-solver returns them; compare sorted.
+    double mj_moments[3] = {m->body_inertia[3 * i], m->body_inertia[3 * i + 1], m->body_inertia[3 * i + 2]};
+    std::sort(mj_moments, mj_moments + 3);
+    const Vec3 moments = scene.params.vec3_at(scene.model.layout.body_inertia[bi]);
+    for (int k = 0; k < 3; ++k) EXPECT_NEAR(moments[k], mj_moments[k], 1e-9);
+    // The principal axes, through the world tensor (well defined when moments repeat).
+    const Mat3 ours = world_inertia(scene, b);
+    for (int r = 0; r < 3; ++r) {
+      for (int c = 0; c < 3; ++c) {
+        double theirs = 0.0;
+        for (int k = 0; k < 3; ++k)
+          theirs += d->ximat[9 * i + 3 * r + k] * m->body_inertia[3 * i + k] * d->ximat[9 * i + 3 * c + k];
+        EXPECT_NEAR(ours(r, c), theirs, axes_tolerance) << "inertia (" << r << ", " << c << ")";
+      }
+    }
+    ++compared;
+  }
+  EXPECT_EQ(compared, expected_moving_bodies);
+  mj_deleteData(d);
+  mj_deleteModel(m);
+}
+
+TEST(MjcfLoader, HumanoidSampleMatchesMujocoMassProperties) {
+  expect_mass_properties_match_mujoco(kSamples / "humanoid/humanoid.xml", 16);
+}
+
+TEST(MjcfLoader, TendonArmSampleMatchesMujocoMassProperties) {
+  expect_mass_properties_match_mujoco(kSamples / "tendon_arm/arm26.xml", 2);
+}
+
+TEST(MjcfLoader, FeatureFileMatchesMujocoMassProperties) {
+  expect_mass_properties_match_mujoco(kData / "features.xml", 7, kMujocoAxesTolerance);
+}
+
+TEST(MjcfLoader, RadianFixedAxisFramesMatchMujocoMassProperties) {
+  expect_mass_properties_match_mujoco(kData / "radian_frames.xml", 2, kMujocoAxesTolerance);
+}
+#endif
+
+TEST(MjcfLoader, FeatureFileMapsEveryElement) {
+  const Scene scene = load_mjcf(kData / "features.xml");
+  const Model& model = scene.model;
+  EXPECT_EQ(model.name, "features");
+  EXPECT_DOUBLE_EQ(model.dt, 0.004);
+  EXPECT_DOUBLE_EQ(scene.params.slice(model, "gravity")[2], -9.5);
+  EXPECT_DOUBLE_EQ(scene.params.slice(model, "body/world/friction")[0], 1.2);  // the largest world geom friction
+  // The floor became a ground plane; the ramp a shape of the static world_static body.
+  EXPECT_EQ(model.shapes[0].type, ShapeType::Plane);
+  EXPECT_EQ(model.bodies[static_cast<std::size_t>(model.body_index("world_static"))].type, BodyType::Static);
+  EXPECT_EQ(model.bodies[static_cast<std::size_t>(model.body_index("pillar"))].type, BodyType::Static);
+  // Defaults and classes: density 800 (main), 3000 (heavy via childclass), mass 2.5 (heavier).
+  EXPECT_DOUBLE_EQ(scene.params.slice(model, "body/base/friction")[0], 0.8);
+  EXPECT_DOUBLE_EQ(scene.params.slice(model, "shape/arm_cylinder/radius")[0], 0.04);
+  EXPECT_DOUBLE_EQ(scene.params.slice(model, "shape/arm_cylinder/half_length")[0], 0.1);
+  EXPECT_EQ(model
+                .shapes[static_cast<std::size_t>(std::find_if(model.shapes.begin(), model.shapes.end(),
+                                                              [](const Shape& s) { return s.name == "arm_cylinder"; }) -
+                                                 model.shapes.begin())]
+                .type,
+            ShapeType::Cylinder);
+  // Joints: hinge → revolute with limits in radians; slide → prismatic, limits shifted by ref;
+  // two perpendicular hinges → universal; ball; free (no joint); welds → fixed.
+  const Joint& hinge = model.joints[static_cast<std::size_t>(model.joint_index("hinge"))];
+  EXPECT_EQ(hinge.type, JointType::Revolute);
+  EXPECT_NEAR(hinge.lower_limit, -60 * M_PI / 180, 1e-15);
+  EXPECT_NEAR(hinge.upper_limit, 45 * M_PI / 180, 1e-15);
+  EXPECT_DOUBLE_EQ(scene.params.slice(model, "joint/hinge/damping")[0], 0.3);
+  const Joint& slide = model.joints[static_cast<std::size_t>(model.joint_index("slide"))];
+  EXPECT_EQ(slide.type, JointType::Prismatic);
+  EXPECT_NEAR(slide.lower_limit, -0.15, 1e-15);
+  EXPECT_NEAR(slide.upper_limit, 0.15, 1e-15);
+  EXPECT_EQ(model.joints[static_cast<std::size_t>(model.joint_index("wrist_a+wrist_b"))].type, JointType::Universal);
+  const Joint& ball = model.joints[static_cast<std::size_t>(model.joint_index("pod_ball"))];
+  EXPECT_EQ(ball.type, JointType::Ball);
+  EXPECT_DOUBLE_EQ(scene.params.slice(model, "joint/pod_ball/damping")[0], 0.0);  // class loose
+  EXPECT_EQ(model.joints[static_cast<std::size_t>(model.joint_index("hand_weld"))].type, JointType::Fixed);
+  EXPECT_THROW(model.joint_index("puck_free"), Error);
+  // A joint to a world-welded parent may collide with it (MuJoCo filters only moving parents).
+  EXPECT_TRUE(model.joints[static_cast<std::size_t>(model.joint_index("hinge"))].collide_connected);
+  EXPECT_TRUE(model.joints[static_cast<std::size_t>(model.joint_index("lamp_hinge"))].collide_connected);
+  EXPECT_FALSE(model.joints[static_cast<std::size_t>(model.joint_index("slide"))].collide_connected);
+  // Exclusions: <contact><exclude> and MuJoCo's parent filter through the weld (base–hand:
+  // hand is welded to wrist, whose parent weld is arm, not base: not excluded; arm–hand: excluded).
+  const auto excluded = [&](const char* a, const char* b) {
+    const int i = model.body_index(a), j = model.body_index(b);
+    return std::binary_search(model.collision_exclusions.begin(), model.collision_exclusions.end(),
+                              std::pair{std::min(i, j), std::max(i, j)});
+  };
+  EXPECT_TRUE(excluded("puck", "lamp"));
+  EXPECT_TRUE(excluded("arm", "hand"));
+  EXPECT_TRUE(excluded("wrist", "hand"));
+  EXPECT_FALSE(excluded("base", "hand"));
+  EXPECT_FALSE(excluded("puck", "base"));
+  // Actuators: motor control = gear × ctrl, bounded by gear × ctrlrange and forcerange.
+  ASSERT_EQ(model.actuator_count(), 4);
+  EXPECT_DOUBLE_EQ(scene.params.slice(model, "actuator/hinge_motor/max_torque")[0], 50.0);
+  EXPECT_DOUBLE_EQ(scene.params.slice(model, "actuator/wrist_motor/max_torque")[0], 5.0);
+  EXPECT_EQ(model.actuators[1].dof, 1);  // wrist_b is the universal joint's second coordinate
+  // Position servo with joint damping d: gain kp / d; bounds from the control range.
+  EXPECT_DOUBLE_EQ(scene.params.slice(model, "actuator/slide_servo/gain")[0], 60.0 / 0.3);
+  EXPECT_NEAR(scene.params.slice(model, "actuator/slide_servo/max_torque")[0], 60.0 * 0.3, 1e-12);
+  EXPECT_NEAR(scene.params.slice(model, "actuator/slide_servo/max_velocity")[0], 200.0 * 0.3, 1e-12);
+  // Without damping: √(kp / I) with I the lamp's moment about its hinge (a capsule along x,
+  // turning about z through its centre): MuJoCo's capsule moment.
+  {
+    const double r = 0.02, height = 0.2, density = 800;
+    const double mass = density * (M_PI * r * r * height + 4.0 / 3.0 * M_PI * r * r * r);
+    const double sphere_share = 4 * r / (4 * r + 3 * height);
+    const double transverse = mass * ((1 - sphere_share) * (3 * r * r + height * height) / 12 +
+                                      sphere_share * 2 * r * r / 5 + sphere_share * height * (3 * r + 2 * height) / 8);
+    EXPECT_NEAR(scene.params.slice(model, "actuator/lamp_servo/gain")[0], std::sqrt(2.0 / transverse), 1e-9);
+  }
+  // What is not supported is named, with its line.
+  EXPECT_TRUE(any_warning_contains(scene, "features.xml:27: <site> ignored"));
+  EXPECT_TRUE(any_warning_contains(scene, "<sensor>: unsupported element ignored"));
+  EXPECT_TRUE(any_warning_contains(scene, "<jointpos>: unsupported element ignored"));
+  EXPECT_TRUE(any_warning_contains(scene, "<geom 'puck_cylinder'>: cylinder collides as the capsule"));
+}
+
+TEST(MjcfLoader, SamplesNameWhatIsUnsupported) {
+  const Scene arm = load_mjcf(kSamples / "tendon_arm/arm26.xml");
+  EXPECT_TRUE(any_warning_contains(arm, "arm26.xml:70: <tendon>: unsupported element ignored"));
+  EXPECT_TRUE(any_warning_contains(arm, "<muscle 'SF'>: actuator type <muscle> is not supported"));
+  EXPECT_TRUE(any_warning_contains(arm, "<site> ignored"));
+  EXPECT_EQ(arm.model.actuator_count(), 0);
+  // Unnamed bodies take MuJoCo's body id: body1, body2.
+  EXPECT_EQ(arm.model.body_index("body2"), 2);
+  const Scene humanoid = load_mjcf(kSamples / "humanoid/humanoid.xml");
+  EXPECT_TRUE(any_warning_contains(humanoid, "<joint> attribute stiffness ignored (diffphys joints have no springs)"));
+  EXPECT_TRUE(any_warning_contains(humanoid, "<motor 'right_hip_x'>: skipped"));
+  EXPECT_EQ(humanoid.model.actuator_count(), 15);
+  EXPECT_GE(humanoid.params.slice(humanoid.model, "body/right_thigh/mass")[0], 4.0);
+}
+
+TEST(MjcfLoader, HumanoidSimulatesAndFalls) {
+  Scene scene = load_scene(kSamples / "humanoid/humanoid.xml");
+  Simulator simulator(scene.model, scene.params, scene.state);
+  const int head = scene.model.body_index("head");
+  const double start = simulator.state().position[static_cast<std::size_t>(head)].z;
+  for (int step = 0; step < 100; ++step) {
+    const StepStatus status = simulator.step(scene.controls);
+    ASSERT_TRUE(status.converged) << "step " << step;
+  }
+  const double end = simulator.state().position[static_cast<std::size_t>(head)].z;
+  EXPECT_LT(end, start - 0.1);  // it falls under gravity...
+  EXPECT_GT(end, 0.0);          // ...onto the floor, not through it
+}
+
+TEST(MjcfLoader, MeshGeomsAreSkippedUntilMeshShapesLand) {
+  const char* with_inertial =
+      "<mujoco><asset><mesh file=\"part.stl\"/></asset><worldbody>\n<body name=\"b\"><joint/>"
+      "<inertial mass=\"1\" diaginertia=\"1 1 1\"/>\n<geom type=\"mesh\" mesh=\"part\"/></body></worldbody></mujoco>";
+  const Scene scene = parse_mjcf(with_inertial, "mesh.xml");
+  EXPECT_TRUE(any_warning_contains(scene, "mesh.xml:3: <geom>: mesh geom skipped"));
+  EXPECT_EQ(scene.model.bodies[1].shape_count, 0);
+  const char* from_geoms =
+      "<mujoco><asset><mesh file=\"part.stl\"/></asset><worldbody>\n<body name=\"b\"><joint/>"
+      "\n<geom type=\"mesh\" mesh=\"part\"/></body></worldbody></mujoco>";
+  EXPECT_NE(error_of([&] {
+              parse_mjcf(from_geoms, "mesh.xml");
+            }).find("mesh.xml:3: <geom>: mass from a mesh geom is not supported yet"),
+            std::string::npos);
+}
+
+TEST(MjcfLoader, MalformedFilesGiveFileLineAndElement) {
+  EXPECT_EQ(error_of([] {
+              parse_mjcf("<mujoco>\n<worldbody>\n<body>\n</worldbody>", "bad.xml");
+            }).find("bad.xml:3: XML error"),
+            0u);  // tinyxml2 reports the element left open
+  EXPECT_NE(error_of([] {
+              parse_mjcf(
+                  "<mujoco>\n<worldbody>\n<body>\n<joint type=\"screw\"/>\n<geom size=\"1\"/></body>"
+                  "</worldbody></mujoco>",
+                  "joint.xml");
+            }).find("joint.xml:4: <joint>: unknown joint type 'screw'"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              parse_mjcf(
+                  "<mujoco><worldbody>\n<body name=\"b\"><joint/>\n<inertial mass=\"-2\" diaginertia=\"1 1 1\"/>"
+                  "</body></worldbody></mujoco>",
+                  "mass.xml");
+            }).find("mass.xml:3: <inertial>: mass must be non-negative, got -2"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              parse_mjcf(
+                  "<mujoco><worldbody>\n<body name=\"b\"><joint/>\n<geom size=\"1\" mass=\"0\"/>"
+                  "</body></worldbody></mujoco>",
+                  "massless.xml");
+            }).find("massless.xml:2: <body 'b'>: a moving body needs a positive mass, got 0"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              parse_mjcf(
+                  "<mujoco><worldbody>\n<body><joint range=\"0 1\"/><geom size=\"1\"/></body></worldbody></mujoco>",
+                  "limits.xml");
+            }).find("limits.xml:2: <joint>: range given but not limited"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              parse_mjcf("<mujoco><worldbody>\n<body><geom class=\"nope\" size=\"1\"/></body></worldbody></mujoco>",
+                         "class.xml");
+            }).find("class.xml:2: <geom>: unknown default class 'nope'"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              parse_mjcf(
+                  "<mujoco><worldbody>\n<body><joint/><joint type=\"slide\"/><geom size=\"1\"/></body>"
+                  "</worldbody></mujoco>",
+                  "combo.xml");
+            }).find("combo.xml:2: <body>: this combination of joints cannot be represented"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_mjcf("<robot/>", "root.xml"); }).find("root.xml:1: <robot>: not an MJCF file"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              parse_mjcf(
+                  "<mujoco><worldbody>\n<body><joint/><geom type=\"ellipsoid\" size=\"1 1 1\"/></body>"
+                  "</worldbody></mujoco>",
+                  "shape.xml");
+            }).find("shape.xml:2: <geom>: geom type 'ellipsoid' is not supported"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              parse_mjcf(
+                  "<mujoco><worldbody><body><joint/><geom size=\"0.1\"/></body></worldbody>\n"
+                  "<actuator><motor joint=\"missing\"/></actuator></mujoco>",
+                  "motor.xml");
+            }).find("motor.xml:2: <motor>: unknown joint 'missing'"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { load_mjcf(kData / "no_such_file.xml"); }).find("no_such_file.xml: no such file"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace diffphys
