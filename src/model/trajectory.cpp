@@ -155,6 +155,7 @@ const char* shape_type_name(ShapeType type) {
     case ShapeType::Box: return "box";
     case ShapeType::Capsule: return "capsule";
     case ShapeType::Plane: return "plane";
+    case ShapeType::Cylinder: return "cylinder";
     default: break;  // a type added later is written by name here; the viewer boxes unknowns
   }
   return "unknown";
@@ -189,7 +190,7 @@ void append_param_vec3(std::string& out, const char* key, const Params& params, 
 }
 
 // A shape's size keys, by type (the names of the scene format): sphere radius; box
-// half_extents; capsule radius and half_length along its z axis; a plane has none.
+// half_extents; capsule and cylinder radius and half_length along z; a plane has none.
 void append_shape_size(std::string& out, const Model& model, const Params& params, int shape) {
   const Shape& spec = model.shapes[static_cast<std::size_t>(shape)];
   const int offset = model.layout.shape_size[static_cast<std::size_t>(shape)];
@@ -201,6 +202,7 @@ void append_shape_size(std::string& out, const Model& model, const Params& param
       append_param_vec3(out, "half_extents", params, offset);
       return;
     case ShapeType::Capsule:
+    case ShapeType::Cylinder:
       append_param_number(out, "radius", params, offset);
       append_param_number(out, "half_length", params, offset < 0 ? -1 : offset + 1);
       return;

@@ -34,6 +34,10 @@ export function shapeHalfExtents(shape) {
       const halfLength = positiveNumber(shape.half_length) ?? 0;
       return radius ? [radius, radius, radius + halfLength] : null;
     }
+    case 'cylinder': {
+      const halfLength = positiveNumber(shape.half_length) ?? 0;
+      return radius ? [radius, radius, halfLength] : null;
+    }
     case 'plane': return null;
     default: break;
   }
@@ -110,6 +114,14 @@ export function buildShape(shape, context) {
       if (radius) {
         // three's capsule runs along y; the scene format's along z.
         const geometry = new THREE.CapsuleGeometry(radius, 2 * (positiveNumber(shape.half_length) ?? 0), 8, 24);
+        geometry.rotateX(Math.PI / 2);
+        object = new THREE.Mesh(geometry, material);
+      }
+      break;
+    case 'cylinder':
+      if (radius) {
+        // three's cylinder runs along y; the scene format's along z.
+        const geometry = new THREE.CylinderGeometry(radius, radius, 2 * (positiveNumber(shape.half_length) ?? 0), 24);
         geometry.rotateX(Math.PI / 2);
         object = new THREE.Mesh(geometry, material);
       }
