@@ -1,0 +1,203 @@
+"""diffphys.torch — rollouts and single steps as differentiable PyTorch functions.
+
+* ``rollout(model, x0, controls, params)`` runs T = len(controls) steps and returns every state
+  x_0 … x_T as a (T + 1, 13 nbody) tensor; a loss on it backpropagates to x0, controls and
+  params through ``Rollout.backward`` (exact gradients, docs/gradients.md).
+* ``step(model, x, u, params)`` is one step, x_t → x_{t+1}: a torch policy (``nn.Module``) can
+  act in closed loop and be trained by backpropagation through time.
+
+Everything is float64 (the engine's precision); inputs are converted to it. State vectors are
+13 per body, body 0 (the world) included, ``[p, q (w, x, y, z), v, ω]`` (``diffphys.layout``).
+The quaternions of x0 are normalised inside (by torch operations, so that the gradient is
+that of the normalised input and finite differences of any quaternion component agree with
+it); the engine's tangent gradients (12 per body, a world-frame rotation increment) are
+converted to quaternion gradients by the chain rule of ``diffphys.layout``.
+
+Static bodies (the world, fixed obstacles) are scenery, not differentiated state: their
+rows of x0 get a zero gradient (and should not be changed). The backward pass holds the
+forward pass's contact set and active set fixed (docs/gradients.md); double backward is not
+supported.
+"""
+
+import numpy as np
+import torch
+from torch.autograd.function import once_differentiable
+
+from . import _core
+from . import layout
+
+__all__ = ["rollout", "step", "normalize_quaternions", "state_tensor", "params_tensor", "positions",
+           "orientations", "linear_velocities", "angular_velocities", "RolloutFunction", "StepFunction"]
+
+VECTOR = layout.VECTOR
+
+
+def _as_double(value):
+    if isinstance(value, torch.Tensor):
+        return value.to(torch.float64)
+    return torch.as_tensor(np.asarray(value, dtype=np.float64))
+
+
+def state_tensor(state):
+    """The flat state vector (13 nbody) of a diffphys.State, as a float64 tensor."""
+    return torch.from_numpy(state.to_vector())
+
+
+def params_tensor(params):
+    """θ of a diffphys.Params as a float64 tensor (a copy)."""
+    return torch.from_numpy(np.array(params.values, dtype=np.float64))
+
+
+def normalize_quaternions(x):
+    """x (…, 13 nbody) with every body's quaternion divided by its norm (differentiable)."""
+    per_body = x.reshape(x.shape[:-1] + (x.shape[-1] // VECTOR, VECTOR))
+    q = per_body[..., 3:7]
+    q = q * (q * q).sum(dim=-1, keepdim=True).rsqrt()
+    return torch.cat([per_body[..., 0:3], q, per_body[..., 7:13]], dim=-1).reshape(x.shape)
+
+
+def _field(x, first, last):
+    per_body = x.reshape(x.shape[:-1] + (x.shape[-1] // VECTOR, VECTOR))
+    return per_body[..., first:last]
+
+
+def positions(x):
+    """(…, nbody, 3) centres of mass from state vectors (…, 13 nbody)."""
+    return _field(x, 0, 3)
+
+
+def orientations(x):
+    """(…, nbody, 4) quaternions (w, x, y, z)."""
+    return _field(x, 3, 7)
+
+
+def linear_velocities(x):
+    """(…, nbody, 3) m/s."""
+    return _field(x, 7, 10)
+
+
+def angular_velocities(x):
+    """(…, nbody, 3) rad/s, world frame."""
+    return _field(x, 10, 13)
+
+
+def _static_rows(model, width_per_body):
+    """Indices of the entries of static bodies (the world included) in a per-body layout."""
+    static = [index for index, body in enumerate(model.bodies) if body.type == _core.BodyType.Static]
+    return np.concatenate([np.arange(width_per_body * b, width_per_body * (b + 1)) for b in static]).astype(int) \
+        if static else np.zeros(0, dtype=int)
+
+
+class RolloutFunction(torch.autograd.Function):
+    """(x0 with unit quaternions, controls (T, nactuator), θ) → states (T + 1, 13 nbody).
+
+    Use ``rollout()``, which normalises the quaternions first."""
+
+    @staticmethod
+    def forward(ctx, x0, controls, params, model, options):
+        values = _core.Params(params.detach().cpu().numpy())
+        engine = _core.Rollout(model, values, options)
+        initial = _core.State.from_vector(x0.detach().cpu().numpy())
+        control_values = controls.detach().cpu().numpy()
+        engine.run(initial, control_values, control_values.shape[0])
+        states = torch.from_numpy(engine.states())
+        ctx.engine, ctx.static = engine, _static_rows(model, VECTOR)  # the engine keeps `values` alive
+        ctx.save_for_backward(states)
+        return states
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, states_gradient):
+        (states,) = ctx.saved_tensors
+        states_numpy = states.numpy()
+        tangent = layout.tangent_gradient_from_quaternion(states_gradient.detach().cpu().numpy(), states_numpy)
+        gradients = ctx.engine.backward(tangent)
+        x0_gradient = layout.quaternion_gradient_from_tangent(np.array(gradients.initial_state), states_numpy[0])
+        x0_gradient[ctx.static] = 0.0  # static bodies are scenery, not differentiated state
+        return (torch.from_numpy(x0_gradient), torch.from_numpy(np.array(gradients.controls)),
+                torch.from_numpy(np.array(gradients.params)), None, None)
+
+
+def rollout(model, x0, controls, params, options=None):
+    """States x_0 … x_T (T + 1, 13 nbody) of a rollout from x0 (13 nbody) under controls
+    (T, nactuator) with parameters θ (nparam), differentiable w.r.t. x0, controls and params.
+
+    For a model without actuators pass ``torch.zeros(T, 0)`` as controls. ``options``: a
+    diffphys.RolloutOptions (checkpointing, gradient decay and clipping)."""
+    x0 = _as_double(x0)
+    controls = _as_double(controls)
+    params = _as_double(params)
+    width = VECTOR * model.body_count()
+    if x0.shape != (width,):
+        raise _core.Error(f"diffphys.torch.rollout: x0 must have shape ({width},) = 13 × {model.body_count()} "
+                          f"bodies, got {tuple(x0.shape)}")
+    if controls.dim() != 2 or controls.shape[1] != model.actuator_count():
+        raise _core.Error(f"diffphys.torch.rollout: controls must have shape (T, {model.actuator_count()}), "
+                          f"got {tuple(controls.shape)}")
+    if params.shape != (model.param_count(),):
+        raise _core.Error(f"diffphys.torch.rollout: params must have shape ({model.param_count()},), "
+                          f"got {tuple(params.shape)}")
+    return RolloutFunction.apply(normalize_quaternions(x0), controls, params, model,
+                                 options if options is not None else _core.RolloutOptions())
+
+
+class StepFunction(torch.autograd.Function):
+    """(x (B, 13 nbody) with unit quaternions, u (B, nactuator), θ) → x' (B, 13 nbody): one step
+    of each of B independent worlds sharing θ. Use ``step()``."""
+
+    @staticmethod
+    def forward(ctx, x, u, params, model):
+        values = _core.Params(params.detach().cpu().numpy())
+        x_numpy, u_numpy = x.detach().cpu().numpy(), u.detach().cpu().numpy()
+        engines, next_states = [], np.empty_like(x_numpy)
+        for item in range(x_numpy.shape[0]):
+            engine = _core.Rollout(model, values)
+            engine.run(_core.State.from_vector(x_numpy[item]), u_numpy[item:item + 1], 1)
+            next_states[item] = engine.final_state().to_vector()
+            engines.append(engine)
+        ctx.engines, ctx.static = engines, _static_rows(model, VECTOR)
+        ctx.save_for_backward(x, torch.from_numpy(next_states))
+        return torch.from_numpy(next_states)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, next_gradient):
+        x, next_states = ctx.saved_tensors
+        x_numpy = x.detach().cpu().numpy()
+        tangent = layout.tangent_gradient_from_quaternion(next_gradient.detach().cpu().numpy(), next_states.numpy())
+        x_gradient = np.zeros((x_numpy.shape[0], x_numpy.shape[1] // VECTOR * layout.TANGENT))
+        u_gradient = np.zeros((x_numpy.shape[0], ctx.engines[0].controls().shape[1] if ctx.engines else 0))
+        params_gradient = 0.0
+        for item, engine in enumerate(ctx.engines):
+            loss_gradient = np.zeros((2, tangent.shape[1]))
+            loss_gradient[1] = tangent[item]
+            gradients = engine.backward(loss_gradient)
+            x_gradient[item] = gradients.initial_state
+            u_gradient[item] = gradients.controls[0]
+            params_gradient = params_gradient + np.array(gradients.params)
+        x_gradient = layout.quaternion_gradient_from_tangent(x_gradient, x_numpy)
+        x_gradient[:, ctx.static] = 0.0
+        return (torch.from_numpy(x_gradient), torch.from_numpy(u_gradient),
+                torch.from_numpy(np.asarray(params_gradient, dtype=np.float64)), None)
+
+
+def step(model, x, u, params):
+    """x_{t+1} from x_t (13 nbody) and the controls u_t (nactuator), differentiable w.r.t. x, u
+    and params — the building block of closed-loop BPTT with a torch policy.
+
+    Batched: x (B, 13 nbody) and u (B, nactuator) step B independent worlds of the same model
+    and θ (one C++ rollout each; the θ gradient is summed over the batch)."""
+    x, u, params = _as_double(x), _as_double(u), _as_double(params)
+    width, actuators = VECTOR * model.body_count(), model.actuator_count()
+    batched = x.dim() == 2
+    if x.shape[-1] != width or x.dim() not in (1, 2):
+        raise _core.Error(f"diffphys.torch.step: x must have shape ({width},) or (B, {width}), got {tuple(x.shape)}")
+    expected_u = (x.shape[0], actuators) if batched else (actuators,)
+    if tuple(u.shape) != expected_u:
+        raise _core.Error(f"diffphys.torch.step: u must have shape {expected_u}, got {tuple(u.shape)}")
+    if params.shape != (model.param_count(),):
+        raise _core.Error(f"diffphys.torch.step: params must have shape ({model.param_count()},), "
+                          f"got {tuple(params.shape)}")
+    result = StepFunction.apply(normalize_quaternions(x if batched else x.unsqueeze(0)),
+                                u if batched else u.unsqueeze(0), params, model)
+    return result if batched else result.squeeze(0)

@@ -1,0 +1,196 @@
+// python/src/bind_model.cpp — diffphys/model.hpp: the Model (bodies, shapes, joints, actuators,
+// solver settings, the parameter layout θ) and its enums. The Model's structure is read-only
+// from Python (it is immutable once built); dt and the solver settings may be changed, as in C++.
+#include <cctype>
+
+#include "bindings.hpp"
+#include "diffphys/model.hpp"
+
+namespace diffphys::python {
+namespace {
+
+// Enums also accept their name as a string, case-insensitively: ShapeType("sphere").
+template <typename Enum>
+void accept_names(py::enum_<Enum>& enumeration, const char* what) {
+  enumeration.def(py::init([enumeration_handle = py::handle(enumeration), what](const std::string& name) {
+                    std::string wanted;
+                    for (const char c : name) wanted += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+                    std::string known;
+                    for (const auto& item : py::cast<py::dict>(enumeration_handle.attr("__members__"))) {
+                      std::string candidate;
+                      for (const char c : py::cast<std::string>(item.first))
+                        candidate += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+                      if (candidate == wanted) return py::cast<Enum>(item.second);
+                      known += (known.empty() ? "" : ", ") + candidate;
+                    }
+                    throw Error(message("unknown ", what, " '", name, "' (known: ", known, ")"));
+                  }),
+                  py::arg("name"));
+  py::implicitly_convertible<py::str, Enum>();
+}
+
+}  // namespace
+
+void bind_model(py::module_& module) {
+  py::enum_<BodyType> body_type(module, "BodyType", "A body that moves (Dynamic) or never moves (Static).");
+  body_type.value("Static", BodyType::Static).value("Dynamic", BodyType::Dynamic);
+  accept_names(body_type, "body type");
+
+  py::enum_<ShapeType> shape_type(module, "ShapeType",
+                                  "Collision shape: Sphere (radius), Box (half extents), Capsule (radius, "
+                                  "half length along local z), Plane (static bodies only, normal +z).");
+  shape_type.value("Sphere", ShapeType::Sphere)
+      .value("Box", ShapeType::Box)
+      .value("Capsule", ShapeType::Capsule)
+      .value("Plane", ShapeType::Plane);
+  accept_names(shape_type, "shape type");
+
+  py::enum_<JointType> joint_type(module, "JointType", "Joint kinds and their degrees of freedom.");
+  joint_type.value("Fixed", JointType::Fixed)
+      .value("Revolute", JointType::Revolute)
+      .value("Prismatic", JointType::Prismatic)
+      .value("Ball", JointType::Ball)
+      .value("Universal", JointType::Universal);
+  accept_names(joint_type, "joint type");
+
+  py::enum_<ActuatorType> actuator_type(
+      module, "ActuatorType",
+      "Motor: the control is a torque or force. Servo: the control is a target position (Degrave et al. 2019).");
+  actuator_type.value("Motor", ActuatorType::Motor).value("Servo", ActuatorType::Servo);
+  accept_names(actuator_type, "actuator type");
+
+  py::enum_<SolverType> solver_type(module, "SolverType", "Solver of the velocity-level mixed LCP.");
+  solver_type.value("InteriorPoint", SolverType::InteriorPoint)
+      .value("ProjectedGaussSeidel", SolverType::ProjectedGaussSeidel);
+  accept_names(solver_type, "solver type");
+
+  module.def("shape_size_count", &shape_size_count, py::arg("type"), "Size parameters of a shape type.");
+  module.def("joint_dof_count", &joint_dof_count, py::arg("type"), "Coordinates (degrees of freedom) of a joint type.");
+  module.def("joint_constraint_count", &joint_constraint_count, py::arg("type"),
+             "Equality rows a joint type contributes to the velocity problem.");
+
+  py::class_<Body>(module, "Body", "A body of a built Model (read-only).")
+      .def_readonly("name", &Body::name)
+      .def_readonly("type", &Body::type)
+      .def_readonly("principal_frame", &Body::principal_frame,
+                    "Rotation (w, x, y, z) from the principal-axes frame to the body frame.")
+      .def_readonly("first_shape", &Body::first_shape)
+      .def_readonly("shape_count", &Body::shape_count)
+      .def("__repr__", [](const Body& body) {
+        return "<Body '" + body.name + (body.type == BodyType::Static ? "' static>" : "' dynamic>");
+      });
+
+  py::class_<Shape>(module, "Shape", "A collision shape of a built Model (read-only).")
+      .def_readonly("name", &Shape::name)
+      .def_readonly("type", &Shape::type)
+      .def_readonly("body", &Shape::body)
+      .def_readonly("local_position", &Shape::local_position,
+                    "Shape origin in the body frame (origin = centre of mass), m.")
+      .def_readonly("local_orientation", &Shape::local_orientation)
+      .def_readonly("collision_group", &Shape::collision_group)
+      .def_readonly("collision_mask", &Shape::collision_mask)
+      .def("__repr__", [](const Shape& shape) { return "<Shape '" + shape.name + "'>"; });
+
+  py::class_<Joint>(module, "Joint", "A joint of a built Model (read-only); anchors and axes in body frames.")
+      .def_readonly("name", &Joint::name)
+      .def_readonly("type", &Joint::type)
+      .def_readonly("parent", &Joint::parent)
+      .def_readonly("child", &Joint::child)
+      .def_readonly("anchor_parent", &Joint::anchor_parent)
+      .def_readonly("anchor_child", &Joint::anchor_child)
+      .def_readonly("axis_parent", &Joint::axis_parent)
+      .def_readonly("axis_child", &Joint::axis_child)
+      .def_readonly("axis2_child", &Joint::axis2_child)
+      .def_readonly("axis2_parent", &Joint::axis2_parent)
+      .def_readonly("rest_relative", &Joint::rest_relative)
+      .def_readonly("has_limits", &Joint::has_limits)
+      .def_readonly("lower_limit", &Joint::lower_limit)
+      .def_readonly("upper_limit", &Joint::upper_limit)
+      .def_readonly("collide_connected", &Joint::collide_connected)
+      .def("__repr__", [](const Joint& joint) { return "<Joint '" + joint.name + "'>"; });
+
+  py::class_<Actuator>(module, "Actuator", "An actuator of a built Model (read-only).")
+      .def_readonly("name", &Actuator::name)
+      .def_readonly("type", &Actuator::type)
+      .def_readonly("joint", &Actuator::joint)
+      .def_readonly("dof", &Actuator::dof)
+      .def("__repr__", [](const Actuator& actuator) { return "<Actuator '" + actuator.name + "'>"; });
+
+  py::class_<SolverSettings>(module, "SolverSettings", "Velocity-solver settings (docs/scene-format.md, Solver).")
+      .def(py::init<>())
+      .def_readwrite("type", &SolverSettings::type)
+      .def_readwrite("max_iterations", &SolverSettings::max_iterations)
+      .def_readwrite("tolerance", &SolverSettings::tolerance)
+      .def_readwrite("friction_directions", &SolverSettings::friction_directions)
+      .def_readwrite("contact_margin", &SolverSettings::contact_margin)
+      .def_readwrite("contact_erp", &SolverSettings::contact_erp)
+      .def_readwrite("penetration_slop", &SolverSettings::penetration_slop)
+      .def_readwrite("restitution_threshold", &SolverSettings::restitution_threshold)
+      .def_readwrite("warm_start", &SolverSettings::warm_start)
+      .def_readwrite("stabilization_iterations", &SolverSettings::stabilization_iterations)
+      .def_readwrite("stabilization_tolerance", &SolverSettings::stabilization_tolerance);
+
+  py::class_<ParamLayout> layout(module, "ParamLayout",
+                                 "Where each physical constant sits in the flat parameter vector θ (Params.values).");
+  py::class_<ParamLayout::Slice>(layout, "Slice", "A named slice of θ: name, offset, size.")
+      .def_readonly("name", &ParamLayout::Slice::name)
+      .def_readonly("offset", &ParamLayout::Slice::offset)
+      .def_readonly("size", &ParamLayout::Slice::size)
+      .def("__repr__", [](const ParamLayout::Slice& slice) {
+        return "<Slice '" + slice.name + "' [" + std::to_string(slice.offset) + ":" +
+               std::to_string(slice.offset + slice.size) + "]>";
+      });
+  layout.def_readonly("slices", &ParamLayout::slices, "The slices in layout order; they tile [0, size).")
+      .def_readonly("size", &ParamLayout::size)
+      .def_readonly("gravity", &ParamLayout::gravity)
+      .def_readonly("body_mass", &ParamLayout::body_mass, "(nbody) offsets, -1 where absent (static bodies).")
+      .def_readonly("body_inertia", &ParamLayout::body_inertia)
+      .def_readonly("body_friction", &ParamLayout::body_friction)
+      .def_readonly("body_restitution", &ParamLayout::body_restitution)
+      .def_readonly("body_linear_damping", &ParamLayout::body_linear_damping)
+      .def_readonly("body_angular_damping", &ParamLayout::body_angular_damping)
+      .def_readonly("body_force", &ParamLayout::body_force)
+      .def_readonly("body_torque", &ParamLayout::body_torque)
+      .def_readonly("shape_size", &ParamLayout::shape_size)
+      .def_readonly("joint_damping", &ParamLayout::joint_damping)
+      .def_readonly("actuator_gain", &ParamLayout::actuator_gain)
+      .def_readonly("actuator_max_torque", &ParamLayout::actuator_max_torque)
+      .def_readonly("actuator_max_velocity", &ParamLayout::actuator_max_velocity)
+      .def("find", &ParamLayout::find, py::arg("name"), "Index of the slice with this name, or -1.")
+      .def(
+          "names",
+          [](const ParamLayout& self) {
+            std::vector<std::string> names;
+            for (const auto& slice : self.slices) names.push_back(slice.name);
+            return names;
+          },
+          "Slice names in layout order.");
+
+  py::class_<Model>(module, "Model",
+                    "Everything constant during a rollout: bodies (body 0 is the world), shapes, joints, "
+                    "actuators, the time step, solver settings and the layout of θ. Built by ModelBuilder "
+                    "or load_scene; its structure is read-only.")
+      .def_readonly("name", &Model::name)
+      .def_readwrite("dt", &Model::dt, "Time step, s.")
+      .def_readwrite("solver", &Model::solver)
+      .def_readonly("bodies", &Model::bodies)
+      .def_readonly("shapes", &Model::shapes)
+      .def_readonly("joints", &Model::joints)
+      .def_readonly("actuators", &Model::actuators)
+      .def_readonly("layout", &Model::layout)
+      .def("body_count", &Model::body_count)
+      .def("shape_count", &Model::shape_count)
+      .def("joint_count", &Model::joint_count)
+      .def("actuator_count", &Model::actuator_count)
+      .def("param_count", &Model::param_count)
+      .def("body_index", &Model::body_index, py::arg("name"), "Index of a body; raises diffphys.Error if unknown.")
+      .def("joint_index", &Model::joint_index, py::arg("name"))
+      .def("actuator_index", &Model::actuator_index, py::arg("name"))
+      .def("__repr__", [](const Model& model) {
+        return "<Model '" + model.name + "': " + std::to_string(model.body_count()) + " bodies, " +
+               std::to_string(model.joint_count()) + " joints, " + std::to_string(model.actuator_count()) +
+               " actuators, " + std::to_string(model.param_count()) + " parameters>";
+      });
+}
+
+}  // namespace diffphys::python

@@ -1,0 +1,123 @@
+// python/src/bindings.hpp — what every binding file shares: the bind_* entry points (one per
+// public header), the conversions of Vec3 and Quat to and from NumPy arrays, and helpers for
+// zero-copy NumPy views of the library's contiguous buffers.
+//
+// Vec3 and Quat cross the boundary as NumPy arrays of 3 and 4 doubles (copies: they are
+// values). Buffers that live inside a C++ object (Params::values, State::position, ...) are
+// handed out as NumPy *views* whose base is the owning Python object, so they stay valid as
+// long as the view does — unless the C++ object is resized (State.resize), which the
+// docstrings say.
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "diffphys/error.hpp"
+#include "diffphys/math.hpp"
+
+namespace diffphys::python {
+
+namespace py = pybind11;
+
+// Contiguous double arrays, converted (not copied when already float64 and C-contiguous).
+using DoubleArray = py::array_t<double, py::array::c_style | py::array::forcecast>;
+
+void bind_error(py::module_& module);
+void bind_model(py::module_& module);
+void bind_params(py::module_& module);
+void bind_state(py::module_& module);
+void bind_model_builder(py::module_& module);
+void bind_scene(py::module_& module);
+void bind_simulator(py::module_& module);
+void bind_trajectory(py::module_& module);
+void bind_rollout(py::module_& module);
+void bind_gradcheck(py::module_& module);
+
+// "(2, 3)" — for error messages about shapes.
+inline std::string shape_text(const py::array& array) {
+  std::string text = "(";
+  for (py::ssize_t i = 0; i < array.ndim(); ++i) {
+    if (i > 0) text += ", ";
+    text += std::to_string(array.shape(i));
+  }
+  return text + (array.ndim() == 1 ? ",)" : ")");
+}
+
+// A writable view of `count` doubles at `data`, shaped `shape`, kept alive by `owner`.
+inline py::array view(double* data, std::vector<py::ssize_t> shape, py::handle owner) {
+  return py::array_t<double>(shape, data, owner);
+}
+
+// A fresh array holding a copy of `values`, shaped `shape`.
+inline py::array copy_of(std::span<const double> values, std::vector<py::ssize_t> shape) {
+  py::array_t<double> array(shape);
+  std::copy(values.begin(), values.end(), array.mutable_data());
+  return array;
+}
+
+// `array` as a span after checking it has exactly `expected` elements; `what` names it.
+inline std::span<const double> checked_span(const DoubleArray& array, std::size_t expected, const std::string& what) {
+  if (static_cast<std::size_t>(array.size()) != expected)
+    throw Error(message(what, ": expected ", expected, " values, got an array of shape ", shape_text(array)));
+  return {array.data(), static_cast<std::size_t>(array.size())};
+}
+
+}  // namespace diffphys::python
+
+// Vec3 ↔ NumPy array of 3 doubles (any sequence of 3 numbers is accepted).
+namespace pybind11::detail {
+
+template <typename Value, int Size>
+struct small_vector_caster {
+  Value value;
+  static constexpr auto name = const_name("numpy.ndarray[") + const_name<Size>() + const_name("]");
+  template <typename T_, enable_if_t<std::is_same_v<Value, remove_cv_t<T_>>, int> = 0>
+  static handle cast(T_* src, return_value_policy policy, handle parent) {
+    if (!src) return none().release();
+    return cast(*src, policy, parent);
+  }
+  operator Value*() { return &value; }
+  operator Value&() { return value; }
+  operator Value&&() && { return std::move(value); }
+  template <typename T_>
+  using cast_op_type = movable_cast_op_type<T_>;
+
+  bool load(handle source, bool convert) {
+    if (!convert && !isinstance<array>(source)) return false;
+    if (isinstance<str>(source) || isinstance<bytes>(source)) return false;
+    auto numbers = array_t<double, array::c_style | array::forcecast>::ensure(source);
+    if (!numbers) return false;
+    if (numbers.size() != Size)
+      throw diffphys::Error(diffphys::message("expected ", Size, " numbers, got an array of shape ",
+                                              diffphys::python::shape_text(numbers)));
+    const double* data = numbers.data();
+    if constexpr (Size == 3) {
+      value = Value{data[0], data[1], data[2]};
+    } else {
+      value = Value{data[0], data[1], data[2], data[3]};
+    }
+    return true;
+  }
+  static handle cast(const Value& source, return_value_policy, handle) {
+    array_t<double> result(Size);
+    double* data = result.mutable_data();
+    if constexpr (Size == 3) {
+      data[0] = source.x, data[1] = source.y, data[2] = source.z;
+    } else {
+      data[0] = source.w, data[1] = source.x, data[2] = source.y, data[3] = source.z;
+    }
+    return result.release();
+  }
+};
+
+template <>
+struct type_caster<diffphys::Vec3> : small_vector_caster<diffphys::Vec3, 3> {};
+template <>
+struct type_caster<diffphys::Quat> : small_vector_caster<diffphys::Quat, 4> {};
+
+}  // namespace pybind11::detail

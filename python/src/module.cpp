@@ -1,0 +1,21 @@
+// python/src/module.cpp — the extension module diffphys._core: calls each header's binding
+// function in dependency order (a type must be registered before a signature mentions it).
+// The pure-Python package python/diffphys/ re-exports everything from here.
+#include "bindings.hpp"
+
+PYBIND11_MODULE(_core, module) {
+  using namespace diffphys::python;
+  module.doc() =
+      "diffphys: a differentiable rigid-body physics engine (C++), with exact gradients of whole "
+      "trajectories. See docs/python.md.";
+  bind_error(module);
+  bind_model(module);
+  bind_params(module);
+  bind_state(module);
+  bind_model_builder(module);
+  bind_scene(module);
+  bind_simulator(module);
+  bind_trajectory(module);
+  bind_rollout(module);
+  bind_gradcheck(module);
+}

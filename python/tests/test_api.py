@@ -1,0 +1,251 @@
+"""API coverage of the bindings: building, scene files, model info, Params and State views,
+stepping, Simulator.run, rollouts (open and closed loop), backward, gradient health,
+checkpointing options and the C++ gradient check — each against a closed form, finite
+differences or a second path through the API."""
+
+import math
+
+import numpy as np
+import pytest
+
+import diffphys as dp
+from conftest import SCENES, tighten
+
+G, H = 9.81, 0.01
+
+
+def test_builder_specs_and_model_info(falling_ball):
+    model = falling_ball.model
+    assert model.body_count() == 2 and model.bodies[0].name == "world" and model.bodies[1].name == "ball"
+    assert model.bodies[1].type == dp.BodyType.Dynamic and model.body_index("ball") == 1
+    assert model.dt == pytest.approx(0.01)
+    names = model.layout.names()
+    assert names[0] == "gravity" and "body/ball/mass" in names and "shape/ball/0/radius" in names
+    sizes = {s.name: s.size for s in model.layout.slices}
+    assert sizes["body/ball/inertia"] == 3 and sizes["body/ball/mass"] == 1
+    offsets = [s.offset for s in model.layout.slices]
+    assert offsets == sorted(offsets) and model.layout.size == model.param_count() == len(falling_ball.params)
+    spec = dp.BodySpec(name="b", mass=None, position=[1, 2, 3])
+    assert spec.mass is None and np.allclose(spec.position, [1, 2, 3])
+    assert dp.ShapeSpec(type="BOX").type == dp.ShapeType.Box
+
+
+def test_scene_file_and_parse_scene():
+    scene = dp.load_scene(SCENES / "pendulum.json")
+    assert scene.model.joints[0].name == "hinge" and scene.model.joint_count() == 1
+    text = (SCENES / "bouncing_ball.json").read_text()
+    parsed = dp.parse_scene(text, "ball.json")
+    assert parsed.params.get(parsed.model, "body/ball/restitution")[0] == pytest.approx(0.8)
+
+
+def test_params_are_views_with_named_slices(falling_ball):
+    model, params = falling_ball.model, falling_ball.params
+    mass = params.slice(model, "body/ball/mass")
+    mass[0] = 3.0  # writes through to the C++ vector
+    assert params.get(model, "body/ball/mass")[0] == 3.0
+    params.set(model, "gravity", [0, 0, -1.62])
+    assert np.allclose(params.values[model.layout.gravity:model.layout.gravity + 3], [0, 0, -1.62])
+    values = params.values
+    values[:] = values * 1.0
+    assert np.shares_memory(values, params.values)
+    assert list(params.as_dict(model))[0] == "gravity"
+    copy = params.copy()
+    copy.set(model, "body/ball/mass", 5.0)
+    assert params.get(model, "body/ball/mass")[0] == 3.0
+
+
+def test_state_views_and_flat_vector(falling_ball):
+    state = falling_ball.state
+    assert state.position.shape == (2, 3) and state.orientation.shape == (2, 4)
+    state.linear_velocity[1] = [1.0, 2.0, 3.0]
+    vector = state.to_vector()
+    assert vector.shape == (26,)
+    assert np.allclose(vector[13:16], [0, 0, 10]) and np.allclose(vector[16:20], [1, 0, 0, 0])
+    assert np.allclose(vector[20:23], [1, 2, 3])
+    again = dp.State.from_vector(vector)
+    assert np.array_equal(again.to_vector(), vector)
+
+
+def test_free_fall_matches_semi_implicit_euler(falling_ball):
+    # v_n = −g h n, z_n = z_0 − g h² n(n + 1)/2 (velocity first, then position).
+    trajectory, converged = dp.Simulator(falling_ball.model, falling_ball.params, falling_ball.state).run(100)
+    n = np.arange(101)
+    assert converged and trajectory.shape == (101, 26)
+    assert np.allclose(trajectory[:, 13 + 2], 10 - G * H * H * n * (n + 1) / 2, atol=1e-12)
+    assert np.allclose(trajectory[:, 13 + 9], -G * H * n, atol=1e-12)
+
+
+def test_step_function_and_simulator_agree(sliding_ball):
+    model, params = sliding_ball.model, sliding_ball.params
+    state, next_state, workspace = sliding_ball.state.copy(), dp.State(), dp.Workspace()
+    next_state.resize(model.body_count())
+    for _ in range(5):
+        status = dp.step(model, params, state, None, next_state, workspace)
+        state, next_state = next_state, state
+    assert status.converged and status.contact_count >= 1 and len(workspace.contacts()) >= 1
+    simulator = dp.Simulator(model, params, sliding_ball.state)
+    for _ in range(5):
+        simulator.step()
+    assert np.array_equal(simulator.state.to_vector(), state.to_vector())
+    assert simulator.contacts()[0].normal_impulse > 0
+    energy = dp.kinetic_energy(model, params, simulator.state)
+    assert energy < dp.kinetic_energy(model, params, sliding_ball.state)  # friction dissipates
+
+
+def test_rollout_states_match_simulation_and_gravity_gradient(falling_ball):
+    model, params = falling_ball.model, falling_ball.params
+    steps = 50
+    rollout = dp.Rollout(model, params)
+    rollout.run(falling_ball.state, steps=steps)
+    trajectory, _ = dp.Simulator(model, params, falling_ball.state).run(steps)
+    assert np.array_equal(rollout.states(), trajectory)
+    # L = z_T = z_0 + v_z0 h T + g_z h² T(T + 1)/2: dL/dg_z = h² T(T + 1)/2, dL/dz_0 = 1, dL/dv_z0 = h T.
+    loss_gradient = np.zeros((steps + 1, 24))
+    loss_gradient[steps, 12 + 2] = 1.0
+    gradients = rollout.backward(loss_gradient)
+    assert gradients.param(model, "gravity")[2] == pytest.approx(H * H * steps * (steps + 1) / 2, rel=1e-12)
+    assert gradients.initial_state[12 + 2] == pytest.approx(1.0)
+    assert gradients.initial_state[12 + 8] == pytest.approx(H * steps)
+    assert gradients.param(model, "body/ball/mass")[0] == pytest.approx(0.0, abs=1e-14)
+    assert gradients.controls.shape == (steps, 0)
+    health = gradients.health
+    assert health.state_gradient_norm.shape == (steps + 1,) and health.first_non_finite_step == -1
+    assert health.solver_converged and health.clipped_steps == 0
+
+
+def test_backward_callback_equals_array_and_checkpointing_is_exact(sliding_ball):
+    model, params, steps = sliding_ball.model, sliding_ball.params, 40
+    rng = np.random.default_rng(0)
+    weights = rng.normal(size=(steps + 1, 24))
+    full = dp.Rollout(model, params)
+    full.run(sliding_ball.state, steps=steps)
+    from_array = full.backward(weights)
+    from_callback = full.backward(lambda t, state, gradient: weights[t])
+
+    def adding(t, state, gradient):
+        gradient += weights[t]
+    from_adding = full.backward(adding)
+    checkpointed = dp.Rollout(model, params, dp.RolloutOptions(checkpoint_interval=7))
+    checkpointed.run(sliding_ball.state, steps=steps)
+    assert checkpointed.checkpoint_interval() == 7
+    assert checkpointed.stored_state_bytes() < full.stored_state_bytes()
+    assert np.array_equal(checkpointed.states(), full.states())
+    assert np.array_equal(checkpointed.state(23).to_vector(), full.states()[23])
+    from_checkpoints = checkpointed.backward(weights)
+    for other in (from_callback, from_adding, from_checkpoints):
+        assert np.array_equal(other.params, from_array.params)
+        assert np.array_equal(other.initial_state, from_array.initial_state)
+
+
+def test_gradient_decay_and_clip(falling_ball):
+    model, params, steps = falling_ball.model, falling_ball.params, 10
+    loss_gradient = np.zeros((steps + 1, 24))
+    loss_gradient[steps, 12 + 2] = 1.0
+    decayed = dp.Rollout(model, params, dp.RolloutOptions(gradient_decay=0.5))
+    decayed.run(falling_ball.state, steps=steps)
+    # Free fall: dz_T/dz_0 = 1, so with decay α the gradient reaching x_0 is α^T.
+    assert decayed.backward(loss_gradient).initial_state[12 + 2] == pytest.approx(0.5 ** steps)
+    clipped = dp.Rollout(model, params, dp.RolloutOptions(gradient_clip=0.5))
+    clipped.run(falling_ball.state, steps=steps)
+    gradients = clipped.backward(loss_gradient)
+    assert gradients.health.clipped_steps > 0 and max(gradients.health.state_gradient_norm) <= 0.5 + 1e-12
+
+
+def test_gradient_against_finite_differences(sliding_ball):
+    model = tighten(sliding_ball.model)
+    params, steps = sliding_ball.params, 30
+
+    def final_x(friction):
+        trial = params.copy()
+        trial.set(model, "body/ball/friction", friction)
+        rollout = dp.Rollout(model, trial)
+        rollout.run(sliding_ball.state, steps=steps)
+        return rollout.final_state().position[1, 0], rollout
+
+    _, rollout = final_x(0.4)
+    loss_gradient = np.zeros((steps + 1, 24))
+    loss_gradient[steps, 12] = 1.0
+    analytic = rollout.backward(loss_gradient).param(model, "body/ball/friction")[0]
+    epsilon = 1e-6
+    numeric = (final_x(0.4 + epsilon)[0] - final_x(0.4 - epsilon)[0]) / (2 * epsilon)
+    assert analytic == pytest.approx(numeric, rel=1e-6) and analytic < 0
+
+
+class DampingController(dp.Controller):
+    """u = −k θ̇ on the hinge (θ̇ = ω_y of the bob); the exact VJP in act_backward."""
+
+    def __init__(self, gain):
+        super().__init__()
+        self.gain = gain
+        self.calls = 0
+
+    def act(self, step, state, controls):
+        controls[0] = -self.gain * state.angular_velocity[1, 1]
+
+    def act_backward(self, step, state, control_gradient, state_gradient):
+        self.calls += 1
+        state_gradient[12 + 9 + 1] += -self.gain * control_gradient[0]
+
+
+def test_closed_loop_rollout_with_python_controller(motor_pendulum):
+    model = tighten(motor_pendulum.model)
+    params, steps = motor_pendulum.params, 30
+    controller = DampingController(2.0)
+    rollout = dp.Rollout(model, params)
+    rollout.run(motor_pendulum.state, controller, steps)
+    controls = rollout.controls()
+    assert controls.shape == (steps, 1) and np.abs(controls).max() > 0
+    open_loop = dp.Rollout(model, params)
+    open_loop.run(motor_pendulum.state, controls)
+    assert np.array_equal(open_loop.states(), rollout.states())
+    # L = x-position of the bob at T; dL/dω_y(0) through physics and controller vs finite differences.
+    loss_gradient = np.zeros((steps + 1, 24))
+    loss_gradient[steps, 12] = 1.0
+    analytic = rollout.backward(loss_gradient).initial_state[12 + 9 + 1]
+    assert controller.calls == steps
+
+    def final_x(omega):
+        state = motor_pendulum.state.copy()
+        # Rotating about the hinge: ω_y and the matching velocity of the bob's centre.
+        state.angular_velocity[1] = [0, omega, 0]
+        arm = state.position[1] - np.array([0, 0, 1.0])
+        state.linear_velocity[1] = np.cross([0, omega, 0], arm)
+        trial = dp.Rollout(model, params)
+        trial.run(state, DampingController(2.0), steps)
+        return trial.final_state().position[1, 0]
+
+    epsilon = 1e-6
+    numeric = (final_x(epsilon) - final_x(-epsilon)) / (2 * epsilon)
+    arm = motor_pendulum.state.position[1] - np.array([0, 0, 1.0])
+    # The perturbation moves ω_y and v = ω × arm together: the same combination analytically.
+    gradients = rollout.backward(loss_gradient).initial_state
+    analytic = gradients[12 + 10] + np.dot(gradients[12 + 6:12 + 9], np.cross([0, 1, 0], arm))
+    assert analytic == pytest.approx(numeric, rel=1e-5)
+
+
+def test_cpp_gradient_check_binding():
+    scene = dp.load_scene(SCENES / "pendulum.json")
+    report = dp.check_gradients(scene, None, dp.GradientCheckOptions(steps=20, tolerance=1e-5))
+    assert report.passed and report.entries and report.worst_relative_error < 1e-5
+    assert all(abs(e.analytic - e.numeric) <= 1e-5 * max(1, abs(e.numeric)) for e in report.entries)
+
+
+def test_trajectory_recorder(tmp_path, falling_ball):
+    simulator = dp.Simulator(falling_ball.model, falling_ball.params, falling_ball.state)
+    recorder = dp.TrajectoryRecorder(falling_ball.model)
+    for _ in range(3):
+        status = simulator.step()
+        recorder.record(simulator.state, simulator.contacts(), status)
+    recorder.write(tmp_path / "fall.json")
+    import json
+    data = json.loads((tmp_path / "fall.json").read_text())
+    assert recorder.frame_count() == 3 and data["bodies"] == ["ball"] and len(data["frames"]) == 3
+
+
+def test_joint_coordinates(motor_pendulum):
+    assert dp.joint_position(motor_pendulum.model, motor_pendulum.state, 0) == pytest.approx(0.0, abs=1e-12)
+    simulator = dp.Simulator(motor_pendulum.model, motor_pendulum.params, motor_pendulum.state)
+    simulator.step(np.array([0.0]))
+    # Released at 0.3 rad from upright, it starts falling towards +θ (gravity torque m g l sin θ).
+    assert dp.joint_velocity(motor_pendulum.model, simulator.state, 0) > 0
+    assert math.isfinite(dp.potential_energy(motor_pendulum.model, motor_pendulum.params, simulator.state))
