@@ -240,6 +240,22 @@ def test_trajectory_recorder(tmp_path, falling_ball):
     import json
     data = json.loads((tmp_path / "fall.json").read_text())
     assert recorder.frame_count() == 3 and data["bodies"] == ["ball"] and len(data["frames"]) == 3
+    assert "model" not in data
+
+
+def test_trajectory_recorder_with_params_writes_what_the_viewer_draws(tmp_path, falling_ball):
+    simulator = dp.Simulator(falling_ball.model, falling_ball.params, falling_ball.state)
+    recorder = dp.TrajectoryRecorder(falling_ball.model, falling_ball.params)
+    recorder.record(simulator.state)
+    recorder.set_loss_curve([3.0, 2.0, 0.5])
+    recorder.write(str(tmp_path / "fall.json"))
+    import json
+    data = json.loads((tmp_path / "fall.json").read_text())
+    assert data["loss"] == [3.0, 2.0, 0.5]
+    shapes = [shape["type"] for body in data["model"]["bodies"] for shape in body.get("shapes", [])]
+    assert "sphere" in shapes
+    with pytest.raises(dp.Error, match="loss"):
+        recorder.set_loss_curve([1.0, float("nan")])
 
 
 def test_joint_coordinates(motor_pendulum):
