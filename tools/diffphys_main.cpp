@@ -8,6 +8,7 @@
 // New subcommands (gradcheck, experiment, view) add an options struct, a run_ function and
 // a block in main(). Nothing here does physics: it calls the library's public API only.
 #include "gradcheck_command.hpp"
+#include "soft_simulate_command.hpp"
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -149,6 +150,10 @@ struct NonConvergedStep {
 };
 
 int run_simulate(const SimulateOptions& options) {
+  // Soft scenes (a top-level "soft" object, docs/soft-bodies.md) have their own stepper.
+  if (diffphys::cli::is_soft_scene(options.scene_path))
+    return diffphys::cli::run_soft_simulate({options.scene_path, options.steps, options.trajectory_path,
+                                             options.record_every, options.quiet});
   Scene scene = load_scene(options.scene_path);
   if (options.solver_override == "interior_point") {
     scene.model.solver.type = SolverType::InteriorPoint;
