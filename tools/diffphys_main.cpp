@@ -12,6 +12,7 @@
 #include "experiment_command.hpp"
 #include "gradcheck_command.hpp"
 #include "view_command.hpp"
+#include "soft_simulate_command.hpp"
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -162,6 +163,13 @@ void print_load_warnings(const Scene& scene) {
 }
 
 int run_simulate(const SimulateOptions& options) {
+  // Soft scenes (a top-level "soft" object, docs/soft-bodies.md) have their own stepper.
+  if (diffphys::cli::is_soft_scene(options.scene_path)) {
+    if (!options.replay_path.empty())
+      throw Error("--view: the replay page does not draw soft bodies yet; write the trajectory with --out");
+    return diffphys::cli::run_soft_simulate({options.scene_path, options.steps, options.trajectory_path,
+                                             options.record_every, options.quiet});
+  }
   Scene scene = load_scene(options.scene_path);
   print_load_warnings(scene);
   if (options.solver_override == "interior_point") {

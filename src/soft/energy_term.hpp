@@ -1,0 +1,290 @@
+// soft/energy_term.hpp — the interface every soft energy term implements, and the generic
+// machinery that derives a term's gradient, Hessian and mixed derivatives from one local
+// energy template by second-order forward mode (soft/hyper_dual.hpp).
+//
+// A term is a set of small elements (a spring, a tet, a node against an obstacle), each a
+// function of a few nodes' positions and of a few "extra" inputs: parameters θ (stiffness,
+// Young's modulus, ...) and lagged previous positions x_t (damping, friction). Adding new
+// physics is one file defining a `Local` (see LocalTermSet below) and one line in
+// make_energy_terms() (energy_terms.cpp).
+//
+// Hessian blocks are emitted as 3×3 node blocks in an order that never changes between calls
+// (every element always emits all its blocks, zeros included): the Newton solver records the
+// order once and scatters later calls straight into the factorised matrix's value array.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "diffphys/soft.hpp"
+#include "soft/hyper_dual.hpp"
+
+namespace diffphys::soft {
+
+struct TermInputs {
+  const SoftModel& model;
+  std::span<const double> params;              // θ
+  std::span<const double> positions;           // x (3 nnode), the iterate
+  std::span<const double> previous_positions;  // x_t (3 nnode), for lagged quantities
+  double dt = 0.0;
+  bool lagged_terms = true;  // false for static solves: no damping, no friction
+};
+
+// Receives 3×3 Hessian blocks (row-major) in a fixed order.
+class HessianSink {
+ public:
+  // Recording: remembers the (row node, column node) of every block.
+  explicit HessianSink(std::vector<std::array<int, 2>>& record) : record_(&record) {}
+  // Assembling: block k's entry r goes to values[slots[9k + r]] (slot −1: dropped).
+  HessianSink(std::span<const int> slots, std::span<double> values)
+      : slots_(slots), values_(values) {}
+
+  void add_block(int row_node, int column_node, const double* block) {
+    if (record_ != nullptr) {
+      record_->push_back({row_node, column_node});
+      return;
+    }
+    const int* slot = slots_.data() + 9 * cursor_++;
+    for (int r = 0; r < 9; ++r)
+      if (slot[r] >= 0) values_[static_cast<std::size_t>(slot[r])] += block[r];
+  }
+
+ private:
+  std::vector<std::array<int, 2>>* record_ = nullptr;
+  std::span<const int> slots_;
+  std::span<double> values_;
+  std::size_t cursor_ = 0;
+};
+
+class EnergyTerm {
+ public:
+  virtual ~EnergyTerm() = default;
+  virtual const char* name() const = 0;
+  // E(x); +infinity where x is infeasible (an inverted tet, a node through an obstacle).
+  virtual double energy(const TermInputs& inputs) const = 0;
+  // gradient += ∇ₓE; when `hessian` is given, also emits ∇²ₓE as node blocks.
+  virtual void add_derivatives(const TermInputs& inputs, std::span<double> gradient,
+                               HessianSink* hessian) const = 0;
+  // params_bar += (∂∇ₓE/∂θ)ᵀ w, previous_bar += (∂∇ₓE/∂x_t)ᵀ w: the mixed second derivatives
+  // the implicit-function-theorem backward pass contracts with its adjoint w (3 nnode).
+  virtual void add_mixed_vjp(const TermInputs& inputs, std::span<const double> w,
+                             std::span<double> params_bar, std::span<double> previous_bar) const = 0;
+  // The largest α in (0, 1] such that x + s·direction stays feasible for s ∈ [0, α]
+  // (continuous collision for barriers); 1 when the term has no feasibility limit.
+  virtual double max_feasible_step(const TermInputs& /*inputs*/,
+                                   std::span<const double> /*direction*/) const {
+    return 1.0;
+  }
+  // Which part of the energy report the term belongs to.
+  enum class Kind { Elastic, Contact };
+  virtual Kind kind() const { return Kind::Elastic; }
+};
+
+// Where an extra input of an element comes from.
+struct ExtraSource {
+  enum Kind : int { Constant, Param, Previous };
+  Kind kind = Constant;
+  int index = 0;  // θ index or previous-position DOF (3 node + axis)
+};
+
+// A term built from a Local, which provides
+//   static constexpr int kNodes, kExtra; static constexpr const char* kName;
+//   int count(const SoftModel&) const;                             // number of elements
+//   std::array<int, kNodes> nodes(const SoftModel&, int element) const;
+//   void extra(const TermInputs&, int element, double* values, ExtraSource* sources) const;
+//   template <class T> T energy(const TermInputs&, int element, const T* x, const T* extra) const;
+// and optionally
+//   double max_step(const TermInputs&, int element, const double* x, const double* dx) const;
+//   bool inactive(const TermInputs&, int element) const;  // true: E and ∇E vanish near x (the
+//       element's derivatives are skipped, zero blocks still emitted; mixed terms unaffected)
+//   static constexpr EnergyTerm::Kind kKind;
+// x holds the element's 3 kNodes coordinates. energy() returns +inf (double only) when
+// infeasible.
+template <class Local>
+class LocalTermSet final : public EnergyTerm {
+ public:
+  static constexpr int kNodes = Local::kNodes;
+  static constexpr int kDofs = 3 * kNodes;
+  static constexpr int kExtra = Local::kExtra;
+
+  explicit LocalTermSet(Local local) : local_(std::move(local)) {}
+
+  const char* name() const override { return Local::kName; }
+  Kind kind() const override {
+    if constexpr (requires { Local::kKind; }) return Local::kKind;
+    return Kind::Elastic;
+  }
+
+  double energy(const TermInputs& inputs) const override {
+    double total = 0.0;
+    std::array<double, kDofs> x{};
+    std::array<double, kExtra + 1> extra{};
+    std::array<ExtraSource, kExtra + 1> sources{};
+    const int count = local_.count(inputs.model);
+    for (int e = 0; e < count; ++e) {
+      gather(inputs, e, x.data());
+      local_.extra(inputs, e, extra.data(), sources.data());
+      total += local_.template energy<double>(inputs, e, x.data(), extra.data());
+    }
+    return total;
+  }
+
+  void add_derivatives(const TermInputs& inputs, std::span<double> gradient,
+                       HessianSink* hessian) const override {
+    using Scalar = HyperDual<kDofs>;
+    std::array<double, kDofs> x{};
+    std::array<Scalar, kDofs> xs{};
+    std::array<double, kExtra + 1> extra{};
+    std::array<Scalar, kExtra + 1> extra_scalar{};
+    std::array<ExtraSource, kExtra + 1> sources{};
+    std::array<double, 9> block{};
+    const std::array<double, 9> zero{};
+    const int count = local_.count(inputs.model);
+    for (int e = 0; e < count; ++e) {
+      const auto nodes = local_.nodes(inputs.model, e);
+      if constexpr (requires(const Local& l) { l.inactive(inputs, 0); }) {
+        if (local_.inactive(inputs, e)) {
+          if (hessian != nullptr)
+            for (int a = 0; a < kNodes; ++a)
+              for (int b = 0; b < kNodes; ++b) hessian->add_block(nodes[a], nodes[b], zero.data());
+          continue;
+        }
+      }
+      gather(inputs, e, x.data());
+      local_.extra(inputs, e, extra.data(), sources.data());
+      for (int i = 0; i < kDofs; ++i) xs[i] = Scalar::variable(x[i], i);
+      for (int j = 0; j < kExtra; ++j) extra_scalar[j] = Scalar(extra[j]);
+      const Scalar value = local_.template energy<Scalar>(inputs, e, xs.data(), extra_scalar.data());
+      for (int a = 0; a < kNodes; ++a)
+        for (int r = 0; r < 3; ++r)
+          gradient[static_cast<std::size_t>(3 * nodes[a] + r)] += value.gradient[3 * a + r];
+      if (hessian == nullptr) continue;
+      for (int a = 0; a < kNodes; ++a)
+        for (int b = 0; b < kNodes; ++b) {
+          for (int r = 0; r < 3; ++r)
+            for (int c = 0; c < 3; ++c) block[3 * r + c] = value.second(3 * a + r, 3 * b + c);
+          hessian->add_block(nodes[a], nodes[b], block.data());
+        }
+    }
+  }
+
+  void add_mixed_vjp(const TermInputs& inputs, std::span<const double> w,
+                     std::span<double> params_bar, std::span<double> previous_bar) const override {
+    if constexpr (kExtra > 0) {
+      constexpr int kAll = kDofs + kExtra;
+      using Scalar = HyperDual<kAll>;
+      std::array<double, kDofs> x{};
+      std::array<Scalar, kDofs> xs{};
+      std::array<double, kExtra + 1> extra{};
+      std::array<Scalar, kExtra + 1> extra_scalar{};
+      std::array<ExtraSource, kExtra + 1> sources{};
+      const int count = local_.count(inputs.model);
+      for (int e = 0; e < count; ++e) {
+        const auto nodes = local_.nodes(inputs.model, e);
+        gather(inputs, e, x.data());
+        local_.extra(inputs, e, extra.data(), sources.data());
+        bool any = false;
+        for (int j = 0; j < kExtra; ++j) any = any || sources[j].kind != ExtraSource::Constant;
+        if (!any) continue;
+        for (int i = 0; i < kDofs; ++i) xs[i] = Scalar::variable(x[i], i);
+        for (int j = 0; j < kExtra; ++j) extra_scalar[j] = Scalar::variable(extra[j], kDofs + j);
+        const Scalar value = local_.template energy<Scalar>(inputs, e, xs.data(), extra_scalar.data());
+        for (int j = 0; j < kExtra; ++j) {
+          if (sources[j].kind == ExtraSource::Constant) continue;
+          double sum = 0.0;
+          for (int a = 0; a < kNodes; ++a)
+            for (int r = 0; r < 3; ++r)
+              sum += w[static_cast<std::size_t>(3 * nodes[a] + r)] *
+                     value.second(3 * a + r, kDofs + j);
+          auto& target = sources[j].kind == ExtraSource::Param ? params_bar : previous_bar;
+          target[static_cast<std::size_t>(sources[j].index)] += sum;
+        }
+      }
+    }
+  }
+
+  double max_feasible_step(const TermInputs& inputs, std::span<const double> direction) const override {
+    if constexpr (requires(const Local& l) { l.max_step(inputs, 0, nullptr, nullptr); }) {
+      double alpha = 1.0;
+      std::array<double, kDofs> x{}, dx{};
+      const int count = local_.count(inputs.model);
+      for (int e = 0; e < count; ++e) {
+        const auto nodes = local_.nodes(inputs.model, e);
+        for (int a = 0; a < kNodes; ++a)
+          for (int r = 0; r < 3; ++r) {
+            const auto dof = static_cast<std::size_t>(3 * nodes[a] + r);
+            x[3 * a + r] = inputs.positions[dof];
+            dx[3 * a + r] = direction[dof];
+          }
+        alpha = std::min(alpha, local_.max_step(inputs, e, x.data(), dx.data()));
+      }
+      return alpha;
+    } else {
+      return 1.0;
+    }
+  }
+
+ private:
+  Local local_;
+
+  void gather(const TermInputs& inputs, int element, double* x) const {
+    const auto nodes = local_.nodes(inputs.model, element);
+    for (int a = 0; a < kNodes; ++a)
+      for (int r = 0; r < 3; ++r) x[3 * a + r] = inputs.positions[static_cast<std::size_t>(3 * nodes[a] + r)];
+  }
+};
+
+template <class Local>
+std::unique_ptr<EnergyTerm> make_local_term(Local local) {
+  return std::make_unique<LocalTermSet<Local>>(std::move(local));
+}
+
+// Small scalar-generic 3-vector algebra for the local energies.
+template <class T>
+struct V3 {
+  T x, y, z;
+};
+template <class T>
+V3<T> load3(const T* p) {
+  return {p[0], p[1], p[2]};
+}
+template <class T>
+V3<T> operator-(const V3<T>& a, const V3<T>& b) {
+  return {a.x - b.x, a.y - b.y, a.z - b.z};
+}
+template <class T>
+V3<T> operator+(const V3<T>& a, const V3<T>& b) {
+  return {a.x + b.x, a.y + b.y, a.z + b.z};
+}
+template <class T>
+T dot(const V3<T>& a, const V3<T>& b) {
+  return a.x * b.x + a.y * b.y + a.z * b.z;
+}
+template <class T>
+V3<T> cross(const V3<T>& a, const V3<T>& b) {
+  return {a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
+}
+
+// Every term of the model (energy_terms.cpp). Gravity, external forces and inertia are not
+// terms: they involve the lumped masses and live in the integrator.
+std::vector<std::unique_ptr<EnergyTerm>> make_energy_terms(const SoftModel& model);
+
+// One factory per term file.
+std::unique_ptr<EnergyTerm> make_spring_term(const SoftModel& model);
+std::unique_ptr<EnergyTerm> make_neo_hookean_term(const SoftModel& model);
+std::unique_ptr<EnergyTerm> make_corotated_term(const SoftModel& model);
+std::unique_ptr<EnergyTerm> make_tet_damping_term(const SoftModel& model);
+std::unique_ptr<EnergyTerm> make_cloth_membrane_term(const SoftModel& model);
+std::unique_ptr<EnergyTerm> make_cloth_bending_term(const SoftModel& model);
+std::unique_ptr<EnergyTerm> make_attachment_term(const SoftModel& model);
+std::unique_ptr<EnergyTerm> make_obstacle_contact_term(const SoftModel& model);
+
+inline constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+}  // namespace diffphys::soft

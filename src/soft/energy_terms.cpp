@@ -1,0 +1,22 @@
+// soft/energy_terms.cpp — the list of energy terms of a soft model. A new term is one file
+// (a Local, see energy_term.hpp) and one line here.
+#include "soft/energy_term.hpp"
+
+namespace diffphys::soft {
+
+std::vector<std::unique_ptr<EnergyTerm>> make_energy_terms(const SoftModel& model) {
+  std::vector<std::unique_ptr<EnergyTerm>> terms;
+  if (!model.springs.empty()) terms.push_back(make_spring_term(model));
+  if (!model.tets.empty()) {
+    terms.push_back(make_neo_hookean_term(model));
+    terms.push_back(make_corotated_term(model));
+    terms.push_back(make_tet_damping_term(model));
+  }
+  if (!model.triangles.empty()) terms.push_back(make_cloth_membrane_term(model));
+  if (!model.hinges.empty()) terms.push_back(make_cloth_bending_term(model));
+  if (!model.attachment_nodes.empty()) terms.push_back(make_attachment_term(model));
+  if (!model.obstacles.empty()) terms.push_back(make_obstacle_contact_term(model));
+  return terms;
+}
+
+}  // namespace diffphys::soft
