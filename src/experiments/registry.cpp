@@ -5,6 +5,7 @@
 #include <array>
 
 #include "experiments/cartpole_ilqr.hpp"
+#include "experiments/soft_experiments_commands.hpp"
 
 namespace diffphys::experiments {
 
@@ -13,6 +14,12 @@ std::span<const ExperimentEntry> registry() {
       ExperimentEntry{"cartpole-ilqr",
                       "de Avila Belbute-Peres et al. 2018 §4.3: learn a cart-pole model, balance the true one with iLQR MPC",
                       run_cartpole_ilqr},
+      ExperimentEntry{"soft-stiffness",
+                      "Rojas 2020 (issue 5): infer a hanging beam's Young's modulus from its trajectory, from 10x off",
+                      run_soft_stiffness},
+      ExperimentEntry{"mass-spring-adam",
+                      "Rojas 2020: the mass-spring relaxation by Adam next to the Newton integrator, same scene",
+                      run_mass_spring_adam},
   };
   return entries;
 }
