@@ -568,6 +568,8 @@ double signed_distance(const PosedShape& shape, const Vec3& point) {
     }
     case ShapeType::Plane:
       return local.z;
+    case ShapeType::ConvexMesh:
+      break;  // convex meshes: tests/convex_mesh_test.cpp
   }
   return 0.0;
 }
@@ -722,6 +724,8 @@ PosedShape random_shape(ShapeType type, std::mt19937_64& rng) {
       return posed(type, {}, orientation, random_vector(rng, 0.1, 1.0));
     case ShapeType::Plane:
       return posed(type, {}, orientation, {});
+    case ShapeType::ConvexMesh:
+      break;
   }
   return {};
 }
@@ -735,6 +739,7 @@ double bounding_radius(const PosedShape& shape) {
     case ShapeType::Box:
       return norm(shape.size);
     case ShapeType::Plane:
+    case ShapeType::ConvexMesh:
       return 0.0;
   }
   return 0.0;
@@ -750,6 +755,8 @@ const char* type_name(ShapeType type) {
       return "box";
     case ShapeType::Plane:
       return "plane";
+    case ShapeType::ConvexMesh:
+      return "mesh";
   }
   return "?";
 }
