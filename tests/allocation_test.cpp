@@ -1,10 +1,12 @@
 // tests/allocation_test.cpp — the step allocates nothing once its buffers have grown.
 // Counts calls of the global operator new while stepping a scene with joints, a servo,
-// contacts and friction (both solvers).
+// contacts and friction (both solvers), convex mesh bodies included.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
+#include <memory>
 #include <new>
 
 #include "test_scenes.hpp"
@@ -14,13 +16,15 @@ std::atomic<bool> counting{false};
 std::atomic<long> allocations{0};
 }  // namespace
 
-void* operator new(std::size_t size) {
+[[gnu::noinline]] void* operator new(std::size_t size) {
   if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
   if (void* pointer = std::malloc(size == 0 ? 1 : size)) return pointer;
   throw std::bad_alloc();
 }
-void operator delete(void* pointer) noexcept { std::free(pointer); }
-void operator delete(void* pointer, std::size_t) noexcept { std::free(pointer); }
+// Not inlined: once inlined into a caller, GCC's -Wmismatched-new-delete sees malloc/free meet
+// operator new/delete (a false positive: this replacement pair is malloc/free throughout).
+[[gnu::noinline]] void operator delete(void* pointer) noexcept { std::free(pointer); }
+[[gnu::noinline]] void operator delete(void* pointer, std::size_t) noexcept { std::free(pointer); }
 
 namespace diffphys {
 namespace soft::testing {
@@ -37,6 +41,21 @@ TEST(Step, AllocatesNothingAfterWarmUp) {
       BodySpec body = testing::box_body("box" + std::to_string(i), {0.5 * i, 1.0, -1.9 + 0.1 * i}, {0.1, 0.1, 0.1}, 1.0);
       body.linear_velocity = {0.2, 0, 0};
       builder.add_body(body);
+    }
+    // Convex mesh bodies (a hull of 12 points) land on the ground and on each other.
+    std::vector<Vec3> points;
+    for (int k = 0; k < 12; ++k)
+      points.push_back({0.1 * std::cos(0.7 * k), 0.1 * std::sin(1.3 * k), 0.08 * std::cos(2.1 * k + 0.5)});
+    const auto hull = std::make_shared<const ConvexMesh>(convex_hull(points, "rock"));
+    for (int i = 0; i < 2; ++i) {
+      BodySpec rock;
+      rock.name = "rock" + std::to_string(i);
+      rock.position = {-0.6, 1.0, -1.9 + 0.2 * i};
+      ShapeSpec shape;
+      shape.type = ShapeType::ConvexMesh;
+      shape.mesh = hull;
+      rock.shapes.push_back(shape);
+      builder.add_body(rock);
     }
     ActuatorSpec servo;
     servo.name = "servo";

@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
@@ -107,21 +108,22 @@ struct WorldShape {
   Vec3 position;
   Quat orientation;
   Vec3 size;
+  std::shared_ptr<const ConvexMesh> mesh;  // convex mesh: the hull (size.x is its scale)
 };
 WorldShape sphere(const Vec3& center, double radius) {
-  return {ShapeType::Sphere, center, Quat::identity(), {radius, 0, 0}};
+  return {ShapeType::Sphere, center, Quat::identity(), {radius, 0, 0}, nullptr};
 }
 WorldShape box(const Vec3& center, const Quat& orientation, const Vec3& half_extents) {
-  return {ShapeType::Box, center, orientation, half_extents};
+  return {ShapeType::Box, center, orientation, half_extents, nullptr};
 }
 // A capsule whose segment runs along `axis` through `center`.
 WorldShape capsule(Rng& rng, const Vec3& center, const Vec3& axis, double radius,
                    double half_length) {
   return {ShapeType::Capsule, center, rotation_with_z_along(rng, normalized(axis)),
-          {radius, half_length, 0}};
+          {radius, half_length, 0}, nullptr};
 }
 WorldShape plane(Rng& rng, const Vec3& point, const Vec3& normal) {
-  return {ShapeType::Plane, point, rotation_with_z_along(rng, normalized(normal)), {}};
+  return {ShapeType::Plane, point, rotation_with_z_along(rng, normalized(normal)), {}, nullptr};
 }
 
 struct PairScene {
@@ -147,6 +149,8 @@ PairScene build_scene(Rng& rng, const WorldShape& first, const WorldShape& secon
     spec.radius = world.size.x;
     spec.half_extents = world.size;
     spec.half_length = world.size.y;
+    spec.mesh = world.mesh;
+    spec.scale = world.size.x;
     BodySpec body;
     body.name = names[i];
     body.orientation = world.orientation * spec.orientation.conjugate();
@@ -855,16 +859,148 @@ TEST(ContactGeometry, BoxBoxEdgeEdge) {
 }
 
 // ---------------------------------------------------------------------------------------
+// Convex meshes (collision/convex_mesh_contacts.cpp): the box cases above with the box given
+// as a mesh cube at a random scale (the scale is then a size input), and an irregular hull.
+
+// The box as the hull of its corners divided by `scale`, at that scale: the same solid.
+WorldShape as_mesh_cube(Rng& rng, const WorldShape& the_box) {
+  const double scale = uniform(rng, 0.5, 2.0);
+  std::vector<Vec3> corners;
+  for (int i = 0; i < 8; ++i)
+    corners.push_back(Vec3{(i & 1) ? the_box.size.x : -the_box.size.x,
+                           (i & 2) ? the_box.size.y : -the_box.size.y,
+                           (i & 4) ? the_box.size.z : -the_box.size.z} /
+                      scale);
+  WorldShape mesh = the_box;
+  mesh.type = ShapeType::ConvexMesh;
+  mesh.size = {scale, 0, 0};
+  mesh.mesh = std::make_shared<const ConvexMesh>(convex_hull(corners, "box as a mesh"));
+  return mesh;
+}
+// Which of the pair's boxes become meshes.
+std::function<std::pair<WorldShape, WorldShape>(Rng&)> with_mesh_cubes(
+    std::function<std::pair<WorldShape, WorldShape>(Rng&)> generate, bool first, bool second) {
+  return [=](Rng& rng) {
+    auto pair = generate(rng);
+    if (first) pair.first = as_mesh_cube(rng, pair.first);
+    if (second) pair.second = as_mesh_cube(rng, pair.second);
+    return pair;
+  };
+}
+std::function<bool(const std::vector<ContactPoint>&)> count_between(int low, int high) {
+  return [=](const std::vector<ContactPoint>& contacts) {
+    return static_cast<int>(contacts.size()) >= low && static_cast<int>(contacts.size()) <= high;
+  };
+}
+
+TEST(ContactGeometry, MeshCubePlane) {
+  const int downs[4] = {1, 2, 4, 8};
+  const char* names[4] = {"mesh-plane vertex down", "mesh-plane edge down", "mesh-plane face down",
+                          "mesh-plane submerged (reduced 8 to 4)"};
+  for (int i = 0; i < 4; ++i)
+    run_case(names[i], 100 + static_cast<std::uint64_t>(i), 3,
+             with_mesh_cubes([&](Rng& rng) { return box_over_plane(rng, downs[i]); }, true, false),
+             count_is(std::min(downs[i], 4)));
+}
+
+TEST(ContactGeometry, SphereMeshCubeFaceEdgeVertexInside) {
+  const BoxRegion regions[4] = {BoxRegion::Face, BoxRegion::Edge, BoxRegion::Vertex, BoxRegion::Inside};
+  const char* names[4] = {"sphere-mesh face", "sphere-mesh edge", "sphere-mesh vertex",
+                          "sphere-mesh centre inside"};
+  for (int r = 0; r < 4; ++r)
+    run_case(names[r], 110 + static_cast<std::uint64_t>(r), 3,
+             with_mesh_cubes([&](Rng& rng) { return sphere_near_box(rng, regions[r]); }, false, true),
+             count_is(1));
+}
+
+TEST(ContactGeometry, CapsuleMeshCubeFaceVertexAndEdge) {
+  const CapsuleBoxCase cases[4] = {CapsuleBoxCase::LyingOnFace, CapsuleBoxCase::SunkIntoFace,
+                                   CapsuleBoxCase::EndNearVertex, CapsuleBoxCase::CrossingEdge};
+  const char* names[4] = {"capsule-mesh lying on a face", "capsule-mesh sunk into a face",
+                          "capsule-mesh end near a vertex", "capsule-mesh crossing an edge"};
+  const int counts[4] = {2, 2, 1, 1};
+  for (int i = 0; i < 4; ++i)
+    run_case(names[i], 120 + static_cast<std::uint64_t>(i), 3,
+             with_mesh_cubes([&](Rng& rng) { return capsule_near_box(rng, cases[i]); }, false, true),
+             count_is(counts[i]));
+}
+
+TEST(ContactGeometry, MeshCubeBoxAndMeshCubeMesh) {
+  const BoxBoxFace faces[3] = {BoxBoxFace::Inside, BoxBoxFace::Overhanging, BoxBoxFace::Turned};
+  const char* names[3][2] = {{"mesh-box face, small on a face", "mesh-mesh face, small on a face"},
+                             {"mesh-box face, clipped points", "mesh-mesh face, clipped points"},
+                             {"mesh-box face, turned (reduced)", "mesh-mesh face, turned (reduced)"}};
+  for (int i = 0; i < 3; ++i)
+    for (int both = 0; both < 2; ++both)
+      run_case(names[i][both], 130 + static_cast<std::uint64_t>(2 * i + both), 3,
+               with_mesh_cubes([&](Rng& rng) { return box_on_box(rng, faces[i]); }, true, both == 1),
+               count_between(3, 4));
+  run_case("mesh-box edge-edge", 140, 3, with_mesh_cubes(box_edge_on_box_edge, true, false), count_is(1));
+  run_case("mesh-mesh edge-edge", 141, 3, with_mesh_cubes(box_edge_on_box_edge, true, true), count_is(1));
+}
+
+// An irregular hull (20 points on an ellipsoid) near a plane, a sphere, a capsule, a box and
+// another hull, at random poses: whatever features touch.
+TEST(ContactGeometry, IrregularHullAgainstEveryShape) {
+  Rng hull_rng(150);
+  std::vector<Vec3> points;
+  for (int i = 0; i < 20; ++i) {
+    const Vec3 direction = random_direction(hull_rng);
+    points.push_back({0.3 * direction.x, 0.2 * direction.y, 0.15 * direction.z});
+  }
+  const auto hull = std::make_shared<const ConvexMesh>(convex_hull(points, "irregular"));
+  const auto hull_shape = [hull](Rng& rng, const Vec3& center) {
+    return WorldShape{ShapeType::ConvexMesh, center, random_rotation(rng), {uniform(rng, 0.8, 1.5), 0, 0}, hull};
+  };
+  const auto near = [](Rng& rng, const Vec3& center, double reach) {
+    return center + random_direction(rng) * (reach * uniform(rng, 0.5, 1.0));
+  };
+  const auto any = count_between(1, 4);
+  run_case("hull-plane", 151, 3, [&](Rng& rng) {
+    const Vec3 normal = normalized(Vec3{0, 0, 1} + random_vector(rng, -0.5, 0.5));
+    WorldShape mesh = hull_shape(rng, {0, 0, 0});
+    // The lowest vertex just under the plane through the origin.
+    const Mat3 rotation = mesh.orientation.to_matrix();
+    double lowest = 1e30;
+    for (const Vec3& v : hull->vertices) lowest = std::min(lowest, dot(normal, rotation * (v * mesh.size.x)));
+    mesh.position = normal * (uniform(rng, -0.02, 0.004) - lowest);
+    return std::pair{mesh, plane(rng, {0, 0, 0}, normal)};
+  }, any);
+  run_case("sphere-hull", 152, 4, [&](Rng& rng) {
+    const double radius = uniform(rng, 0.05, 0.2);
+    return std::pair{sphere(near(rng, {0, 0, 0}, 0.3 + radius), radius), hull_shape(rng, {0, 0, 0})};
+  }, any);
+  run_case("capsule-hull", 153, 4, [&](Rng& rng) {
+    const double radius = uniform(rng, 0.05, 0.15);
+    return std::pair{capsule(rng, near(rng, {0, 0, 0}, 0.3 + radius), random_direction(rng), radius,
+                             uniform(rng, 0.05, 0.2)),
+                     hull_shape(rng, {0, 0, 0})};
+  }, any);
+  run_case("box-hull", 154, 4, [&](Rng& rng) {
+    return std::pair{box(near(rng, {0, 0, 0}, 0.45), random_rotation(rng), random_vector(rng, 0.05, 0.2)),
+                     hull_shape(rng, {0, 0, 0})};
+  }, any);
+  run_case("hull-hull", 155, 4, [&](Rng& rng) {
+    return std::pair{hull_shape(rng, near(rng, {0, 0, 0}, 0.5)), hull_shape(rng, {0, 0, 0})};
+  }, any);
+}
+
+// ---------------------------------------------------------------------------------------
 // Through detect_contacts: every contact a step would hold fixed has a Jacobian.
 
 TEST(ContactGeometry, EveryDetectedContactIsFoundAgain) {
   Rng rng(90);
   ModelBuilder builder;
   builder.add_ground_plane(normalized(Vec3{0.1, -0.05, 1.0}), 0.0);
-  const ShapeType types[3] = {ShapeType::Sphere, ShapeType::Capsule, ShapeType::Box};
-  for (int i = 0; i < 12; ++i) {
+  const ShapeType types[4] = {ShapeType::Sphere, ShapeType::Capsule, ShapeType::Box,
+                              ShapeType::ConvexMesh};
+  std::vector<Vec3> hull_points;
+  for (int k = 0; k < 14; ++k) hull_points.push_back(random_vector(rng, -0.15, 0.15));
+  const auto hull = std::make_shared<const ConvexMesh>(convex_hull(hull_points, "rock"));
+  for (int i = 0; i < 16; ++i) {
     ShapeSpec shape;
-    shape.type = types[i % 3];
+    shape.type = types[i % 4];
+    shape.mesh = hull;
     shape.radius = 0.15;
     shape.half_length = 0.2;
     shape.half_extents = {0.15, 0.2, 0.1};
@@ -872,7 +1008,7 @@ TEST(ContactGeometry, EveryDetectedContactIsFoundAgain) {
     shape.orientation = random_rotation(rng);
     BodySpec body;
     body.name = "body" + std::to_string(i);
-    body.position = {0.25 * (i % 4), 0.25 * (i / 4), 0.12};
+    body.position = {0.25 * (i % 4) + 0.03 * (i / 4), 0.25 * (i / 4), 0.12};
     body.orientation = random_rotation(rng);
     body.shapes.push_back(shape);
     builder.add_body(body);
@@ -881,8 +1017,11 @@ TEST(ContactGeometry, EveryDetectedContactIsFoundAgain) {
   collision::CollisionWorkspace workspace;
   std::vector<Contact> contacts;
   collision::detect_contacts(scene.model, scene.params, scene.state, workspace, contacts);
-  ASSERT_GT(contacts.size(), 12u);
+  ASSERT_GT(contacts.size(), 16u);
+  int mesh_contacts = 0;
   for (const Contact& contact : contacts) {
+    mesh_contacts += scene.model.shapes[static_cast<std::size_t>(contact.shape_a)].type == ShapeType::ConvexMesh ||
+                     scene.model.shapes[static_cast<std::size_t>(contact.shape_b)].type == ShapeType::ConvexMesh;
     const ContactGeometryJacobian jacobian =
         contact_geometry_jacobian(scene.model, scene.params, scene.state, contact);
     EXPECT_TRUE(jacobian.found) << "shapes " << contact.shape_a << ", " << contact.shape_b
@@ -896,6 +1035,7 @@ TEST(ContactGeometry, EveryDetectedContactIsFoundAgain) {
     EXPECT_NEAR(along_normal_a, 1.0, 1e-9);
     EXPECT_NEAR(along_normal_b, -1.0, 1e-9);
   }
+  EXPECT_GT(mesh_contacts, 4);
 }
 
 }  // namespace

@@ -569,6 +569,8 @@ double signed_distance(const PosedShape& shape, const Vec3& point) {
     }
     case ShapeType::Plane:
       return local.z;
+    case ShapeType::ConvexMesh:
+      break;  // convex meshes: tests/convex_mesh_test.cpp
   }
   return 0.0;
 }
@@ -724,6 +726,8 @@ PosedShape random_shape(ShapeType type, std::mt19937_64& rng) {
       return posed(type, {}, orientation, random_vector(rng, 0.1, 1.0));
     case ShapeType::Plane:
       return posed(type, {}, orientation, {});
+    case ShapeType::ConvexMesh:
+      break;
   }
   return {};
 }
@@ -738,6 +742,7 @@ double bounding_radius(const PosedShape& shape) {
     case ShapeType::Box:
       return norm(shape.size);
     case ShapeType::Plane:
+    case ShapeType::ConvexMesh:
       return 0.0;
   }
   return 0.0;
@@ -755,6 +760,8 @@ const char* type_name(ShapeType type) {
       return "plane";
     case ShapeType::Cylinder:
       return "cylinder";
+    case ShapeType::ConvexMesh:
+      return "mesh";
   }
   return "?";
 }

@@ -94,6 +94,7 @@ const char* shape_type_name(ShapeType type) {
     case ShapeType::Capsule: return "capsule";
     case ShapeType::Plane: return "plane";
     case ShapeType::Cylinder: return "cylinder";
+    case ShapeType::ConvexMesh: return "convex mesh";
   }
   return "?";
 }
@@ -348,10 +349,16 @@ int run_info(const InfoOptions& options) {
     const int size_count = shape_size_count(shape.type);
     if (size_count > 0) {
       if (const auto size = param_slot(params, layout.shape_size, i, size_count)) {
-        const char* meaning = shape.type == ShapeType::Sphere ? "radius"
-                              : shape.type == ShapeType::Box  ? "half extents"
-                                                              : "radius, half length";
-        std::cout << "  " << meaning << " " << format_values(*size) << " m";
+        if (shape.type == ShapeType::ConvexMesh) {
+          const ConvexMesh& mesh = model.meshes[static_cast<std::size_t>(shape.mesh)];
+          std::cout << "  scale " << format_values(*size) << " of " << mesh.source << " ("
+                    << mesh.vertex_count() << " hull vertices, " << mesh.face_count() << " faces)";
+        } else {
+          const char* meaning = shape.type == ShapeType::Sphere ? "radius"
+                                : shape.type == ShapeType::Box  ? "half extents"
+                                                                : "radius, half length";
+          std::cout << "  " << meaning << " " << format_values(*size) << " m";
+        }
       }
     }
     std::cout << "  at " << format_vec3(shape.local_position) << " in the body frame\n";

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "diffphys/convex_mesh.hpp"
 #include "diffphys/math.hpp"
 
 namespace diffphys {
@@ -25,12 +26,13 @@ enum class BodyType { Static, Dynamic };
 
 // Shape frames: a sphere is centred on its frame's origin; a box's faces are normal to its
 // frame's axes; a capsule's segment runs along its frame's z axis from -half_length to
-// +half_length; a plane passes through its frame's origin with normal +z (static bodies only).
+// +half_length; a plane passes through its frame's origin with normal +z (static bodies only);
+// a convex mesh is the hull Model::meshes[Shape::mesh] in its frame, times a uniform scale.
 // A cylinder's axis is its frame's z axis, from -half_length to +half_length; its mass and
 // inertia are exact, but it collides as the capsule of the same radius and half length
 // (rounded caps that reach `radius` further along the axis) until a cylinder narrow phase
 // exists (docs/robot-formats.md).
-enum class ShapeType { Sphere, Box, Capsule, Plane, Cylinder };
+enum class ShapeType { Sphere, Box, Capsule, Plane, ConvexMesh, Cylinder };
 
 enum class JointType { Fixed, Revolute, Prismatic, Ball, Universal };
 
@@ -60,6 +62,7 @@ struct Shape {
   Quat local_orientation;  // shape frame in the body frame
   std::uint32_t collision_group = 1;   // this shape's bits
   std::uint32_t collision_mask = ~0u;  // the bits it collides with (both sides must agree)
+  int mesh = -1;  // convex mesh shapes: index into Model::meshes; -1 otherwise
 };
 
 struct Joint {
@@ -81,7 +84,7 @@ struct Joint {
 };
 
 // Number of size parameters of a shape type: sphere (radius), box (half extents), capsule
-// (radius, half length), plane (none), cylinder (radius, half length).
+// (radius, half length), plane (none), convex mesh (uniform scale), cylinder (radius, half length).
 constexpr int shape_size_count(ShapeType type) {
   switch (type) {
     case ShapeType::Sphere: return 1;
@@ -89,6 +92,7 @@ constexpr int shape_size_count(ShapeType type) {
     case ShapeType::Capsule: return 2;
     case ShapeType::Cylinder: return 2;
     case ShapeType::Plane: return 0;
+    case ShapeType::ConvexMesh: return 1;
   }
   return 0;
 }
@@ -165,7 +169,8 @@ struct ParamLayout {
   std::vector<int> body_force;             // (nbody) 3: world-frame external force, N
   std::vector<int> body_torque;            // (nbody) 3: world-frame external torque, N·m
   std::vector<int> shape_size;             // (nshape) sphere 1 (radius); box 3 (half extents);
-                                           // capsule, cylinder 2 (radius, half length); plane 0
+                                           // capsule, cylinder 2 (radius, half length); plane 0;
+                                           // convex mesh 1 (scale, dimensionless)
   std::vector<int> joint_damping;          // (njoint) 1: N·m·s/rad or N·s/m per coordinate
   std::vector<int> actuator_gain;          // (nactuator) servo 1: 1/s
   std::vector<int> actuator_max_torque;    // (nactuator) 1: N·m or N (motor: control clip)
@@ -188,6 +193,7 @@ class Model {
   // a joint without collide_connected: what a robot file excludes (MJCF <contact><exclude>,
   // MuJoCo's weld and parent filters). ModelBuilder::exclude_collision adds to it.
   std::vector<std::pair<int, int>> collision_exclusions;
+  std::vector<ConvexMesh> meshes;  // hulls referred to by ShapeType::ConvexMesh shapes
   ParamLayout layout;
 
   int body_count() const { return static_cast<int>(bodies.size()); }

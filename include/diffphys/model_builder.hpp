@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -27,6 +28,8 @@ struct ShapeSpec {
   Vec3 half_extents;                 // box, m
   double half_length = 0.0;          // capsule: half the segment length along local z, m;
                                      // cylinder: half its height along local z, m
+  std::shared_ptr<const ConvexMesh> mesh;  // convex mesh: the hull (load_convex_mesh)
+  double scale = 1.0;                // convex mesh: uniform scale of the hull's coordinates
   std::uint32_t collision_group = 1;
   std::uint32_t collision_mask = ~0u;
 };

@@ -71,6 +71,10 @@ collision::PosedShapeT<GeometryDual> pose_shape_with_tangents(const Model& model
       posed.size.y = size_input(1);
       break;
     case ShapeType::Plane: break;
+    case ShapeType::ConvexMesh:
+      posed.size.x = size_input(0);
+      posed.mesh = &model.meshes[static_cast<std::size_t>(shape.mesh)];
+      break;
   }
 
   // The forward pass's values, bit for bit.

@@ -11,7 +11,8 @@
 //   [3, 6)   δθ_a: rotation of shape a's body, world-frame rotation vector, rad
 //   [6, 9)   δp_b, [9, 12) δθ_b: the same for shape b's body
 //   [12, 15) sizes of shape a as in PosedShape::size (sphere: radius; box: half extents;
-//            capsule: radius, half length; entries a shape does not have stay 0)
+//            capsule: radius, half length; convex mesh: scale; entries a shape does not
+//            have stay 0)
 //   [15, 18) sizes of shape b
 // Tangent convention: p' = p + δp, q' = exp(δθ) ⊗ q — δθ is a world-frame rotation applied
 // to the body, and shapes follow their body rigidly (shape pose = body pose ∘ local pose).

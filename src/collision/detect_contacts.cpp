@@ -32,6 +32,10 @@ PosedShape pose_shape(const Model& model, const Params& params, const State& sta
       posed.size = {params.at(offset), params.at(offset + 1), 0};
       break;
     case ShapeType::Plane: break;
+    case ShapeType::ConvexMesh:
+      posed.size = {params.at(offset), 0, 0};
+      posed.mesh = &model.meshes[static_cast<std::size_t>(shape.mesh)];
+      break;
   }
   return posed;
 }

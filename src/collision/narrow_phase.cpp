@@ -1,11 +1,14 @@
 // collision/narrow_phase.cpp — owns the contact geometry of every pair of primitives
-// {sphere, capsule, box, plane} (collide) and their world bounding boxes (bounding_box).
+// {sphere, capsule, box, plane} (collide) and their world bounding boxes (bounding_box);
+// pairs with a convex mesh are dispatched to collision/convex_mesh_contacts.cpp, and the
+// kernels both use (clipping, manifold reduction, ...) live in collision/contact_kernels.hpp.
 //
 // Conventions are those of narrow_phase.hpp: the normal points from shape b towards shape
 // a, the gap is the signed distance along it (negative = penetration), and a contact's
 // position is the midpoint of the two closest surface points. Each pair is written once,
-// for the canonical order sphere < capsule < box < plane; collide() swaps the arguments and
-// negates the normals for the other order, so collide(b, a) mirrors collide(a, b).
+// for the canonical order sphere < capsule < box < convex mesh < plane; collide() swaps the
+// arguments and negates the normals for the other order, so collide(b, a) mirrors
+// collide(a, b).
 //
 // Everything works on fixed-size local buffers (nothing allocates) and every tie is broken
 // by a fixed rule (lower index, positive side), so the output depends on the inputs only.
@@ -24,207 +27,14 @@
 #include <initializer_list>
 #include <limits>
 
+#include "collision/contact_kernels.hpp"
+#include "collision/convex_mesh_contacts.hpp"
 #include "math/dual.hpp"
 
 namespace diffphys::collision {
 namespace {
 
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
-// Lengths below this are treated as zero, m.
-constexpr double kTinyLength = 1e-12;
-constexpr double kTinySquaredLength = kTinyLength * kTinyLength;
-// Two directions whose cross product (as a fraction of their lengths) is below this are
-// parallel: their cross product is not used as a separating axis.
-constexpr double kParallelSine = 1e-6;
-// Capsules whose axes make an angle with sine below this are parallel for the two-point
-// manifold of capsule–capsule (a capsule lying on another).
-constexpr double kCapsuleParallelSine = 1e-3;
-// Separating-axis choice: an edge–edge axis replaces the best face axis only when it
-// separates more by this fraction of |separation| (plus the tie tolerance below); the
-// face manifold is the more stable one (the same bias as ODE's dBoxBox "fudge factor").
-constexpr double kEdgeAxisRelativeBias = 0.05;
-// Separations closer than this fraction of the shapes' size count as equal, so that e.g.
-// two stacked boxes pick the same reference face whatever the rounding.
-constexpr double kRelativeTieTolerance = 1e-6;
-// Candidate points of one manifold before reduction (box clipping yields at most 8).
-constexpr int kMaxCandidates = 16;
-
-// Scalar helpers that read the same for double and dual numbers (std::abs and std::sqrt
-// for double, the dual overloads found by argument-dependent lookup otherwise).
-template <typename T>
-T absolute(const T& x) {
-  using std::abs;
-  return abs(x);
-}
-template <typename T>
-T square_root(const T& x) {
-  using std::sqrt;
-  return sqrt(x);
-}
-template <typename T>
-T clamp01(const T& t) {
-  return std::clamp(t, T(0.0), T(1.0));
-}
-// Component-wise |v| (the expression of cwise_abs, on any scalar).
-template <typename T>
-Vec3T<T> absolute_components(const Vec3T<T>& v) {
-  return {v.x < 0 ? -v.x : v.x, v.y < 0 ? -v.y : v.y, v.z < 0 ? -v.z : v.z};
-}
-// The values of a vector, for decisions and scores.
-template <typename T>
-Vec3 values_of(const Vec3T<T>& v) {
-  return {value_of(v.x), value_of(v.y), value_of(v.z)};
-}
-template <typename T>
-double largest_value(const Vec3T<T>& v) {
-  return std::max({value_of(v.x), value_of(v.y), value_of(v.z)});
-}
-
-// Sign with sign(0) = +1, so that ties always pick the positive side.
-template <typename T>
-double side_of(const T& value) {
-  return value < 0.0 ? -1.0 : 1.0;
-}
-
-template <typename T>
-Vec3T<T> unit_axis(int axis) {
-  Vec3T<T> result;
-  result[axis] = T(1.0);
-  return result;
-}
-
-template <typename T>
-Vec3T<T> to_local(const PosedShapeT<T>& shape, const Vec3T<T>& world_point) {
-  return shape.rotation.transpose_times(world_point - shape.position);
-}
-template <typename T>
-Vec3T<T> to_world(const PosedShapeT<T>& shape, const Vec3T<T>& local_point) {
-  return shape.position + shape.rotation * local_point;
-}
-
-// 0 at the start of a segment (t = 0), 1 inside, 2 at its end (t = 1): part of feature ids.
-template <typename T>
-int segment_feature(const T& t) {
-  return t <= 0.0 ? 0 : (t >= 1.0 ? 2 : 1);
-}
-
-// Collects the contacts of one pair; positions are midpoints of the two surface points.
-template <typename T>
-class ContactWriter {
- public:
-  explicit ContactWriter(ContactPointT<T>* out) : out_(out) {}
-
-  void add(const Vec3T<T>& point_on_a, const Vec3T<T>& point_on_b, const Vec3T<T>& normal,
-           const T& gap, int feature) {
-    add(ContactPointT<T>{(point_on_a + point_on_b) * 0.5, normal, gap, feature});
-  }
-  void add(const ContactPointT<T>& contact) {
-    if (count_ < kMaxPairContacts) out_[count_++] = contact;
-  }
-  int count() const { return count_; }
-
- private:
-  ContactPointT<T>* out_;
-  int count_ = 0;
-};
-
-// ---------------------------------------------------------------------------------------
-// Small geometric kernels.
-
-template <typename T>
-struct SegmentClosestPoints {
-  T s = T(0.0), t = T(0.0);  // parameters on the first and second segment, in [0, 1]
-  Vec3T<T> on_first, on_second;
-};
-
-// Closest points of the segments p1 + s (q1 − p1) and p2 + t (q2 − p2), s, t ∈ [0, 1]:
-// Ericson, Real-Time Collision Detection (2005) §5.1.9. Point-like segments are handled;
-// for parallel segments s starts at 0, which picks one of the equally close pairs.
-template <typename T>
-SegmentClosestPoints<T> closest_points_of_segments(const Vec3T<T>& p1, const Vec3T<T>& q1,
-                                                   const Vec3T<T>& p2, const Vec3T<T>& q2) {
-  const Vec3T<T> d1 = q1 - p1;
-  const Vec3T<T> d2 = q2 - p2;
-  const Vec3T<T> r = p1 - p2;
-  const T a = dot(d1, d1);
-  const T e = dot(d2, d2);
-  const T f = dot(d2, r);
-  SegmentClosestPoints<T> result;
-  if (a <= kTinySquaredLength && e <= kTinySquaredLength) {
-    // Both segments are points: s = t = 0.
-  } else if (a <= kTinySquaredLength) {
-    result.t = clamp01(f / e);
-  } else {
-    const T c = dot(d1, r);
-    if (e <= kTinySquaredLength) {
-      result.s = clamp01(-c / a);
-    } else {
-      const T b = dot(d1, d2);
-      const T denominator = a * e - b * b;  // |d1 × d2|² ≥ 0
-      T s = denominator > kParallelSine * kParallelSine * a * e
-                ? clamp01((b * f - c * e) / denominator)
-                : T(0.0);
-      T t = (b * s + f) / e;
-      if (t < 0.0) {
-        t = T(0.0);
-        s = clamp01(-c / a);
-      } else if (t > 1.0) {
-        t = T(1.0);
-        s = clamp01((b - c) / a);
-      }
-      result.s = s;
-      result.t = t;
-    }
-  }
-  result.on_first = p1 + d1 * result.s;
-  result.on_second = p2 + d2 * result.t;
-  return result;
-}
-
-// Parameter in [0, 1] of the point of segment start + t (end − start) closest to `point`.
-template <typename T>
-T closest_parameter_on_segment(const Vec3T<T>& start, const Vec3T<T>& end,
-                               const Vec3T<T>& point) {
-  const Vec3T<T> direction = end - start;
-  const T length_squared = squared_norm(direction);
-  if (length_squared <= kTinySquaredLength) return T(0.0);
-  return clamp01(dot(point - start, direction) / length_squared);
-}
-
-// Contact of two balls (a sphere, or the ball swept along a capsule's segment at its
-// closest point). `fallback_normal` serves when the centres coincide.
-template <typename T>
-void add_ball_contact(const Vec3T<T>& center_a, const T& radius_a, const Vec3T<T>& center_b,
-                      const T& radius_b, const Vec3T<T>& fallback_normal, double margin,
-                      int feature, ContactWriter<T>& contacts) {
-  const Vec3T<T> offset = center_a - center_b;
-  const T distance = norm(offset);
-  const T gap = distance - radius_a - radius_b;
-  if (gap >= margin) return;
-  const Vec3T<T> contact_normal = distance > kTinyLength ? offset / distance : fallback_normal;
-  contacts.add(center_a - contact_normal * radius_a, center_b + contact_normal * radius_b,
-               contact_normal, gap, feature);
-}
-
-// A unit vector perpendicular to `direction` (any fixed one when direction is zero).
-template <typename T>
-Vec3T<T> perpendicular_to(const Vec3T<T>& direction) {
-  const T length = norm(direction);
-  if (length <= kTinyLength) return {T(1.0), T(0.0), T(0.0)};
-  Vec3T<T> tangent1, tangent2;
-  orthonormal_basis(direction / length, tangent1, tangent2);
-  return tangent1;
-}
-
-template <typename T>
-struct Segment {
-  Vec3T<T> start, end;
-};
-template <typename T>
-Segment<T> capsule_segment(const PosedShapeT<T>& capsule) {
-  const Vec3T<T> half_axis = capsule.rotation.col(2) * capsule.size.y;
-  return {capsule.position - half_axis, capsule.position + half_axis};
-}
+using namespace detail;  // the shared kernels (collision/contact_kernels.hpp)
 
 // Box corner `index` in the box frame: bit k of the index selects the + side of axis k.
 template <typename T>
@@ -262,79 +72,6 @@ int face_region(int axis, double side) {
     weight *= 3;
   }
   return code;
-}
-
-// Keeps at most kMaxPairContacts of the candidate points of one planar manifold: the deepest,
-// the one farthest from it, the one spanning the largest triangle with those two, and the
-// one adding the most area outside that triangle (the area-maximising reduction of
-// Gregorius, "Robust Contact Creation for Physics Simulations", GDC 2015). Distances and
-// areas are measured across `normal`. Candidates are visited deepest first (then by index)
-// and scores within rounding of the best keep the earlier candidate, so the choice is
-// deterministic and prefers deeper points among equals. The choice is discrete: scores are
-// computed on the values of the positions and the normal.
-template <typename T>
-void keep_spanning_points(const ContactPointT<T>* candidates, int count,
-                          const Vec3T<T>& manifold_normal, ContactWriter<T>& contacts) {
-  if (count <= kMaxPairContacts) {
-    for (int i = 0; i < count; ++i) contacts.add(candidates[i]);
-    return;
-  }
-  int order[kMaxCandidates] = {};
-  for (int i = 0; i < count; ++i) {
-    // Insertion sort by (gap, index).
-    int slot = i;
-    while (slot > 0 && candidates[order[slot - 1]].gap > candidates[i].gap) {
-      order[slot] = order[slot - 1];
-      --slot;
-    }
-    order[slot] = i;
-  }
-  const Vec3 normal = values_of(manifold_normal);
-  Vec3 positions[kMaxCandidates];
-  for (int i = 0; i < count; ++i) positions[i] = values_of(candidates[i].position);
-  bool taken[kMaxCandidates] = {};
-  // The first untaken candidate (in depth order) whose score is within rounding of the best.
-  const auto pick_best = [&](const auto& score) {
-    double best_score = -kInfinity;
-    for (int k = 0; k < count; ++k)
-      if (!taken[order[k]]) best_score = std::max(best_score, score(positions[order[k]]));
-    const double threshold = best_score - 1e-9 * std::abs(best_score);
-    for (int k = 0; k < count; ++k) {
-      const int i = order[k];
-      if (!taken[i] && score(positions[i]) >= threshold) {
-        taken[i] = true;
-        return i;
-      }
-    }
-    return -1;  // unreachable: at least one candidate scores best_score
-  };
-  const auto across = [&](const Vec3& v) { return v - normal * dot(v, normal); };
-
-  const int deepest = order[0];
-  taken[deepest] = true;
-  const Vec3 p0 = positions[deepest];
-  const int farthest = pick_best([&](const Vec3& p) { return squared_norm(across(p - p0)); });
-  const Vec3 p1 = positions[farthest];
-  const int widest =
-      pick_best([&](const Vec3& p) { return std::abs(dot(cross(p1 - p0, p - p0), normal)); });
-  Vec3 triangle[3] = {p0, p1, positions[widest]};
-  if (dot(cross(triangle[1] - triangle[0], triangle[2] - triangle[0]), normal) < 0.0)
-    std::swap(triangle[1], triangle[2]);  // counter-clockwise about the normal
-  // Score: how far outside the triangle (minus the smallest signed doubled area over its
-  // edges; positive outside).
-  const int outermost = pick_best([&](const Vec3& p) {
-    double inside = kInfinity;
-    for (int edge = 0; edge < 3; ++edge) {
-      const Vec3& from = triangle[edge];
-      const Vec3& to = triangle[(edge + 1) % 3];
-      inside = std::min(inside, dot(cross(to - from, p - from), normal));
-    }
-    return -inside;
-  });
-  contacts.add(candidates[deepest]);
-  contacts.add(candidates[farthest]);
-  contacts.add(candidates[widest]);
-  contacts.add(candidates[outermost]);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -725,16 +462,6 @@ T projected_radius(const BoxFrame<T>& box, const Vec3T<T>& direction) {
          box.half.z * absolute(dot(box.axis[2], direction));
 }
 
-// A vertex of the incident polygon during clipping. `id` names the point (see
-// clipped_point_id); `next_edge` names the line its outgoing polygon edge lies on:
-// 0..3 an edge of the incident face, 4..7 a side plane of the reference face.
-template <typename T>
-struct ClipVertex {
-  Vec3T<T> point;
-  int id = 0;
-  int next_edge = 0;
-};
-
 // Id of the point where polygon edge `edge` (as next_edge) crosses side plane `plane`:
 // incident edge × side plane → 4..19; two perpendicular side planes → the reference
 // face's corner, 20..23; parallel side planes (only under rounding) → 24..39.
@@ -749,36 +476,6 @@ int clipped_point_id(int edge, int plane) {
     return 20 + 2 * u_plane + (v_plane - 2);
   }
   return 24 + 4 * edge_plane + plane;
-}
-
-// One Sutherland–Hodgman step (Sutherland & Hodgman 1974): keeps the part of the convex
-// polygon with dot(plane_normal, x) ≤ plane_offset. Returns the new vertex count.
-template <typename T>
-int clip_polygon(const ClipVertex<T>* polygon, int count, const Vec3T<T>& plane_normal,
-                 const T& plane_offset, int plane, ClipVertex<T>* clipped) {
-  int clipped_count = 0;
-  const auto emit = [&](const ClipVertex<T>& vertex) {
-    if (clipped_count < kMaxCandidates) clipped[clipped_count++] = vertex;
-  };
-  for (int i = 0; i < count; ++i) {
-    const ClipVertex<T>& from = polygon[i];
-    const ClipVertex<T>& to = polygon[(i + 1) % count];
-    const T from_distance = dot(plane_normal, from.point) - plane_offset;
-    const T to_distance = dot(plane_normal, to.point) - plane_offset;
-    const bool from_inside = from_distance <= 0.0;
-    const bool to_inside = to_distance <= 0.0;
-    if (from_inside) emit(from);
-    if (from_inside != to_inside) {
-      const T t = from_distance / (from_distance - to_distance);
-      ClipVertex<T> crossing;
-      crossing.point = from.point + (to.point - from.point) * t;
-      crossing.id = clipped_point_id(from.next_edge, plane);
-      // Leaving: the polygon continues along the side plane; entering: along from's edge.
-      crossing.next_edge = from_inside ? 4 + plane : from.next_edge;
-      emit(crossing);
-    }
-  }
-  return clipped_count;
 }
 
 // Box against box by the separating-axis test over the 15 axes (Gottschalk, Lin & Manocha,
@@ -930,8 +627,8 @@ void box_box(const PosedShapeT<T>& shape_a, const PosedShapeT<T>& shape_b, doubl
       center_u + reference.half[reference_u], -center_u + reference.half[reference_u],
       center_v + reference.half[reference_v], -center_v + reference.half[reference_v]};
   for (int plane = 0; plane < 4 && count > 0; ++plane) {
-    count =
-        clip_polygon(polygon, count, plane_normals[plane], plane_offsets[plane], plane, scratch);
+    count = clip_polygon(polygon, count, plane_normals[plane], plane_offsets[plane], plane,
+                         4 + plane, scratch, kMaxCandidates, clipped_point_id);
     std::copy(scratch, scratch + count, polygon);
   }
 
@@ -990,10 +687,12 @@ int shape_rank(ShapeType type) {
       return 1;
     case ShapeType::Box:
       return 2;
-    case ShapeType::Plane:
+    case ShapeType::ConvexMesh:
       return 3;
+    case ShapeType::Plane:
+      return 4;
   }
-  return 3;
+  return 4;
 }
 
 // a and b in canonical order (shape_rank(a) ≤ shape_rank(b)).
@@ -1012,6 +711,8 @@ void collide_ordered(const PosedShapeT<T>& a, const PosedShapeT<T>& b, double ma
           return sphere_box(a, b, margin, contacts);
         case ShapeType::Plane:
           return sphere_plane(a, b, margin, contacts);
+        case ShapeType::ConvexMesh:
+          return sphere_convex_mesh(a, b, margin, contacts);
       }
       return;
     case ShapeType::Capsule:
@@ -1024,6 +725,8 @@ void collide_ordered(const PosedShapeT<T>& a, const PosedShapeT<T>& b, double ma
           return capsule_box(a, b, margin, contacts);
         case ShapeType::Plane:
           return capsule_plane(a, b, margin, contacts);
+        case ShapeType::ConvexMesh:
+          return capsule_convex_mesh(a, b, margin, contacts);
         case ShapeType::Sphere:
           return;
       }
@@ -1031,6 +734,11 @@ void collide_ordered(const PosedShapeT<T>& a, const PosedShapeT<T>& b, double ma
     case ShapeType::Box:
       if (b.type == ShapeType::Box) return box_box(a, b, margin, contacts);
       if (b.type == ShapeType::Plane) return box_plane(a, b, margin, contacts);
+      if (b.type == ShapeType::ConvexMesh) return polyhedron_polyhedron(a, b, margin, contacts);
+      return;
+    case ShapeType::ConvexMesh:
+      if (b.type == ShapeType::ConvexMesh) return polyhedron_polyhedron(a, b, margin, contacts);
+      if (b.type == ShapeType::Plane) return convex_mesh_plane(a, b, margin, contacts);
       return;
     case ShapeType::Plane:
       return;  // plane–plane: infinite planes have no contact points
@@ -1080,6 +788,8 @@ Aabb bounding_box(const PosedShape& shape, double margin) {
       constexpr double kHuge = 1e30;
       return {{-kHuge, -kHuge, -kHuge}, {kHuge, kHuge, kHuge}};
     }
+    case ShapeType::ConvexMesh:
+      return convex_mesh_bounding_box(shape, margin);
   }
   extent += Vec3{margin, margin, margin};
   return {shape.position - extent, shape.position + extent};

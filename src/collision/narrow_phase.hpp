@@ -22,7 +22,8 @@ inline constexpr int kMaxPairContacts = 4;
 
 // A shape placed in the world. size: sphere (radius, 0, 0); box (half extents);
 // capsule (radius, half_length, 0) with the segment along the frame's z axis;
-// plane: unused (the plane passes through `position` with normal = rotation's z column).
+// plane: unused (the plane passes through `position` with normal = rotation's z column);
+// convex mesh (scale, 0, 0), the hull being *mesh (owned by the Model) in the shape frame.
 template <typename T>
 struct PosedShapeT {
   ShapeType type = ShapeType::Sphere;
@@ -30,6 +31,7 @@ struct PosedShapeT {
   QuatT<T> orientation;  // shape frame → world
   Mat3T<T> rotation;     // the same rotation as a matrix (kept in sync by the caller)
   Vec3T<T> size;
+  const ConvexMesh* mesh = nullptr;  // convex mesh shapes only
 };
 using PosedShape = PosedShapeT<double>;
 
@@ -50,8 +52,8 @@ struct ContactPointT {
 using ContactPoint = ContactPointT<double>;
 
 // Writes the contacts of shapes a and b whose gap is below `margin` into out[0..n) and
-// returns n (0..kMaxPairContacts). Handles every pair of {sphere, box, capsule, plane} in
-// either order except plane–plane (returns 0). Defined for T = double and T = Dual<18>.
+// returns n (0..kMaxPairContacts). Handles every pair of {sphere, box, capsule, plane,
+// convex mesh} in either order except plane–plane (returns 0). Defined for T = double and T = Dual<18>.
 template <typename T>
 int collide(const PosedShapeT<T>& a, const PosedShapeT<T>& b, double margin,
             ContactPointT<T> out[kMaxPairContacts]);

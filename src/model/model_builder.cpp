@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numbers>
 #include <set>
 #include <string>
@@ -81,6 +82,17 @@ MassProperties shape_unit_density_properties(const ShapeSpec& shape) {
       break;
     }
     case ShapeType::Plane: return p;
+    case ShapeType::ConvexMesh: {
+      // The hull's own mass properties (model/convex_mesh.cpp), scaled: volume s³,
+      // centroid s, inertia s⁵; its centroid is off the shape frame's origin in general.
+      const ConvexMesh& mesh = *shape.mesh;
+      const double s = shape.scale;
+      const Mat3 rotation = shape.orientation.to_matrix();
+      p.mass = mesh.volume * s * s * s;
+      p.center = shape.position + rotation * (mesh.centroid * s);
+      p.inertia = rotation * (mesh.inertia * (s * s * s * s * s)) * rotation.transposed();
+      return p;
+    }
   }
   const Mat3 rotation = shape.orientation.to_matrix();
   p.center = shape.position;
@@ -118,7 +130,18 @@ void validate_shape(const ShapeSpec& shape, const std::string& item, BodyType bo
       if (body_type != BodyType::Static)
         throw Error(message(item, ": a plane is infinite and may only belong to a static body"));
       break;
+    case ShapeType::ConvexMesh:
+      if (!shape.mesh) throw Error(message(item, ": a convex mesh shape needs a mesh (load_convex_mesh)"));
+      positive(shape.scale, "scale");
+      break;
   }
+}
+
+// Index in model.meshes of `mesh`, added on first use (shapes sharing a mesh share the copy).
+int add_mesh(Model& model, std::map<const ConvexMesh*, int>& mesh_index, const std::shared_ptr<const ConvexMesh>& mesh) {
+  const auto [entry, inserted] = mesh_index.emplace(mesh.get(), static_cast<int>(model.meshes.size()));
+  if (inserted) model.meshes.push_back(*mesh);
+  return entry->second;
 }
 
 // Appends a named slice of `size` values and returns its offset.
@@ -195,6 +218,7 @@ Scene ModelBuilder::build() const {
   if (!(solver.stabilization_tolerance > 0)) throw Error(message("solver: stabilization_tolerance must be positive, got ", solver.stabilization_tolerance));
 
   std::set<std::string> names{"world"};
+  std::map<const ConvexMesh*, int> mesh_index;  // model.meshes entry of each distinct mesh
   const int body_total = static_cast<int>(bodies_.size()) + 1;
   state.resize(body_total);
   model.bodies.resize(static_cast<std::size_t>(body_total));
@@ -326,6 +350,7 @@ Scene ModelBuilder::build() const {
       shape.local_orientation = shape_spec.orientation.normalized();
       shape.collision_group = shape_spec.collision_group;
       shape.collision_mask = shape_spec.collision_mask;
+      if (shape_spec.type == ShapeType::ConvexMesh) shape.mesh = add_mesh(model, mesh_index, shape_spec.mesh);
       model.shapes.push_back(shape);
     }
 
@@ -364,6 +389,9 @@ Scene ModelBuilder::build() const {
             add_slice(layout, values, prefix + "half_length", {shape.half_length});
             break;
           case ShapeType::Plane: break;
+          case ShapeType::ConvexMesh:
+            layout.shape_size[shape_index] = add_slice(layout, values, prefix + "scale", {shape.scale});
+            break;
         }
         ++shape_index;
       }

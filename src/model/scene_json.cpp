@@ -17,6 +17,8 @@
 #include <fstream>
 #include <initializer_list>
 #include <limits>
+#include <map>
+#include <memory>
 #include <numbers>
 #include <sstream>
 #include <string>
@@ -264,7 +266,9 @@ class ItemLocations {
 
 class SceneReader {
  public:
-  explicit SceneReader(std::string_view source_name) : source_name_(source_name) {}
+  // Mesh files are found relative to `base_directory` (the scene file's folder).
+  SceneReader(std::string_view source_name, std::filesystem::path base_directory)
+      : source_name_(source_name), base_directory_(std::move(base_directory)) {}
 
   // Maps the document onto a builder, noting in `locations` where each named item is.
   ModelBuilder read(const Json& root, ItemLocations& locations) const;
@@ -433,6 +437,7 @@ class SceneReader {
   void read_plane(const Json& object, const std::string& path, ModelBuilder& builder) const;
   BodySpec read_body(const Json& object, const std::string& path) const;
   ShapeSpec read_shape(const Json& object, const std::string& path) const;
+  void read_mesh(const Json& object, const std::string& path, ShapeSpec& shape) const;
   JointSpec read_joint(const Json& object, const std::string& path) const;
   ActuatorSpec read_actuator(const Json& object, const std::string& path) const;
 
@@ -454,6 +459,10 @@ class SceneReader {
   }
 
   std::string_view source_name_;
+  std::filesystem::path base_directory_;
+  // Hulls already loaded, by (file as written, scale): shapes that share a mesh share one.
+  mutable std::map<std::pair<std::string, std::vector<double>>, std::shared_ptr<const ConvexMesh>>
+      meshes_;
 };
 
 ModelBuilder SceneReader::read(const Json& root, ItemLocations& locations) const {
@@ -624,7 +633,7 @@ BodySpec SceneReader::read_body(const Json& object, const std::string& path) con
 ShapeSpec SceneReader::read_shape(const Json& object, const std::string& path) const {
   check_keys(object, path,
              {"type", "name", "position", "orientation", "euler", "radius", "half_extents",
-              "half_length", "length", "collision_group", "collision_mask"});
+              "half_length", "length", "file", "scale", "collision_group", "collision_mask"});
   const auto field = [&](const char* key) { return key_path(path, key); };
   ShapeSpec shape;
   if (object.contains("type")) {
@@ -633,7 +642,13 @@ ShapeSpec SceneReader::read_shape(const Json& object, const std::string& path) c
                                        {"box", ShapeType::Box},
                                        {"capsule", ShapeType::Capsule},
                                        {"cylinder", ShapeType::Cylinder},
-                                       {"plane", ShapeType::Plane}});
+                                       {"plane", ShapeType::Plane},
+                                       {"mesh", ShapeType::ConvexMesh}});
+  }
+  if (shape.type != ShapeType::ConvexMesh) {
+    const char* reason = "except by a mesh";
+    refuse_key(object, path, "file", reason);
+    refuse_key(object, path, "scale", reason);
   }
   if (object.contains("name")) shape.name = read_string(object["name"], field("name"));
   if (object.contains("position"))
@@ -644,11 +659,12 @@ ShapeSpec SceneReader::read_shape(const Json& object, const std::string& path) c
   const bool uses_radius = shape.type == ShapeType::Sphere || round;
   const bool uses_half_extents = shape.type == ShapeType::Box;
   const bool uses_length = round;
-  const char* reason = shape.type == ShapeType::Sphere     ? "by a sphere"
-                       : shape.type == ShapeType::Box      ? "by a box"
-                       : shape.type == ShapeType::Plane    ? "by a plane"
-                       : shape.type == ShapeType::Cylinder ? "by a cylinder"
-                                                           : "by a capsule";
+  const char* reason = shape.type == ShapeType::Sphere       ? "by a sphere"
+                       : shape.type == ShapeType::Box        ? "by a box"
+                       : shape.type == ShapeType::Plane      ? "by a plane"
+                       : shape.type == ShapeType::Cylinder   ? "by a cylinder"
+                       : shape.type == ShapeType::ConvexMesh ? "by a mesh"
+                                                             : "by a capsule";
   if (uses_radius) {
     if (object.contains("radius")) shape.radius = read_number(object["radius"], field("radius"));
   } else {
@@ -675,7 +691,41 @@ ShapeSpec SceneReader::read_shape(const Json& object, const std::string& path) c
     shape.collision_group = read_bits(object["collision_group"], field("collision_group"));
   if (object.contains("collision_mask"))
     shape.collision_mask = read_bits(object["collision_mask"], field("collision_mask"));
+  // Last, once every key is known to be right: reading the mesh file may be slow.
+  if (shape.type == ShapeType::ConvexMesh) read_mesh(object, path, shape);
   return shape;
+}
+
+// "file" (required; relative paths from the scene file's folder) and "scale": a number (the
+// shape's uniform scale, a differentiable size parameter) or three numbers (applied to the
+// file's coordinates before the hull is taken; the parameter is then 1).
+void SceneReader::read_mesh(const Json& object, const std::string& path, ShapeSpec& shape) const {
+  require_key(object, path, "file");
+  const std::string file = read_string(object["file"], key_path(path, "file"));
+  std::vector<double> scale_key;
+  Vec3 file_scale{1, 1, 1};
+  if (object.contains("scale")) {
+    const Json& scale = object["scale"];
+    if (scale.is_array()) {
+      file_scale = read_vec3(scale, key_path(path, "scale"));
+      if (!(file_scale.x > 0 && file_scale.y > 0 && file_scale.z > 0))
+        fail(key_path(path, "scale"), message("each component must be positive, got ", describe(scale)));
+      scale_key = {file_scale.x, file_scale.y, file_scale.z};
+    } else {
+      shape.scale = read_number(scale, key_path(path, "scale"));
+    }
+  }
+  std::shared_ptr<const ConvexMesh>& mesh = meshes_[{file, scale_key}];
+  if (!mesh) {
+    const std::filesystem::path file_path(file);
+    try {
+      mesh = std::make_shared<const ConvexMesh>(
+          load_convex_mesh(file_path.is_absolute() ? file_path : base_directory_ / file_path, file_scale));
+    } catch (const Error& error) {
+      fail(key_path(path, "file"), error.what());
+    }
+  }
+  shape.mesh = mesh;
 }
 
 JointSpec SceneReader::read_joint(const Json& object, const std::string& path) const {
@@ -763,7 +813,11 @@ ActuatorSpec SceneReader::read_actuator(const Json& object, const std::string& p
 Scene parse_scene(std::string_view json_text, std::string_view source_name) {
   const Json root = parse_json(json_text, source_name);
   ItemLocations locations;
-  const ModelBuilder builder = SceneReader(source_name).read(root, locations);
+  // A source name that is a path locates the scene's mesh files; any other ("<string>")
+  // leaves them relative to the working directory.
+  const std::filesystem::path base_directory =
+      source_name.starts_with('<') ? std::filesystem::path() : std::filesystem::path(source_name).parent_path();
+  const ModelBuilder builder = SceneReader(source_name, base_directory).read(root, locations);
   try {
     return builder.build();
   } catch (const Error& error) {

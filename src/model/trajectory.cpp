@@ -11,6 +11,8 @@
 // The layout is documented in docs/scene-format.md ("Trajectory files").
 #include "diffphys/trajectory.hpp"
 
+#include "diffphys/convex_mesh.hpp"
+
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -156,6 +158,7 @@ const char* shape_type_name(ShapeType type) {
     case ShapeType::Capsule: return "capsule";
     case ShapeType::Plane: return "plane";
     case ShapeType::Cylinder: return "cylinder";
+    case ShapeType::ConvexMesh: return "mesh";
     default: break;  // a type added later is written by name here; the viewer boxes unknowns
   }
   return "unknown";
@@ -207,6 +210,28 @@ void append_shape_size(std::string& out, const Model& model, const Params& param
       append_param_number(out, "half_length", params, offset < 0 ? -1 : offset + 1);
       return;
     case ShapeType::Plane: return;
+    case ShapeType::ConvexMesh: {
+      // The hull in the mesh frame (unscaled) and its polygon faces; the viewer scales it.
+      append_param_number(out, "scale", params, offset);
+      const ConvexMesh& mesh = model.meshes[static_cast<std::size_t>(spec.mesh)];
+      out += ",\"vertices\":[";
+      for (std::size_t v = 0; v < mesh.vertices.size(); ++v) {
+        if (v > 0) out += ',';
+        append_vec3(out, mesh.vertices[v]);
+      }
+      out += "],\"faces\":[";
+      for (std::size_t f = 0; f < mesh.faces.size(); ++f) {
+        if (f > 0) out += ',';
+        out += '[';
+        for (int k = 0; k < mesh.faces[f].count; ++k) {
+          if (k > 0) out += ',';
+          out += std::to_string(mesh.face_vertices[static_cast<std::size_t>(mesh.faces[f].first + k)]);
+        }
+        out += ']';
+      }
+      out += ']';
+      return;
+    }
     default: return;  // a type added later writes its size keys here (docs/viewer.md)
   }
 }
