@@ -110,6 +110,8 @@ void bind_model_builder(py::module_& module) {
   py::class_<Scene>(module, "Scene", "What a builder or a scene file produces: model, params, state, controls.")
       .def(py::init<>())
       .def_readwrite("model", &Scene::model)
+      .def_readonly("warnings", &Scene::warnings,
+                    "What a robot-file loader (URDF, MJCF) ignored or approximated, with file and line.")
       .def_property(
           "params", [](Scene& scene) -> Params& { return scene.params; },
           [](Scene& scene, const Params& params) {

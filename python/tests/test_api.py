@@ -265,3 +265,10 @@ def test_joint_coordinates(motor_pendulum):
     # Released at 0.3 rad from upright, it starts falling towards +θ (gravity torque m g l sin θ).
     assert dp.joint_velocity(motor_pendulum.model, simulator.state, 0) > 0
     assert math.isfinite(dp.potential_energy(motor_pendulum.model, motor_pendulum.params, simulator.state))
+
+
+def test_robot_files_load_with_their_names_and_warnings():
+    arm = dp.load_scene(SCENES.parent / "robots" / "two_link_arm.urdf")
+    assert arm.model.body_count() >= 3
+    features = dp.load_scene(SCENES.parent.parent / "tests" / "data" / "robots" / "features.urdf")
+    assert any("line" in w or ":" in w for w in features.warnings)
