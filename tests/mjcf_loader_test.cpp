@@ -230,12 +230,13 @@ TEST(MjcfLoader, HumanoidSimulatesAndFalls) {
   EXPECT_GT(end, 0.0);          // ...onto the floor, not through it
 }
 
-TEST(MjcfLoader, MeshGeomsAreSkippedUntilMeshShapesLand) {
+TEST(MjcfLoader, UnreadableMeshGeomsAreSkippedWithTheReason) {
   const char* with_inertial =
       "<mujoco><asset><mesh file=\"part.stl\"/></asset><worldbody>\n<body name=\"b\"><joint/>"
       "<inertial mass=\"1\" diaginertia=\"1 1 1\"/>\n<geom type=\"mesh\" mesh=\"part\"/></body></worldbody></mujoco>";
   const Scene scene = parse_mjcf(with_inertial, "mesh.xml");
-  EXPECT_TRUE(any_warning_contains(scene, "mesh.xml:3: <geom>: mesh geom skipped"));
+  EXPECT_TRUE(any_warning_contains(scene, "mesh.xml:3: <geom>: mesh geom skipped ("));
+  EXPECT_TRUE(any_warning_contains(scene, "part.stl"));
   EXPECT_EQ(scene.model.bodies[1].shape_count, 0);
   const char* from_geoms =
       "<mujoco><asset><mesh file=\"part.stl\"/></asset><worldbody>\n<body name=\"b\"><joint/>"

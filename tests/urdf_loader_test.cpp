@@ -237,3 +237,33 @@ TEST(UrdfLoader, CommandLineSimulatesRobotFiles) {
 
 }  // namespace
 }  // namespace diffphys
+
+namespace diffphys {
+namespace {
+
+// URDF and MJCF mesh collisions become convex mesh shapes (the hull of the file, scaled);
+// the cube falls and comes to rest on its face at half its 0.2 m side.
+TEST(RobotMeshes, MeshCollisionsBecomeConvexMeshShapesThatRestOnTheirFaces) {
+  for (const char* file : {"mesh_box.urdf", "mesh_box.xml"}) {
+    SCOPED_TRACE(file);
+    Scene scene = load_scene(kData / file);
+    int mesh_shapes = 0;
+    for (const Shape& shape : scene.model.shapes) mesh_shapes += shape.type == ShapeType::ConvexMesh;
+    ASSERT_EQ(mesh_shapes, 1);
+    ASSERT_EQ(scene.model.meshes.size(), 1u);
+    EXPECT_EQ(scene.model.meshes[0].vertex_count(), 8);
+    const int cube = scene.model.body_index("cube");
+    ASSERT_GE(cube, 0);
+    State current = scene.state, next = scene.state;
+    Workspace workspace;
+    for (int t = 0; t < 1500; ++t) {
+      step(scene.model, scene.params, current, scene.controls, next, workspace);
+      std::swap(current, next);
+    }
+    EXPECT_NEAR(current.position[static_cast<std::size_t>(cube)].z, 0.1, 2e-3);
+    EXPECT_LT(norm(current.linear_velocity[static_cast<std::size_t>(cube)]), 1e-3);
+  }
+}
+
+}  // namespace
+}  // namespace diffphys

@@ -802,10 +802,10 @@ void MjcfReader::add_bodies(ModelBuilder& builder) {
       if (geom.is_mesh) {
         const auto asset = mesh_assets_.find(geom.mesh);
         if (asset == mesh_assets_.end()) source_.fail(geom.element, "unknown mesh '" + geom.mesh + "'");
-        std::optional<ShapeSpec> mesh = io::mesh_collision_shape(asset->second.file, asset->second.scale);
+        std::string why_not;
+        std::optional<ShapeSpec> mesh = io::mesh_collision_shape(asset->second.file, asset->second.scale, why_not);
         if (!mesh) {
-          warnings_.add(source_, geom.element,
-                        "mesh geom skipped: diffphys has no mesh shapes yet (mass from <inertial>)");
+          warnings_.add(source_, geom.element, message("mesh geom skipped (", why_not, ")"));
           continue;
         }
         mesh->name = geom.shape.name;

@@ -110,11 +110,12 @@ std::optional<ShapeSpec> UrdfReader::read_collision(const XMLElement* collision,
   } else if (kind == "mesh") {
     const std::filesystem::path file = source_.base_directory() / source_.required_text(shape_element, "filename");
     const Vec3 scale = source_.vec3(shape_element, "scale").value_or(Vec3{1, 1, 1});
-    std::optional<ShapeSpec> mesh = io::mesh_collision_shape(file, scale);
+    std::string why_not;
+    std::optional<ShapeSpec> mesh = io::mesh_collision_shape(file, scale, why_not);
     if (!mesh) {
       warnings_.add(source_, shape_element,
-                    message("collision mesh '", file.string(), "' skipped: diffphys has no mesh shapes yet, so link '",
-                            link_name, "' has no collision shape for it (its <inertial> is unaffected)"));
+                    message("collision mesh skipped (", why_not, "), so link '", link_name,
+                            "' has no collision shape for it (its <inertial> is unaffected)"));
       return std::nullopt;
     }
     mesh->name = shape.name;

@@ -1,6 +1,10 @@
 // io/xml_source.cpp — see xml_source.hpp.
 #include "io/xml_source.hpp"
 
+#include <memory>
+
+#include "diffphys/convex_mesh.hpp"
+
 #include <tinyxml2.h>
 
 #include <algorithm>
@@ -219,8 +223,18 @@ Scene ItemLines::build(const ModelBuilder& builder, const XmlSource& source) con
   }
 }
 
-std::optional<ShapeSpec> mesh_collision_shape(const std::filesystem::path& /*file*/, const Vec3& /*scale*/) {
-  return std::nullopt;
+std::optional<ShapeSpec> mesh_collision_shape(const std::filesystem::path& file, const Vec3& scale,
+                                              std::string& why_not) {
+  try {
+    ShapeSpec shape;
+    shape.type = ShapeType::ConvexMesh;
+    shape.mesh = std::make_shared<const ConvexMesh>(load_convex_mesh(file, scale));
+    shape.scale = 1.0;
+    return shape;
+  } catch (const Error& error) {
+    why_not = error.what();
+    return std::nullopt;
+  }
 }
 
 }  // namespace diffphys::io

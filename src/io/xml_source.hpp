@@ -126,9 +126,11 @@ class ItemLines {
   std::vector<std::pair<std::string, int>> entries_;
 };
 
-// THE place where a mesh becomes a collision shape. Convex mesh shapes are not in the engine
-// yet, so this returns nothing and the caller reports the mesh as skipped; when they land,
-// build the ShapeSpec here (hull of `file` scaled by `scale`) and both loaders pick it up.
-std::optional<ShapeSpec> mesh_collision_shape(const std::filesystem::path& file, const Vec3& scale);
+// THE place where a mesh becomes a collision shape: the convex hull of `file` (OBJ or STL,
+// diffphys/convex_mesh.hpp) with its coordinates scaled by `scale`. A mesh that cannot be
+// read (missing file, a package:// path, a degenerate hull) returns nothing, with the reason
+// in `why_not`, and the caller skips it with a warning naming the element.
+std::optional<ShapeSpec> mesh_collision_shape(const std::filesystem::path& file, const Vec3& scale,
+                                              std::string& why_not);
 
 }  // namespace diffphys::io
