@@ -103,7 +103,7 @@ void Rollout::forward(const State& initial, std::span<const double> controls, in
   const std::size_t state_storage = (total_steps / static_cast<std::size_t>(interval_) + 1) * bytes;
   records_kept_ = options_.keep_step_records && interval_ == 1 && steps > 0;
   record_bytes_ = 0;
-  if (records_kept_) records_.resize(total_steps);
+  if (records_.size() > total_steps) records_.resize(total_steps);  // grown one step at a time below
   State current = initial, next = initial;
   Workspace workspace;
   for (int t = 0; t < steps; ++t) {
@@ -116,13 +116,19 @@ void Rollout::forward(const State& initial, std::span<const double> controls, in
           throw Error(message("rollout: the controller returned a non-finite control ", controls_t[a], " for actuator '",
                               model_.actuators[a].name, "' at step ", t));
     }
+    if (records_kept_ && records_.size() <= static_cast<std::size_t>(t)) records_.emplace_back();
     Workspace& step_workspace = records_kept_ ? records_[static_cast<std::size_t>(t)] : workspace;
     statuses_[static_cast<std::size_t>(t)] = step(model_, params_, current, controls_t, next, step_workspace);
     contact_signatures_[static_cast<std::size_t>(t)] = contact_signature(step_workspace.contacts());
     if (records_kept_) {
-      record_bytes_ += workspace_bytes(step_workspace.impl());
-      largest_record_bytes_ = std::max(largest_record_bytes_, workspace_bytes(step_workspace.impl()));
-      if (state_storage + record_bytes_ > options_.memory_budget) {
+      const std::size_t bytes_now = workspace_bytes(step_workspace.impl());
+      record_bytes_ += bytes_now;
+      largest_record_bytes_ = std::max(largest_record_bytes_, bytes_now);
+      // After the first step, the whole run's records are estimated from it (with room for
+      // contacts to come): if they would not fit, none are kept rather than growing memory
+      // up to the budget and dropping them.
+      const std::size_t projected = t == 0 ? bytes_now * total_steps / 4 * 5 : record_bytes_;
+      if (state_storage + projected > options_.memory_budget) {
         records_kept_ = false;
         record_bytes_ = 0;
         std::vector<Workspace>().swap(records_);

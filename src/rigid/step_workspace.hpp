@@ -38,9 +38,12 @@ struct Workspace::Impl {
 };
 
 // Bytes a Workspace holds (vector capacities): what keeping one per step costs (Rollout).
+// Each allocation also costs the allocator's header and rounding (glibc: 8–16 bytes and a
+// 16-byte granule), counted as 32 bytes so that budgets hold for workspaces of small vectors.
 template <typename T>
 std::size_t capacity_bytes(const std::vector<T>& values) {
-  return values.capacity() * sizeof(T);
+  constexpr std::size_t kAllocationOverhead = 32;
+  return values.capacity() == 0 ? 0 : values.capacity() * sizeof(T) + kAllocationOverhead;
 }
 
 inline std::size_t workspace_bytes(const solve::MlcpWorkspace& w) {
