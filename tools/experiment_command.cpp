@@ -4,11 +4,36 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
 #include <iostream>
 
 #include "diffphys/error.hpp"
+#include "replay_html.hpp"
 
 namespace diffphys::cli {
+
+namespace {
+
+// Every trajectory file the experiment wrote under `out_dir` (trajectory*.json, newer than
+// `since`) gets its replay page next to it (trajectory.json → trajectory.html).
+void write_replays(const std::filesystem::path& out_dir, std::filesystem::file_time_type since, bool quiet) {
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(out_dir)) {
+    const std::filesystem::path& path = entry.path();
+    if (!entry.is_regular_file() || path.extension() != ".json" || !path.stem().string().starts_with("trajectory") ||
+        entry.last_write_time() < since)
+      continue;
+    std::ifstream file(path);
+    const std::string trajectory((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    std::filesystem::path page = path;
+    page.replace_extension(".html");
+    viewer::write_replay_html(trajectory, path.string(), page);
+    if (!quiet) std::cout << "replay: " << page.string() << std::endl;
+  }
+}
+
+}  // namespace
 
 std::string experiment_names() {
   std::string names;
@@ -30,7 +55,9 @@ int run_experiment(const ExperimentCommandOptions& options) {
     run_options.progress = options.json_only ? nullptr : &std::cout;
     std::filesystem::create_directories(options.out_dir);
     if (!options.json_only) std::cout << "experiment " << entry.name << ": " << entry.summary << std::endl;
+    const auto started = std::filesystem::file_time_type::clock::now();
     const experiments::ExperimentResult result = entry.run(run_options);
+    write_replays(options.out_dir, started, options.json_only);
     std::cout << result.json << std::endl;
     return result.success ? 0 : 4;
   }
