@@ -216,3 +216,26 @@ TEST_F(ViewCommand, RefusesBadInputWithExitCodeOne) {
 
 }  // namespace
 }  // namespace diffphys
+
+namespace diffphys {
+namespace {
+
+// An experiment's recorded trajectories get their replay page next to them, with the
+// model block (the shapes to draw).
+TEST_F(ViewCommand, ExperimentsWriteAReplayNextToEachTrajectory) {
+  ASSERT_EQ(run("experiment chain-mass --quick --json --out " + quoted(directory_)), 0) << stderr_;
+  int pages = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(directory_)) {
+    if (entry.path().extension() != ".json" || !entry.path().stem().string().starts_with("trajectory")) continue;
+    std::filesystem::path page = entry.path();
+    page.replace_extension(".html");
+    ASSERT_TRUE(std::filesystem::exists(page)) << page;
+    const nlohmann::json embedded = nlohmann::json::parse(embedded_data(read(page)));
+    EXPECT_TRUE(embedded.contains("model")) << page;
+    ++pages;
+  }
+  EXPECT_GE(pages, 1);
+}
+
+}  // namespace
+}  // namespace diffphys

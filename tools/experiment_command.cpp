@@ -5,7 +5,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
+#include <sstream>
 #include <string>
 #include <iostream>
 
@@ -24,11 +24,12 @@ void write_replays(const std::filesystem::path& out_dir, std::filesystem::file_t
     if (!entry.is_regular_file() || path.extension() != ".json" || !path.stem().string().starts_with("trajectory") ||
         entry.last_write_time() < since)
       continue;
-    std::ifstream file(path);
-    const std::string trajectory((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    std::ifstream file(path, std::ios::binary);
+    std::ostringstream trajectory;
+    trajectory << file.rdbuf();
     std::filesystem::path page = path;
     page.replace_extension(".html");
-    viewer::write_replay_html(trajectory, path.string(), page);
+    viewer::write_replay_html(trajectory.str(), path.string(), page);
     if (!quiet) std::cout << "replay: " << page.string() << std::endl;
   }
 }
