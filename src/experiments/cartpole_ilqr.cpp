@@ -1,7 +1,7 @@
 // experiments/cartpole_ilqr.cpp — `diffphys experiment cartpole-ilqr` (de Avila Belbute-Peres et
 // al. 2018, §4.3, Fig. 5): system identification of a diffphys cart–pole from random-action
 // data of the classic cart–pole, then iLQR MPC (horizon 5) on the learned model balancing
-// the true system. What is learned and why it is parametrised so: docs/EXPERIMENTS-ilqr.md.
+// the true system. What is learned and why it is parametrised so: docs/EXPERIMENTS.md ("cartpole-ilqr").
 //
 // The diffphys model: a box cart on a prismatic joint along x (a force motor on it) and a box
 // pole on a revolute joint about y at the top of the cart. Learned, as logarithms (positive):
