@@ -10,6 +10,7 @@
 #include <string>
 
 #include "diffphys/error.hpp"
+#include "robot_test_helpers.hpp"
 #include "diffphys/robot_loaders.hpp"
 #include "diffphys/scene.hpp"
 #include "diffphys/simulator.hpp"
@@ -21,32 +22,11 @@
 namespace diffphys {
 namespace {
 
-const std::filesystem::path kData = std::filesystem::path(DIFFPHYS_SOURCE_DIR) / "tests/data/robots";
+using testing::any_warning_contains;
+using testing::error_of;
+using testing::world_inertia;
+const std::filesystem::path& kData = testing::kRobotData;
 const std::filesystem::path kSamples = "/usr/share/mujoco/model";
-
-// The message of the Error that `load` throws ("" if it does not throw).
-template <typename Load>
-std::string error_of(Load load) {
-  try {
-    load();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "";
-}
-
-bool any_warning_contains(const Scene& scene, const std::string& text) {
-  return std::any_of(scene.warnings.begin(), scene.warnings.end(),
-                     [&](const std::string& warning) { return warning.find(text) != std::string::npos; });
-}
-
-// World-frame inertia tensor of body b: R diag(I) Rᵀ with R the principal axes in the world.
-Mat3 world_inertia(const Scene& scene, int b) {
-  const auto i = static_cast<std::size_t>(b);
-  const Mat3 rotation = (scene.state.orientation[i] * scene.model.bodies[i].principal_frame).to_matrix();
-  const int offset = scene.model.layout.body_inertia[i];
-  return rotation * Mat3::diagonal(scene.params.vec3_at(offset)) * rotation.transposed();
-}
 
 #ifdef DIFFPHYS_TESTS_HAVE_MUJOCO
 // MuJoCo 2.2 finds a body's principal moments to ~1e-13 but stores its principal axes

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "diffphys/error.hpp"
+#include "robot_test_helpers.hpp"
 #include "diffphys/gradcheck.hpp"
 #include "diffphys/robot_loaders.hpp"
 #include "diffphys/scene.hpp"
@@ -19,28 +20,10 @@
 namespace diffphys {
 namespace {
 
-const std::filesystem::path kData = std::filesystem::path(DIFFPHYS_SOURCE_DIR) / "tests/data/robots";
-
-template <typename Load>
-std::string error_of(Load load) {
-  try {
-    load();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "";
-}
-
-bool any_warning_contains(const Scene& scene, const std::string& text) {
-  return std::any_of(scene.warnings.begin(), scene.warnings.end(),
-                     [&](const std::string& warning) { return warning.find(text) != std::string::npos; });
-}
-
-Mat3 world_inertia(const Scene& scene, int b) {
-  const auto i = static_cast<std::size_t>(b);
-  const Mat3 rotation = (scene.state.orientation[i] * scene.model.bodies[i].principal_frame).to_matrix();
-  return rotation * Mat3::diagonal(scene.params.vec3_at(scene.model.layout.body_inertia[i])) * rotation.transposed();
-}
+using testing::any_warning_contains;
+using testing::error_of;
+using testing::world_inertia;
+const std::filesystem::path& kData = testing::kRobotData;
 
 // A link with an inertial on a wedge; `body` replaces the link's inside.
 std::string one_link(const std::string& body) {

@@ -1,0 +1,39 @@
+// tests/robot_test_helpers.hpp — what the URDF and MJCF loader tests share: the test data
+// folder, the message of a thrown Error, loader warnings, a body's world inertia tensor.
+#pragma once
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+
+#include "diffphys/error.hpp"
+#include "diffphys/model_builder.hpp"
+
+namespace diffphys::testing {
+
+inline const std::filesystem::path kRobotData = std::filesystem::path(DIFFPHYS_SOURCE_DIR) / "tests/data/robots";
+
+// The message of the Error that `load` throws ("" if it does not throw).
+template <typename Load>
+std::string error_of(Load load) {
+  try {
+    load();
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "";
+}
+
+inline bool any_warning_contains(const Scene& scene, const std::string& text) {
+  return std::any_of(scene.warnings.begin(), scene.warnings.end(),
+                     [&](const std::string& warning) { return warning.find(text) != std::string::npos; });
+}
+
+// World-frame inertia tensor of body b: R diag(I) Rᵀ with R the principal axes in the world.
+inline Mat3 world_inertia(const Scene& scene, int b) {
+  const auto i = static_cast<std::size_t>(b);
+  const Mat3 rotation = (scene.state.orientation[i] * scene.model.bodies[i].principal_frame).to_matrix();
+  return rotation * Mat3::diagonal(scene.params.vec3_at(scene.model.layout.body_inertia[i])) * rotation.transposed();
+}
+
+}  // namespace diffphys::testing
