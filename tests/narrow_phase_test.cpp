@@ -748,23 +748,6 @@ double bounding_radius(const PosedShape& shape) {
   return 0.0;
 }
 
-const char* type_name(ShapeType type) {
-  switch (type) {
-    case ShapeType::Sphere:
-      return "sphere";
-    case ShapeType::Capsule:
-      return "capsule";
-    case ShapeType::Box:
-      return "box";
-    case ShapeType::Plane:
-      return "plane";
-    case ShapeType::Cylinder:
-      return "cylinder";
-    case ShapeType::ConvexMesh:
-      return "mesh";
-  }
-  return "?";
-}
 
 class NarrowPhaseRandomPoses : public ::testing::TestWithParam<std::pair<ShapeType, ShapeType>> {};
 
@@ -872,8 +855,8 @@ INSTANTIATE_TEST_SUITE_P(AllPairs, NarrowPhaseRandomPoses,
                                            std::pair{ShapeType::Box, ShapeType::Box},
                                            std::pair{ShapeType::Box, ShapeType::Plane}),
                          [](const auto& test_info) {
-                           return std::string(type_name(test_info.param.first)) + "_" +
-                                  type_name(test_info.param.second);
+                           return std::string(diffphys::type_name(test_info.param.first)) + "_" +
+                                  diffphys::type_name(test_info.param.second);
                          });
 
 // ---------------------------------------------------------------------------------------

@@ -87,28 +87,7 @@ const char* body_type_name(BodyType type) {
   return type == BodyType::Dynamic ? "dynamic" : "static";
 }
 
-const char* shape_type_name(ShapeType type) {
-  switch (type) {
-    case ShapeType::Sphere: return "sphere";
-    case ShapeType::Box: return "box";
-    case ShapeType::Capsule: return "capsule";
-    case ShapeType::Plane: return "plane";
-    case ShapeType::Cylinder: return "cylinder";
-    case ShapeType::ConvexMesh: return "convex mesh";
-  }
-  return "?";
-}
 
-const char* joint_type_name(JointType type) {
-  switch (type) {
-    case JointType::Fixed: return "fixed";
-    case JointType::Revolute: return "revolute";
-    case JointType::Prismatic: return "prismatic";
-    case JointType::Ball: return "ball";
-    case JointType::Universal: return "universal";
-  }
-  return "?";
-}
 
 const char* actuator_type_name(ActuatorType type) {
   return type == ActuatorType::Motor ? "motor" : "servo";
@@ -344,7 +323,7 @@ int run_info(const InfoOptions& options) {
   for (std::size_t i = 0; i < model.shapes.size(); ++i) {
     const Shape& shape = model.shapes[i];
     const auto body = static_cast<std::size_t>(shape.body);
-    std::cout << "  [" << i << "] " << shape.name << "  " << shape_type_name(shape.type) << " on "
+    std::cout << "  [" << i << "] " << shape.name << "  " << type_name(shape.type) << " on "
               << (body < model.bodies.size() ? model.bodies[body].name : "?");
     const int size_count = shape_size_count(shape.type);
     if (size_count > 0) {
@@ -371,7 +350,7 @@ int run_info(const InfoOptions& options) {
       const auto index = static_cast<std::size_t>(body);
       return index < model.bodies.size() ? model.bodies[index].name : std::string("?");
     };
-    std::cout << "  [" << i << "] " << joint.name << "  " << joint_type_name(joint.type) << "  "
+    std::cout << "  [" << i << "] " << joint.name << "  " << type_name(joint.type) << "  "
               << name_of(joint.parent) << " -> " << name_of(joint.child);
     if (joint.has_limits)
       std::cout << "  limits [" << format_number(joint.lower_limit) << ", "

@@ -85,6 +85,11 @@ struct Joint {
 
 // Number of size parameters of a shape type: sphere (radius), box (half extents), capsule
 // (radius, half length), plane (none), convex mesh (uniform scale), cylinder (radius, half length).
+// The names of the scene format (docs/scene-format.md): "sphere", "box", "capsule", "plane",
+// "mesh", "cylinder"; "fixed", "revolute", "prismatic", "ball", "universal".
+const char* type_name(ShapeType type);
+const char* type_name(JointType type);
+
 constexpr int shape_size_count(ShapeType type) {
   switch (type) {
     case ShapeType::Sphere: return 1;

@@ -131,4 +131,27 @@ void validate_state(const Model& model, const State& state) {
   }
 }
 
+const char* type_name(ShapeType type) {
+  switch (type) {
+    case ShapeType::Sphere: return "sphere";
+    case ShapeType::Box: return "box";
+    case ShapeType::Capsule: return "capsule";
+    case ShapeType::Plane: return "plane";
+    case ShapeType::ConvexMesh: return "mesh";
+    case ShapeType::Cylinder: return "cylinder";
+  }
+  return "unknown";
+}
+
+const char* type_name(JointType type) {
+  switch (type) {
+    case JointType::Fixed: return "fixed";
+    case JointType::Revolute: return "revolute";
+    case JointType::Prismatic: return "prismatic";
+    case JointType::Ball: return "ball";
+    case JointType::Universal: return "universal";
+  }
+  return "unknown";
+}
+
 }  // namespace diffphys

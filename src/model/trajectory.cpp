@@ -151,29 +151,7 @@ std::string shape_name(const Model& model, int shape) {
   return message("#", shape);
 }
 
-const char* shape_type_name(ShapeType type) {
-  switch (type) {
-    case ShapeType::Sphere: return "sphere";
-    case ShapeType::Box: return "box";
-    case ShapeType::Capsule: return "capsule";
-    case ShapeType::Plane: return "plane";
-    case ShapeType::Cylinder: return "cylinder";
-    case ShapeType::ConvexMesh: return "mesh";
-    default: break;  // a type added later is written by name here; the viewer boxes unknowns
-  }
-  return "unknown";
-}
 
-const char* joint_type_name(JointType type) {
-  switch (type) {
-    case JointType::Fixed: return "fixed";
-    case JointType::Revolute: return "revolute";
-    case JointType::Prismatic: return "prismatic";
-    case JointType::Ball: return "ball";
-    case JointType::Universal: return "universal";
-  }
-  return "unknown";
-}
 
 // `"key":value` for a parameter slot, or nothing when the slot does not apply (offset -1).
 void append_param_number(std::string& out, const char* key, const Params& params, int offset) {
@@ -263,7 +241,7 @@ void append_model_block(std::string& out, const Model& model, const Params& para
       out += "{\"name\":";
       append_string(out, shape_spec.name);
       out += ",\"type\":\"";
-      out += shape_type_name(shape_spec.type);
+      out += type_name(shape_spec.type);
       out += "\",\"position\":";
       append_vec3(out, shape_spec.local_position);
       out += ",\"orientation\":";
@@ -280,7 +258,7 @@ void append_model_block(std::string& out, const Model& model, const Params& para
     out += "{\"name\":";
     append_string(out, spec.name);
     out += ",\"type\":\"";
-    out += joint_type_name(spec.type);
+    out += type_name(spec.type);
     out += "\",\"parent\":";
     append_string(out, body_name(model, spec.parent));
     out += ",\"child\":";
