@@ -140,32 +140,13 @@ TEST(Ilqr, GenericLinearSystemMatchesTheRiccatiSolution) {
     }
 }
 
-// A motor-driven cart on a prismatic joint, no gravity: the diffphys step is linear in
-// (p_x, v_x, u), x' = [[1, h], [0, 1]] x + [h²/m, h/m] u.
-Scene motor_cart(double mass, double dt) {
-  ModelBuilder builder;
-  builder.dt = dt;
-  builder.gravity = {0, 0, 0};
-  builder.add_body(testing::box_body("cart", {1.0, 0, 0}, {0.2, 0.1, 0.1}, mass));
-  JointSpec slide;
-  slide.name = "slide";
-  slide.type = JointType::Prismatic;
-  slide.child = "cart";
-  slide.axis = {1, 0, 0};
-  builder.add_joint(slide);
-  ActuatorSpec motor;
-  motor.name = "push";
-  motor.joint = "slide";
-  builder.add_actuator(motor);
-  Scene scene = builder.build();
-  scene.state.linear_velocity[1] = {0.5, 0, 0};
-  return scene;
-}
 
 TEST(Ilqr, DiffphysCartMatchesTheRiccatiSolutionOfItsLinearStep) {
   const double mass = 2.0, h = 0.05;
   const int T = 30;
-  const Scene scene = motor_cart(mass, h);
+  // The cart's step is linear: x' = [[1, h], [0, 1]] x + [h²/m, h/m] u.
+  Scene scene = testing::motor_cart(mass, h, 1.0);
+  scene.state.linear_velocity[1] = {0.5, 0, 0};
   SimulatorDynamics dynamics(scene.model, scene.params);
   const int n = dynamics.tangent_size();
   std::vector<double> x0(static_cast<std::size_t>(dynamics.state_size())), goal(x0.size());

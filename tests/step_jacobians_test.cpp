@@ -160,26 +160,11 @@ TEST(StepJacobians, SlidingSphereOnTheGroundMatchesCentralDifferences) {
 
 TEST(StepJacobians, MotorDrivenCartHasTheSemiImplicitEulerClosedForm) {
   // A body on a prismatic joint along x, a force motor, no gravity: v' = v + h u/m, p' = p + h v'.
-  ModelBuilder builder;
-  builder.dt = 0.02;
-  builder.gravity = {0, 0, 0};
-  const double mass = 2.5;
-  builder.add_body(box_body("cart", {0.3, 0, 0}, {0.2, 0.1, 0.1}, mass));
-  JointSpec slide;
-  slide.name = "slide";
-  slide.type = JointType::Prismatic;
-  slide.child = "cart";
-  slide.axis = {1, 0, 0};
-  builder.add_joint(slide);
-  ActuatorSpec motor;
-  motor.name = "push";
-  motor.joint = "slide";
-  builder.add_actuator(motor);
-  const Scene scene = builder.build();
+  const double mass = 2.5, h = 0.02;
+  const Scene scene = testing::motor_cart(mass, h, 0.3);
   const int n = state_tangent_size(scene.model);
   std::vector<double> A(static_cast<std::size_t>(n * n)), B(static_cast<std::size_t>(n));
   step_jacobians(scene.model, scene.params, scene.state, std::vector<double>{1.0}, A, B);
-  const double h = builder.dt;
   EXPECT_NEAR(B[12 + 0], h * h / mass, 1e-12);
   EXPECT_NEAR(B[12 + 6], h / mass, 1e-12);
   EXPECT_NEAR(A[(12 + 0) * n + 12 + 0], 1.0, 1e-12);

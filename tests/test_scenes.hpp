@@ -63,6 +63,26 @@ inline ModelBuilder hinge_chain(int links, double length, double mass, double in
   return builder;
 }
 
+// A box cart on a prismatic joint along x at (x, 0, 0), pushed by a force motor ("push"), no
+// gravity: the step is linear in (p_x, v_x, u), v' = v + h u/m, p' = p + h v'.
+inline Scene motor_cart(double mass, double dt, double x) {
+  ModelBuilder builder;
+  builder.dt = dt;
+  builder.gravity = {0, 0, 0};
+  builder.add_body(box_body("cart", {x, 0, 0}, {0.2, 0.1, 0.1}, mass));
+  JointSpec slide;
+  slide.name = "slide";
+  slide.type = JointType::Prismatic;
+  slide.child = "cart";
+  slide.axis = {1, 0, 0};
+  builder.add_joint(slide);
+  ActuatorSpec motor;
+  motor.name = "push";
+  motor.joint = "slide";
+  builder.add_actuator(motor);
+  return builder.build();
+}
+
 // Runs `steps` steps, calling observe(state, status) after each.
 template <typename Observe>
 void run(const Scene& scene, int steps, Observe&& observe, std::vector<double> controls = {}) {
