@@ -140,7 +140,6 @@ TEST(Ilqr, GenericLinearSystemMatchesTheRiccatiSolution) {
     }
 }
 
-
 TEST(Ilqr, DiffphysCartMatchesTheRiccatiSolutionOfItsLinearStep) {
   const double mass = 2.0, h = 0.05;
   const int T = 30;
