@@ -2,6 +2,7 @@
 // experiment; each is declared in its own header under src/experiments/.
 #include <array>
 
+#include "experiments/arm_reach.hpp"
 #include "experiments/ball_throw.hpp"
 #include "experiments/cartpole_ilqr.hpp"
 #include "experiments/chain_mass.hpp"
@@ -28,6 +29,11 @@ std::span<const ExperimentEntry> registry() {
       ExperimentEntry{"mass-spring-adam",
                       "Rojas 2020: the mass-spring relaxation by Adam next to the Newton integrator, same scene",
                       run_mass_spring_adam},
+      ExperimentEntry{"arm-reach", "Degrave et al. 2019 §3.2.1: an MLP drives a 4-DoF servo arm to a fixed point",
+                      run_arm_reach},
+      ExperimentEntry{"arm-reach-random",
+                      "Degrave et al. 2019 §3.2.2: an MLP drives the arm to random targets, a batch of robots per update",
+                      run_arm_reach_random},
   };
   return entries;
 }
