@@ -126,7 +126,8 @@ nlohmann::json run_quick(const std::string& name) {
   std::string line, last;
   while (std::getline(stream, line))
     if (!line.empty()) last = line;
-  EXPECT_TRUE(std::filesystem::exists(directory / (name + "_loss.csv")));
+  EXPECT_TRUE(std::filesystem::exists(directory / name / "loss.csv"));
+  EXPECT_TRUE(std::filesystem::exists(directory / name / "trajectory.json"));
   return nlohmann::json::parse(last);
 }
 

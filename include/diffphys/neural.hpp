@@ -49,7 +49,7 @@ struct MlpSpec {
   // Draw the hidden layers' biases like their weights instead of starting them at 0. For the
   // first layer this is exactly a constant input of 1 with its own weights: it gives the
   // policy input-independent features from the start, so it can learn a set point faster
-  // than a gain on its input (docs/EXPERIMENTS-neural.md, arm-reach).
+  // than a gain on its input (docs/EXPERIMENTS.md, arm-reach).
   bool random_hidden_biases = false;
 };
 

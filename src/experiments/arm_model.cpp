@@ -104,30 +104,34 @@ ArmModel build_degrave_arm() {
   return arm;
 }
 
-ArmEpisode run_arm_episode(const ArmModel& arm, const Mlp& network, std::span<const double> weights,
-                           ArmInput input, const Vec3& target, int steps, const RolloutOptions& options,
-                           std::span<double> gradient) {
+FeatureMap arm_features(const ArmModel& arm, ArmInput input, const Vec3& target) {
   FeatureMap features;
   if (input == ArmInput::DistanceToTarget) {
     features.size = 1;
-    features.compute = [&](int, const State& state, std::span<double> out) {
+    features.compute = [&arm, target](int, const State& state, std::span<double> out) {
       out[0] = norm(arm.end_effector(state) - target);
     };
-    features.backward = [&](int, const State& state, std::span<const double> feature_gradient,
-                            std::span<double> state_gradient) {
+    features.backward = [&arm, target](int, const State& state, std::span<const double> feature_gradient,
+                                       std::span<double> state_gradient) {
       const Vec3 offset = arm.end_effector(state) - target;
       const double distance = norm(offset);
       if (distance > 0.0) arm.end_effector_vjp(state, offset * (feature_gradient[0] / distance), state_gradient);
     };
   } else {
     features.size = 3;  // the target does not depend on the state: no backward
-    features.compute = [&](int, const State&, std::span<double> out) {
+    features.compute = [target](int, const State&, std::span<double> out) {
       out[0] = target.x;
       out[1] = target.y;
       out[2] = target.z;
     };
   }
-  MlpPolicy policy(network, weights, std::move(features));
+  return features;
+}
+
+ArmEpisode run_arm_episode(const ArmModel& arm, const Mlp& network, std::span<const double> weights,
+                           ArmInput input, const Vec3& target, int steps, const RolloutOptions& options,
+                           std::span<double> gradient) {
+  MlpPolicy policy(network, weights, arm_features(arm, input, target));
   Rollout rollout(arm.scene.model, arm.scene.params, options);
   rollout.run(arm.scene.state, policy, steps);
 

@@ -11,7 +11,7 @@
 
 namespace diffphys::experiments {
 
-// The arm (docs/EXPERIMENTS-neural.md, "The arm model"): a static 22 kg pedestal, a 0.5 m
+// The arm (docs/EXPERIMENTS.md, "The arm model"): a static 22 kg pedestal, a 0.5 m
 // 7 kg upper arm on a 2-axis universal joint at the origin, a 0.5 m 3 kg forearm on a 2-axis
 // universal elbow, standing straight up; 4 servos (gain 30 1/s, 30 N·m, 45°/s), dt 0.01 s,
 // gravity −9.81 m/s², no ground (the targets are above the base).
@@ -30,6 +30,9 @@ ArmModel build_degrave_arm();
 // What the network sees: the current distance to the target (closed loop, §3.2.1), or the
 // target's coordinates (open loop, §3.2.2).
 enum class ArmInput { DistanceToTarget, TargetPosition };
+
+// The network's input for a target, with its VJP (DistanceToTarget); references `arm`.
+FeatureMap arm_features(const ArmModel& arm, ArmInput input, const Vec3& target);
 
 struct ArmEpisode {
   double average_distance = 0.0;  // the loss: (1/T) Σ_{t=1..T} |p_tip(t) − target|, m

@@ -6,11 +6,7 @@
 // Default: 3 → 128 → 128 → 4, 16 robots per update; --full: the paper's 3 → 1024 → 1024 →
 // 1024 → 4 (2,107,396 parameters), 128 robots. Paper: average error < 10 cm after 576 updates,
 // < 5 cm after 2,563 (58 s per update on a GPU).
-#include <chrono>
 #include <cmath>
-#include <ctime>
-#include <filesystem>
-#include <fstream>
 #include <numbers>
 #include <ostream>
 #include <random>
@@ -20,13 +16,14 @@
 #include "diffphys/optimizer.hpp"
 #include "experiments/arm_model.hpp"
 #include "experiments/arm_reach.hpp"
+#include "experiments/experiment_io.hpp"
 
 namespace diffphys::experiments {
 namespace {
 
 // A target uniform over azimuth, horizontal radius in [0.3, 0.7] m and height in [0.2,
 // 0.8] m above the base: reachable by the 1 m arm (|p| ≤ 1.06 is excluded beyond 0.95 m) and
-// holdable by its 30 N·m servos (docs/EXPERIMENTS-neural.md).
+// holdable by its 30 N·m servos (docs/EXPERIMENTS.md).
 Vec3 random_target(std::mt19937_64& generator) {
   const auto unit = [&] { return static_cast<double>(generator() >> 11) * 0x1.0p-53; };
   for (;;) {
@@ -38,11 +35,14 @@ Vec3 random_target(std::mt19937_64& generator) {
   }
 }
 
-// Mean final and average distance over a fixed held-out set of targets (forward only).
+// The held-out targets: fixed, the same for every seed and variant.
+constexpr std::uint64_t kHeldOutSeed = 20190307;
+
+// Mean final and average distance over the held-out targets (forward only).
 ArmEpisode held_out_error(const ArmModel& arm, const Mlp& network, std::span<const double> weights, int steps,
                           const RolloutOptions& options) {
   constexpr int kTargets = 16;
-  std::mt19937_64 generator(20190307);  // fixed: the same targets for every seed and variant
+  std::mt19937_64 generator(kHeldOutSeed);
   ArmEpisode mean;
   for (int i = 0; i < kTargets; ++i) {
     const ArmEpisode episode = run_arm_open_loop_episode(arm, network, weights, random_target(generator), steps, options, {});
@@ -84,18 +84,17 @@ ExperimentResult run_arm_reach_random(const ExperimentOptions& options) {
   Adam adam(OptimizerSettings(1.0, {}, GradientClip::norm(1.0)));
   RolloutOptions rollout_options;
 
-  std::filesystem::create_directories(options.out_dir);
-  const auto curve_path = std::filesystem::path(options.out_dir) / "arm-reach-random_loss.csv";
-  std::ofstream curve(curve_path);
-  curve << "update,average_distance_m,final_distance_m,learning_rate,seconds\n";
+  const std::filesystem::path folder = experiment_folder(options, "arm-reach-random");
+  const std::filesystem::path curve_path = folder / "loss.csv";
+  CsvTable curve({"update", "average_distance_m", "final_distance_m", "learning_rate", "seconds"});
   int updates_to_10cm = -1, updates_to_5cm = -1, final_updates_to_10cm = -1, final_updates_to_5cm = -1;
-  double first_error = 0.0, previous_error = 0.0, total_seconds = 0.0, first_final = 0.0;
+  double first_error = 0.0, previous_error = 0.0, first_final = 0.0;
   double last_average = 0.0, last_final = 0.0;
   std::vector<double> final_distances(static_cast<std::size_t>(robots));
   const ArmEpisode untrained = held_out_error(arm, network, weights, steps, rollout_options);
-  const std::clock_t cpu_start = std::clock();
+  const Stopwatch whole_run;
   for (int update = 1; update <= updates; ++update) {
-    const auto start = std::chrono::steady_clock::now();
+    const Stopwatch this_update;
     std::mt19937_64 generator(options.seed * 1000003ull + static_cast<std::uint64_t>(update));
     std::vector<Vec3> targets(static_cast<std::size_t>(robots));
     for (Vec3& target : targets) target = random_target(generator);
@@ -116,23 +115,28 @@ ExperimentResult run_arm_reach_random(const ExperimentOptions& options) {
     adam.step(step, gradient);
     for (std::size_t k = 0; k < weights.size(); ++k) weights[k] += rate * (step[k] - weights[k]);
     previous_error = average;
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    total_seconds += seconds;
+    const double seconds = this_update.seconds();
     last_average = average;
     last_final = final_average;
     if (updates_to_10cm < 0 && average < 0.10) updates_to_10cm = update;
     if (updates_to_5cm < 0 && average < 0.05) updates_to_5cm = update;
     if (final_updates_to_10cm < 0 && final_average < 0.10) final_updates_to_10cm = update;
     if (final_updates_to_5cm < 0 && final_average < 0.05) final_updates_to_5cm = update;
-    curve << update << ',' << average << ',' << final_average << ',' << rate << ',' << seconds << '\n';
-    curve.flush();
+    curve.add_row({static_cast<double>(update), average, final_average, rate, seconds});
+    if (update % 50 == 0) curve.write(curve_path);  // long runs: the curve so far
     if (options.progress)
       *options.progress << "update " << update << "/" << updates << "  average distance " << average
                         << " m  final distance " << final_average << " m  rate " << rate << "  " << seconds << " s"
                         << std::endl;
   }
-  const std::clock_t cpu_end = std::clock();
+  const double total_seconds = whole_run.seconds(), cpu_seconds = whole_run.cpu_seconds();
+  curve.write(curve_path);
   const ArmEpisode trained = held_out_error(arm, network, weights, steps, rollout_options);
+  // The trained controller reaching for the first held-out target, for the viewer.
+  std::mt19937_64 held_out(kHeldOutSeed);
+  MlpPolicy trained_policy(network, weights, arm_features(arm, ArmInput::TargetPosition, random_target(held_out)));
+  record_trajectory(arm.scene.model, arm.scene.params, arm.scene.state, trained_policy, steps,
+                    folder / "trajectory.json");
   nlohmann::json figures;
   figures["experiment"] = "arm-reach-random";
   figures["variant"] = options.quick ? "quick" : (options.full ? "full" : "default");
@@ -158,9 +162,10 @@ ExperimentResult run_arm_reach_random(const ExperimentOptions& options) {
   figures["held_out_final_distance_after_m"] = trained.final_distance;
   figures["seconds_per_update"] = total_seconds / updates;
   // CPU time of the whole process (every thread), per update: less sensitive to a loaded machine.
-  figures["cpu_seconds_per_update"] = static_cast<double>(cpu_end - cpu_start) / CLOCKS_PER_SEC / updates;
+  figures["cpu_seconds_per_update"] = cpu_seconds / updates;
   figures["paper_seconds_per_update_gpu"] = 58.0;
   figures["loss_curve"] = curve_path.string();
+  figures["trajectory"] = (folder / "trajectory.json").string();
   ExperimentResult result;
   if (options.quick) {
     figures["required_average_distance_drop"] = quick_required_factor;

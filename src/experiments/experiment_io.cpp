@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <fstream>
+#include <functional>
 #include <vector>
 
 #include "diffphys/error.hpp"
@@ -54,23 +55,45 @@ void CsvTable::write(const std::filesystem::path& path) const {
   write_text_file(path, text_);
 }
 
-void record_trajectory(const Model& model, std::span<const ParamsSegment> segments, const State& initial,
-                       const std::filesystem::path& path) {
+namespace {
+
+// The one recording loop: segment after segment of steps, controls from `controls_at`
+// (which may leave them at zero).
+void record_segments(const Model& model, std::span<const ParamsSegment> segments, const State& initial,
+                     const std::function<void(int, const State&, std::span<double>)>& controls_at,
+                     const std::filesystem::path& path) {
   if (segments.empty()) return;
   // With the first segment's parameters the file carries the model block (shapes, masses)
   // and energies, so `diffphys view` and the experiment command draw it (docs/viewer.md).
   TrajectoryRecorder recorder(model, *segments.front().params);
   Workspace workspace;
   State current = initial, next;
-  const std::vector<double> zero_controls(static_cast<std::size_t>(model.actuator_count()), 0.0);
+  std::vector<double> controls(static_cast<std::size_t>(model.actuator_count()), 0.0);
   recorder.record(current, {}, StepStatus{});
+  int t = 0;
   for (const ParamsSegment& segment : segments)
-    for (int t = 0; t < segment.steps; ++t) {
-      const StepStatus status = step(model, *segment.params, current, zero_controls, next, workspace);
+    for (int k = 0; k < segment.steps; ++k, ++t) {
+      if (controls_at) controls_at(t, current, controls);
+      const StepStatus status = step(model, *segment.params, current, controls, next, workspace);
       std::swap(current, next);
       recorder.record(current, workspace.contacts(), status);
     }
   recorder.write(path);
+}
+
+}  // namespace
+
+void record_trajectory(const Model& model, std::span<const ParamsSegment> segments, const State& initial,
+                       const std::filesystem::path& path) {
+  record_segments(model, segments, initial, {}, path);
+}
+
+void record_trajectory(const Model& model, const Params& params, const State& initial, Controller& controller,
+                       int steps, const std::filesystem::path& path) {
+  const ParamsSegment segment{&params, steps};
+  record_segments(model, std::span(&segment, 1), initial,
+                  [&](int t, const State& state, std::span<double> controls) { controller.act(t, state, controls); },
+                  path);
 }
 
 }  // namespace diffphys::experiments

@@ -14,6 +14,7 @@
 
 #include "diffphys/model.hpp"
 #include "diffphys/params.hpp"
+#include "diffphys/rollout.hpp"
 #include "diffphys/state.hpp"
 #include "experiments/experiments.hpp"
 
@@ -49,6 +50,11 @@ struct ParamsSegment {
 // writes every step (state, contacts, solver status) as a trajectory file.
 void record_trajectory(const Model& model, std::span<const ParamsSegment> segments, const State& initial,
                        const std::filesystem::path& path);
+
+// Simulates `steps` steps from `initial` with the controls of `controller` (a trained
+// policy, closed loop) and writes them as a trajectory file.
+void record_trajectory(const Model& model, const Params& params, const State& initial, Controller& controller,
+                       int steps, const std::filesystem::path& path);
 
 // Wall time and this process's CPU time since construction. The machine the figures are
 // recorded on is shared, so both are reported: wall time is what the papers quote, CPU time
