@@ -2,12 +2,10 @@
 // variant (--quick shrinks the problems), the figures as JSON, the curves as CSV in --out.
 #include "experiments/soft_experiments_commands.hpp"
 
-#include <filesystem>
-#include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "diffphys/soft_experiments.hpp"
+#include "experiments/experiment_io.hpp"
 
 namespace diffphys::experiments {
 
@@ -18,11 +16,11 @@ ExperimentResult run_soft_stiffness(const ExperimentOptions& options) {
     settings.steps = 20;
   }
   const soft::SoftStiffnessResult result = soft::run_soft_stiffness_experiment(settings, options.progress);
-  std::ofstream curve(std::filesystem::path(options.out_dir) / "soft-stiffness.csv");
-  curve << "iteration,youngs_modulus_pa,loss\n";
-  for (std::size_t i = 0; i < result.youngs_history.size(); ++i)
-    curve << i << ',' << result.youngs_history[i] << ',' << (i < result.loss_history.size() ? result.loss_history[i] : 0.0)
-          << '\n';
+  CsvTable curve({"iteration", "youngs_modulus_pa", "loss"});  // the two histories run together
+  for (std::size_t i = 0; i < result.loss_history.size(); ++i)
+    curve.add_row({static_cast<double>(i), result.youngs_history[i], result.loss_history[i]});
+  const auto curve_path = experiment_folder(options, "soft-stiffness") / "loss.csv";
+  curve.write(curve_path);
   nlohmann::json json;
   json["experiment"] = "soft-stiffness";
   json["quick"] = options.quick;
@@ -33,6 +31,7 @@ ExperimentResult run_soft_stiffness(const ExperimentOptions& options) {
   json["iterations"] = result.iterations;
   json["seconds"] = result.seconds;
   json["converged"] = result.converged;
+  json["loss_curve"] = curve_path.string();
   return {json.dump(), result.converged && result.relative_error < 0.01};
 }
 
