@@ -128,6 +128,29 @@ FeatureMap arm_features(const ArmModel& arm, ArmInput input, const Vec3& target)
   return features;
 }
 
+namespace {
+
+// The loss L = (1/T) Σ_{t=1..T} |p_tip(t) − target| and the final distance of a rollout.
+ArmEpisode measure_episode(const ArmModel& arm, const Rollout& rollout, const Vec3& target, int steps) {
+  ArmEpisode episode;
+  for (int t = 1; t <= steps; ++t) episode.average_distance += norm(arm.end_effector(rollout.state(t)) - target);
+  episode.average_distance /= steps;
+  episode.final_distance = norm(arm.end_effector(rollout.final_state()) - target);
+  return episode;
+}
+
+// The rollout's backward pass for that loss: dL/dx_t = (1/T) (p_tip − target)ᵀ/|…| ∂p_tip/∂x_t.
+Gradients average_distance_backward(const ArmModel& arm, Rollout& rollout, const Vec3& target, int steps) {
+  return rollout.backward([&](int t, const State& state, std::span<double> state_gradient) {
+    if (t == 0) return;  // x_0 does not depend on the weights
+    const Vec3 offset = arm.end_effector(state) - target;
+    const double distance = norm(offset);
+    if (distance > 0.0) arm.end_effector_vjp(state, offset * (1.0 / (steps * distance)), state_gradient);
+  });
+}
+
+}  // namespace
+
 ArmEpisode run_arm_episode(const ArmModel& arm, const Mlp& network, std::span<const double> weights,
                            ArmInput input, const Vec3& target, int steps, const RolloutOptions& options,
                            std::span<double> gradient) {
@@ -135,18 +158,10 @@ ArmEpisode run_arm_episode(const ArmModel& arm, const Mlp& network, std::span<co
   Rollout rollout(arm.scene.model, arm.scene.params, options);
   rollout.run(arm.scene.state, policy, steps);
 
-  ArmEpisode episode;
-  for (int t = 1; t <= steps; ++t) episode.average_distance += norm(arm.end_effector(rollout.state(t)) - target);
-  episode.average_distance /= steps;
-  episode.final_distance = norm(arm.end_effector(rollout.final_state()) - target);
+  const ArmEpisode episode = measure_episode(arm, rollout, target, steps);
   if (gradient.empty()) return episode;
 
-  rollout.backward([&](int t, const State& state, std::span<double> state_gradient) {
-    if (t == 0) return;  // x_0 does not depend on the weights
-    const Vec3 offset = arm.end_effector(state) - target;
-    const double distance = norm(offset);
-    if (distance > 0.0) arm.end_effector_vjp(state, offset * (1.0 / (steps * distance)), state_gradient);
-  });
+  average_distance_backward(arm, rollout, target, steps);
   std::copy(policy.weight_gradient().begin(), policy.weight_gradient().end(), gradient.begin());
   return episode;
 }
@@ -165,18 +180,10 @@ ArmEpisode run_arm_open_loop_episode(const ArmModel& arm, const Mlp& network, st
   Rollout rollout(arm.scene.model, arm.scene.params, options);
   rollout.run(arm.scene.state, controls, steps);
 
-  ArmEpisode episode;
-  for (int t = 1; t <= steps; ++t) episode.average_distance += norm(arm.end_effector(rollout.state(t)) - target);
-  episode.average_distance /= steps;
-  episode.final_distance = norm(arm.end_effector(rollout.final_state()) - target);
+  const ArmEpisode episode = measure_episode(arm, rollout, target, steps);
   if (gradient.empty()) return episode;
 
-  const Gradients g = rollout.backward([&](int t, const State& state, std::span<double> state_gradient) {
-    if (t == 0) return;
-    const Vec3 offset = arm.end_effector(state) - target;
-    const double distance = norm(offset);
-    if (distance > 0.0) arm.end_effector_vjp(state, offset * (1.0 / (steps * distance)), state_gradient);
-  });
+  const Gradients g = average_distance_backward(arm, rollout, target, steps);
   std::vector<double> output_gradient(static_cast<std::size_t>(actuators), 0.0);
   for (int t = 0; t < steps; ++t)
     for (int a = 0; a < actuators; ++a)
