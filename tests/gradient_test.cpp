@@ -1,12 +1,15 @@
 // tests/gradient_test.cpp — gradients of whole rollouts (diffphys/rollout.hpp): closed forms
-// (projectile, elastic collision swap, bounce height vs restitution and drop height), and
+// (projectile, elastic collision swap, bounce height vs restitution and vs drop height — the
+// latter through the bounce's time of impact), and
 // central finite differences of 100+-step rollouts with respect to the initial state (in
 // the tangent layout), controls and every parameter, on a pendulum, a 10-link chain, a
 // servo arm, a sphere sliding with friction, a box resting and pushed, a bouncing ball;
 // checkpointing equal to storing every state; the health report catching a NaN.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -119,9 +122,118 @@ TEST(Gradient, BounceHeightWithRespectToRestitution) {
     if (t == apex) out[kTangent + 2] += 1.0;
   });
   EXPECT_NEAR(g.param(scene.model, "body/ball/restitution")[0] / (2 * e * h0), 1.0, 0.01);
-  // ∂h1/∂h0 = e² needs the time of impact to move with h0; with the contact step held fixed
-  // the bounce happens at the same step whatever h0, so the discrete gradient is 1 (and
-  // finite differences of the simulator agree). Time-of-impact-aware bounces: see the note.
+}
+
+// A ball of radius 0.1 dropped from rest at height h0 (its lowest point) onto the ground.
+Scene dropped_ball(double restitution, double h0, double dt, bool time_of_impact) {
+  ModelBuilder builder;
+  builder.dt = dt;
+  builder.solver.time_of_impact = time_of_impact;
+  builder.add_ground_plane();
+  BodySpec ball = sphere_body("ball", {0, 0, h0 + 0.1}, 0.1, 1.0);
+  ball.restitution = restitution;
+  builder.add_body(ball);
+  return builder.build();
+}
+
+struct BounceRun {
+  int bounce_step = -1;  // the first step whose velocity points up
+  int apex_step = -1;    // the last step of the rise (the discrete maximum of the height)
+  double height = 0.0;   // of the lowest point at apex_step
+};
+
+BounceRun run_to_the_apex(const Scene& scene, int apex_step = -1) {
+  Simulator simulator(scene.model, scene.params, scene.state);
+  BounceRun run;
+  for (int t = 1; t < 100000; ++t) {
+    simulator.step();
+    const double vz = simulator.state().linear_velocity[1].z;
+    if (run.bounce_step < 0 && vz > 0) run.bounce_step = t;
+    if (apex_step < 0 ? (run.bounce_step >= 0 && vz <= 0) : t == apex_step + 1) {
+      run.apex_step = t - 1;
+      break;
+    }
+    run.height = simulator.state().position[1].z - 0.1;
+  }
+  return run;
+}
+
+// dh1/dh0 of the simulator: analytic (Rollout) and central differences at the same apex step.
+struct DropHeightGradient {
+  double analytic = 0.0, numeric = 0.0, height = 0.0;
+};
+
+DropHeightGradient drop_height_gradient(double e, double h0, double dt, bool time_of_impact) {
+  const Scene scene = dropped_ball(e, h0, dt, time_of_impact);
+  const BounceRun run = run_to_the_apex(scene);
+  Rollout rollout(scene.model, scene.params);
+  rollout.run(scene.state, {}, run.apex_step);
+  const Gradients g = rollout.backward([&](int t, const State&, std::span<double> out) {
+    if (t == run.apex_step) out[kTangent + 2] += 1.0;
+  });
+  // h1 is affine in h0 while the bounce stays in its step (the step's τ = g/s_f is linear in
+  // the gap): a step of 1e-5 m, checked to leave the bounce step where it is.
+  const double epsilon = 1e-5;
+  const BounceRun up = run_to_the_apex(dropped_ball(e, h0 + epsilon, dt, time_of_impact), run.apex_step);
+  const BounceRun down = run_to_the_apex(dropped_ball(e, h0 - epsilon, dt, time_of_impact), run.apex_step);
+  EXPECT_EQ(up.bounce_step, run.bounce_step);
+  EXPECT_EQ(down.bounce_step, run.bounce_step);
+  return {g.initial_state[kTangent + 2], (up.height - down.height) / (2 * epsilon), run.height};
+}
+
+TEST(Gradient, BounceHeightWithRespectToDropHeight) {
+  // Apex after one bounce h1 = e² h0: ∂h1/∂h0 = e². The bounce happens at its time of impact
+  // inside the step (rigid/time_of_impact.hpp), so h1 moves smoothly with h0; the discrete
+  // simulator's derivative matches its own central differences and approaches e² as h → 0.
+  // Drop heights are not multiples of anything: the impacts fall mid-step (at 0.59 and 0.45
+  // of the step for h = 1e-4 s, 0.41 and 0.70 for h = 1e-3 s).
+  for (const double e : {0.3, 0.6, 0.9}) {
+    for (const double h0 : {0.5371, 1.1931}) {
+      const DropHeightGradient fine = drop_height_gradient(e, h0, 1e-4, true);
+      EXPECT_NEAR(fine.analytic / fine.numeric, 1.0, 1e-6) << "e " << e << ", h0 " << h0;
+      EXPECT_NEAR(fine.analytic / (e * e), 1.0, 2e-3) << "e " << e << ", h0 " << h0;
+      // The bounce maps the integrator's conserved energy by e² exactly (rigid/time_of_impact.hpp):
+      // the discrete apex is e² h0 up to where the apex falls between two steps.
+      EXPECT_NEAR(fine.height / (e * e * h0), 1.0, 1e-5) << "e " << e << ", h0 " << h0;
+      // The discretisation error is first order in h: ten times the step, about ten times it.
+      const DropHeightGradient coarse = drop_height_gradient(e, h0, 1e-3, true);
+      EXPECT_NEAR(coarse.analytic / coarse.numeric, 1.0, 1e-6) << "e " << e << ", h0 " << h0;
+      EXPECT_NEAR(coarse.analytic / (e * e), 1.0, 2e-2) << "e " << e << ", h0 " << h0;
+      std::printf("e %.1f h0 %.4f: dh1/dh0 / e^2 = %.6f (h = 1e-3), %.6f (h = 1e-4); h1 / e^2 h0 = %.6f\n", e, h0,
+                  coarse.analytic / (e * e), fine.analytic / (e * e), fine.height / (e * e * h0));
+    }
+  }
+}
+
+TEST(Gradient, BounceHeightWithRespectToDropHeightIsOneWithoutTimeOfImpact) {
+  // solver.time_of_impact off: the bounce acts over its whole step, which stays the same
+  // under a small change of h0, so h1 − h0 is locally constant: the derivative is 1 (and
+  // the simulator's central differences agree) — the reason time of impact is on by default.
+  const DropHeightGradient g = drop_height_gradient(0.6, 0.5371, 1e-4, false);
+  EXPECT_NEAR(g.analytic, 1.0, 1e-6);
+  EXPECT_NEAR(g.numeric, 1.0, 1e-6);
+}
+
+TEST(Gradient, StaticBodiesAreFixedSceneryListedAsNotDifferentiable) {
+  // The ground reaches the ball through contacts, a hinge's world anchor through the joint:
+  // neither is followed fully, so the world's rows are zero and it is listed, not silent.
+  ModelBuilder builder = hinge_chain(2, 0.4, 1.0, 0.6);
+  builder.add_ground_plane({0, 0, 1}, -0.75);
+  BodySpec ball = sphere_body("ball", {0.5, 0, -0.6}, 0.1, 1.0);
+  ball.restitution = 0.5;
+  builder.add_body(ball);
+  const Scene scene = builder.build();
+  Rollout rollout(scene.model, scene.params);
+  rollout.run(scene.state, std::vector<double>{}, 130);  // the ball lands at ~0.1 s
+  ASSERT_GT(rollout.final_state().linear_velocity[3].z, 0.0);  // and has bounced off the ground
+  const Gradients g = rollout.backward([&](int t, const State& x, std::span<double> out) {
+    for (int b = 0; b < scene.model.body_count(); ++b) out[static_cast<std::size_t>(kTangent * b + 2)] += x.position[static_cast<std::size_t>(b)].z * t;
+  });
+  EXPECT_NE(std::find(g.not_differentiable.begin(), g.not_differentiable.end(), "x0/world"), g.not_differentiable.end());
+  for (int k = 0; k < kTangent; ++k) EXPECT_EQ(g.initial_state[static_cast<std::size_t>(k)], 0.0) << k;
+  double dynamic = 0.0;
+  for (std::size_t k = kTangent; k < g.initial_state.size(); ++k) dynamic += std::abs(g.initial_state[k]);
+  EXPECT_GT(dynamic, 0.0);
 }
 
 TEST(Gradient, PendulumMatchesCentralDifferences) {

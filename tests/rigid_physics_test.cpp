@@ -152,7 +152,9 @@ TEST(Bounce, EachBounceReachesRestitutionSquaredOfThePreviousHeight) {
     previous_vz = vz;
   });
   ASSERT_GE(apexes.size(), 4u);
-  for (std::size_t i = 1; i < 4; ++i) EXPECT_NEAR(apexes[i] / apexes[i - 1], 0.49, 0.49 * 0.01) << "bounce " << i;
+  // Bounces at their time of impact map the integrator's conserved energy by e² exactly
+  // (rigid/time_of_impact.hpp): the ratio holds to the sampling of the apex (G h² ≈ 1e-7 m).
+  for (std::size_t i = 1; i < 4; ++i) EXPECT_NEAR(apexes[i] / apexes[i - 1], 0.49, 0.49 * 1e-4) << "bounce " << i;
 }
 
 struct InclineCase {

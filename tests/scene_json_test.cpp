@@ -262,6 +262,12 @@ TEST(SceneJsonErrors, WrongTypeNamesPathAndValue) {
                  {"solver.max_iterations: expected an integer, got 2.5"});
   expect_refused(R"({"joints": [{"name": "j", "child": "c", "collide_connected": "yes"}]})",
                  {"joints[0].collide_connected: expected true or false, got \"yes\""});
+  expect_refused(R"({"solver": {"time_of_impact": 1}})", {"solver.time_of_impact: expected true or false, got 1"});
+}
+
+TEST(SceneJson, TimeOfImpactIsOnByDefaultAndCanBeTurnedOff) {
+  EXPECT_TRUE(parse_scene(R"({"name": "a"})", "a.json").model.solver.time_of_impact);
+  EXPECT_FALSE(parse_scene(R"({"solver": {"time_of_impact": false}})", "b.json").model.solver.time_of_impact);
 }
 
 TEST(SceneJsonErrors, ArrayOfWrongLengthNamesPathAndValue) {

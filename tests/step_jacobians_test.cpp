@@ -158,6 +158,22 @@ TEST(StepJacobians, SlidingSphereOnTheGroundMatchesCentralDifferences) {
   expect_jacobians_match_central_differences(scene, 1e-5);
 }
 
+TEST(StepJacobians, StaticBodiesAreFixedSceneryWithZeroRowsAndColumns) {
+  // The ground plane (the world's pose) touches the sphere: its columns are zero anyway.
+  const Scene scene = sliding_sphere();
+  const int n = state_tangent_size(scene.model);
+  std::vector<double> A(static_cast<std::size_t>(n * n)), B;
+  step_jacobians(scene.model, scene.params, scene.state, {}, A, B);
+  double dynamic = 0.0;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      const double value = A[static_cast<std::size_t>(i * n + j)];
+      if (i < 12 || j < 12) EXPECT_EQ(value, 0.0) << i << ", " << j;
+      else dynamic += std::abs(value);
+    }
+  EXPECT_GT(dynamic, 0.0);
+}
+
 TEST(StepJacobians, MotorDrivenCartHasTheSemiImplicitEulerClosedForm) {
   // A body on a prismatic joint along x, a force motor, no gravity: v' = v + h u/m, p' = p + h v'.
   const double mass = 2.5, h = 0.02;

@@ -304,7 +304,8 @@ int run_info(const InfoOptions& options) {
             << format_number(solver.penetration_slop) << " m, restitution_threshold "
             << format_number(solver.restitution_threshold) << " m/s, stabilization "
             << solver.stabilization_iterations << " iterations to "
-            << format_number(solver.stabilization_tolerance) << "\n";
+            << format_number(solver.stabilization_tolerance) << ", time_of_impact "
+            << (solver.time_of_impact ? "on" : "off") << "\n";
 
   std::cout << "\nbodies (" << model.body_count() << ", body 0 is the world):\n";
   for (std::size_t i = 0; i < model.bodies.size(); ++i) {

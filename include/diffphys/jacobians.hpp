@@ -10,7 +10,8 @@
 // of [A B P] is the vector–Jacobian product of the step (adjoint/step_vjp.hpp) with the unit
 // seed e_i, so the matrices are exact to round-off — no finite differences — with the same
 // things held fixed as every gradient (contact set, LCP active set; docs/gradients.md).
-// Rows of static bodies are zero (their state never changes) and cost nothing.
+// Rows of static bodies are zero (their state never changes) and cost nothing; so are their
+// columns (fixed scenery, not differentiated state: docs/gradients.md).
 #pragma once
 
 #include <memory>

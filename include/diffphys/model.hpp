@@ -145,6 +145,10 @@ struct SolverSettings {
   double contact_erp = 0.2;        // fraction of penetration removed per step (contacts only)
   double penetration_slop = 1e-4;  // penetration tolerated before correction, m
   double restitution_threshold = 0.01;  // approach speeds below this do not bounce, m/s
+  // Bounces at their time of impact inside the step (docs/simulation.md, "Time of impact"):
+  // a contact that closes and bounces this step moves its free bodies to the contact first,
+  // so that a bounce height is a smooth function of where the fall started.
+  bool time_of_impact = true;
   // PGS starts from the previous step's impulses (rigid/warm_start.hpp). A step then depends
   // on the previous call on its workspace; Rollout turns this off so that the segments it
   // recomputes during backward are bit-identical to the forward pass.

@@ -64,7 +64,8 @@ struct Gradients {
   std::vector<double> params;         // (nparam) dL/dθ, Params layout
   GradientHealth health;
   // Parameter slices at a value where the loss is not differentiable, whose entry in
-  // `params` is therefore not a gradient (e.g. a motor's max_torque of 0, meaning unbounded).
+  // `params` is therefore not a gradient (e.g. a motor's max_torque of 0, meaning unbounded),
+  // and "x0/<body>" for each static body: fixed scenery, whose rows of `initial_state` are 0.
   std::vector<std::string> not_differentiable;
 
   // dL/dθ of one named slice ("body/ball/mass", "gravity", ...).

@@ -127,6 +127,7 @@ void bind_model(py::module_& module) {
       .def_readwrite("penetration_slop", &SolverSettings::penetration_slop)
       .def_readwrite("restitution_threshold", &SolverSettings::restitution_threshold)
       .def_readwrite("warm_start", &SolverSettings::warm_start)
+      .def_readwrite("time_of_impact", &SolverSettings::time_of_impact)
       .def_readwrite("stabilization_iterations", &SolverSettings::stabilization_iterations)
       .def_readwrite("stabilization_tolerance", &SolverSettings::stabilization_tolerance);
 

@@ -138,7 +138,8 @@ void bind_rollout(py::module_& module) {
           "(nparam) dL/dθ in the layout of Params.values.")
       .def_readonly("health", &BoundGradients::health)
       .def_readonly("not_differentiable", &BoundGradients::not_differentiable,
-                    "Parameter slices at a value where the loss is not differentiable.")
+                    "Parameter slices at a value where the loss is not differentiable, and x0/<body> for each static "
+                    "body (fixed scenery: its rows of initial_state are zero).")
       .def(
           "param",
           [](py::object self, const Model& model, std::string_view name) {

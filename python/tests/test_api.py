@@ -113,6 +113,39 @@ def test_rollout_states_match_simulation_and_gravity_gradient(falling_ball):
     assert health.solver_converged and health.clipped_steps == 0
 
 
+def test_bounce_height_gradient_with_respect_to_drop_height_is_restitution_squared():
+    """h1 = e² h0: the bounce happens at its time of impact inside the step (solver.time_of_impact,
+    on by default), so dh1/dh0 is e² up to O(h) and equals the simulator's central differences;
+    the world (static, fixed scenery) is listed as not differentiable."""
+    e, h0, dt = 0.6, 0.5371, 1e-3
+
+    def dropped(height):
+        builder = dp.ModelBuilder()
+        builder.dt = dt
+        builder.add_ground_plane()
+        builder.add_body(name="ball", position=(0, 0, height + 0.1), mass=1.0, restitution=e,
+                         shapes=[dp.ShapeSpec(type="sphere", radius=0.1)])
+        return builder.build()
+
+    scene = dropped(h0)
+    assert scene.model.solver.time_of_impact
+    trajectory, _ = dp.Simulator(scene.model, scene.params, scene.state).run(2000)
+    vz = trajectory[:, 13 + 7 + 2]
+    bounce = int(np.argmax(vz > 0))
+    apex = bounce + int(np.argmax(vz[bounce:] <= 0)) - 1  # the last step of the rise
+    rollout = dp.Rollout(scene.model, scene.params)
+    rollout.run(scene.state, steps=apex)
+    loss_gradient = np.zeros((apex + 1, 24))
+    loss_gradient[apex, 12 + 2] = 1.0
+    gradients = rollout.backward(loss_gradient)
+    analytic = gradients.initial_state[12 + 2]
+    heights = [dp.Simulator(s.model, s.params, s.state).run(apex)[0][apex, 13 + 2]
+               for s in (dropped(h0 + 1e-5), dropped(h0 - 1e-5))]
+    assert analytic == pytest.approx((heights[0] - heights[1]) / 2e-5, rel=1e-6)
+    assert analytic == pytest.approx(e * e, rel=2e-2)
+    assert "x0/world" in gradients.not_differentiable and not np.any(gradients.initial_state[:12])
+
+
 def test_backward_callback_equals_array_and_checkpointing_is_exact(sliding_ball):
     model, params, steps = sliding_ball.model, sliding_ball.params, 40
     rng = np.random.default_rng(0)

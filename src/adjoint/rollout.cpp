@@ -177,6 +177,17 @@ Gradients Rollout::backward(const LossGradient& loss_gradient) const {
       gradients.not_differentiable.push_back("actuator/" + model_.actuators[i].name + "/max_torque");
   }
 
+  // Static bodies (the world, fixed obstacles) are fixed scenery, not differentiated state:
+  // their pose reaches the loss through contacts and joint anchors, which the step VJPs do
+  // not all follow, so their rows are zeroed at every step and listed as not differentiable.
+  for (std::size_t b = 0; b < bodies; ++b)
+    if (model_.bodies[b].type == BodyType::Static) gradients.not_differentiable.push_back("x0/" + model_.bodies[b].name);
+  const auto zero_static_rows = [&](std::vector<double>& x) {
+    for (std::size_t b = 0; b < bodies; ++b)
+      if (model_.bodies[b].type == BodyType::Static)
+        std::fill_n(x.begin() + static_cast<std::ptrdiff_t>(kStateTangentPerBody * b), kStateTangentPerBody, 0.0);
+  };
+
   std::vector<double> adjoint(tangent, 0.0), previous(tangent, 0.0);
   const auto note_non_finite = [&](int t, const char* stage) {
     if (health.first_non_finite_step < 0) {
@@ -190,6 +201,7 @@ Gradients Rollout::backward(const LossGradient& loss_gradient) const {
     loss_gradient(t, state, loss);
     if (!all_finite(loss)) note_non_finite(t, "loss gradient");
     for (std::size_t k = 0; k < tangent; ++k) x[k] += loss[k];
+    zero_static_rows(x);
     double squared = 0.0;
     for (const double v : x) squared += v * v;
     double norm_value = std::sqrt(squared);

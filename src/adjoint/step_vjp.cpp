@@ -9,6 +9,7 @@
 
 #include "adjoint/contact_geometry.hpp"
 #include "adjoint/joints_vjp.hpp"
+#include "adjoint/time_of_impact_vjp.hpp"
 #include "math/dual.hpp"
 #include "rigid/inequality_rows.hpp"
 #include "rigid/integrate.hpp"
@@ -160,7 +161,7 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
   //   S = G L M⁻¹ J_tᵀ,  ρ = S⁻ᵀ (J_t M⁻¹ Δ̄),  Δ̄ = Lᵀ q̄⁺ + v̄_{t+1}/h,
   //   q̃̄ = Tᵀ(q̄⁺ − Gᵀρ),  η = Δ̄ − Lᵀ Gᵀ ρ,  J̄_t,i += δ_i M⁻¹η,  (M⁻¹)‾ += η (J_tᵀδ)ᵀ.
   vjp.integrated = state_in;
-  rigid::integrate(model, state_in, record.velocity, vjp.integrated);
+  rigid::integrate(model, state_in, record.velocity, record.free_velocity, record.impacts, vjp.integrated);
   const std::size_t joint_rows = record.joint_rows;
   // With joint rows only, the forward interior point factorised A_t = J_t M⁻¹ J_tᵀ (envelope
   // LDLᵀ) and left it in its workspace: the projection and LCP adjoints solve with it too.
@@ -275,8 +276,18 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
 
   // --- Integration (rigid/integrate.cpp), reversed. -----------------------------------
   // p̃ = p + h v⁺, q̃ = exp(h ω⁺) ⊗ q:  p̄ += p̃̄, v̄⁺ += h p̃̄, θ̄ += R(hω⁺)ᵀ θ̃̄, ω̄⁺ += h J_l(hω⁺)ᵀ θ̃̄.
+  // Bodies moved to a time of impact first: adjoint/time_of_impact_vjp.hpp.
+  const rigid::ImpactRecord& impacts = record.impacts;
+  vjp.contact_time_adjoint.assign(record.contacts.size(), 0.0);
+  if (impacts.any) {
+    vjp.impact_free_velocity_adjoint.assign(dof, 0.0);
+    time_of_impact_integrate_vjp(model, record.velocity, record.free_velocity, impacts, vjp.displacement_adjoint,
+                                 state_adjoint, vjp.velocity_adjoint, vjp.impact_free_velocity_adjoint,
+                                 vjp.contact_time_adjoint);
+  }
   for (std::size_t b = 0; b < body_count; ++b) {
     if (model.bodies[b].type != BodyType::Dynamic) continue;
+    if (impacts.any && impacts.body_contact[b] >= 0) continue;
     const int o = static_cast<int>(6 * b);
     const Vec3 position_adjoint = read_vec3(vjp.displacement_adjoint, o);
     const Vec3 rotation_adjoint = read_vec3(vjp.displacement_adjoint, o + 3);
@@ -296,6 +307,9 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
     lcp_vjp(record.rows, mass, record.lambda, record.velocity, vjp.velocity_adjoint, vjp.free_velocity_adjoint,
             vjp.row_adjoints, vjp.mass_adjoint, vjp.lcp, forward_factorization);
   }
+
+  if (impacts.any)
+    for (std::size_t i = 0; i < dof; ++i) vjp.free_velocity_adjoint[i] += vjp.impact_free_velocity_adjoint[i];
 
   check_stage(vjp.free_velocity_adjoint, "LCP");
 
@@ -363,7 +377,8 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
     const int directions = settings.friction_directions;
     const double sector = 2.0 * std::numbers::pi / directions;
     std::size_t row = record.first_contact_row;
-    for (const Contact& contact : record.contacts) {
+    for (std::size_t row_contact = 0; row_contact < record.contacts.size(); ++row_contact) {
+      const Contact& contact = record.contacts[row_contact];
       const auto a = static_cast<std::size_t>(contact.body_a), b = static_cast<std::size_t>(contact.body_b);
       const Vec3 offset_a = contact.position - state_in.position[a];
       const Vec3 offset_b = contact.position - state_in.position[b];
@@ -387,8 +402,38 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
       const double free_normal_velocity = solve::row_times_velocity(forward_normal, record.free_velocity);
       const double restitution_a = params.at(layout.body_restitution[a]), restitution_b = params.at(layout.body_restitution[b]);
       const double restitution = std::max(restitution_a, restitution_b);
+      const double impact_time = record.impacts.contact_time[row_contact];
       if (contact.gap > 0 && contact.gap + h * free_normal_velocity > 0) {
         gap_adjoint += -normal_row.rhs / h;
+      } else if (impact_time >= 0) {
+        // A time-of-impact row (rigid/time_of_impact.hpp): its target and its τ depend on g,
+        // s = −J v, s_f = −J v_free and e.
+        const ImpactTargetAdjoint impact =
+            impact_target_vjp(contact.gap, -normal_velocity, -free_normal_velocity, restitution, h, normal_row.rhs,
+                              vjp.contact_time_adjoint[row_contact]);
+        gap_adjoint += impact.gap;
+        param(restitution_a >= restitution_b ? layout.body_restitution[a] : layout.body_restitution[b]) +=
+            impact.restitution;
+        // v_n = n·(v_a + ω_a × o_a − v_b − ω_b × o_b) with the start and the free velocities.
+        const auto reverse_normal_speed = [&](double speed_adjoint, const Vec3& linear_a, const Vec3& angular_a,
+                                              const Vec3& linear_b, const Vec3& angular_b, std::span<double> target,
+                                              int stride) {
+          const double velocity_adjoint = -speed_adjoint;
+          add_vec3(target, stride * contact.body_a, n * velocity_adjoint);
+          add_vec3(target, stride * contact.body_a + 3, cross(offset_a, n) * velocity_adjoint);
+          add_vec3(target, stride * contact.body_b, n * -velocity_adjoint);
+          add_vec3(target, stride * contact.body_b + 3, cross(offset_b, n) * -velocity_adjoint);
+          normal_adjoint += (linear_a + cross(angular_a, offset_a) - linear_b - cross(angular_b, offset_b)) * velocity_adjoint;
+          offset_a_adjoint += cross(n, angular_a) * velocity_adjoint;
+          offset_b_adjoint -= cross(n, angular_b) * velocity_adjoint;
+        };
+        reverse_normal_speed(impact.start_speed, state_in.linear_velocity[a], state_in.angular_velocity[a],
+                             state_in.linear_velocity[b], state_in.angular_velocity[b],
+                             state_adjoint.subspan(6), kBodyTangent);
+        reverse_normal_speed(impact.free_speed, read_vec3(record.free_velocity, static_cast<int>(6 * a)),
+                             read_vec3(record.free_velocity, static_cast<int>(6 * a + 3)),
+                             read_vec3(record.free_velocity, static_cast<int>(6 * b)),
+                             read_vec3(record.free_velocity, static_cast<int>(6 * b + 3)), vjp.free_velocity_adjoint, 6);
       } else {
         // rhs = max(bounce, correction): the adjoint goes to the branch the max took.
         const bool bouncing = -normal_velocity > settings.restitution_threshold;

@@ -2,7 +2,8 @@
 //
 // Runs the stages of rigid/step.cpp in reverse, each as a vector–Jacobian product, from the
 // record the forward step left in its Workspace (re-run the step from x_t first):
-//   joint projection (implicit: φ(q⁺) = 0)  →  integration  →  mixed LCP (implicit, active
+//   joint projection (implicit: φ(q⁺) = 0)  →  integration (with times of impact,
+//   time_of_impact_vjp.hpp)  →  mixed LCP (implicit, active
 //   set fixed; lcp_vjp.hpp)  →  rows (joints, limits, servos, contacts — contact geometry
 //   through contact_geometry.hpp with the contact set fixed)  →  free velocity (forces,
 //   motors, damping, gyroscopic)  →  mass quantities (mass, inertia, orientation).
@@ -33,6 +34,8 @@ struct StepVjpWorkspace {
   std::vector<double> joint_multiplier;
   std::vector<Mat3> left_jacobians;  // (nbody) J_l of each body's projection rotation
   std::vector<RowAdjoint> row_adjoints;
+  std::vector<double> contact_time_adjoint;          // (contacts) τ̄ of time-of-impact rows
+  std::vector<double> impact_free_velocity_adjoint;  // (6 nbody) v̄_free from the split integration
   MassAdjoint mass_adjoint;
   std::vector<Mat3> inertia_adjoint;  // (nbody) adjoint of the world inertia (gyroscopic term)
   std::vector<solve::ConstraintRow> end_rows;

@@ -119,6 +119,11 @@ StepStatus StepJacobians::compute(const Params& params, const State& state, std:
     adjoint::step_vjp(model, params, state, controls, s.workspace, next, s.seed, s.state_row, s.control_row,
                       s.param_row, s.vjp);
     s.seed[row] = 0.0;
+    // Static bodies are fixed scenery (docs/gradients.md): their columns are zero, not the
+    // partial derivative the contacts and joint anchors alone would give.
+    for (std::size_t b = 0; b < model.bodies.size(); ++b)
+      if (model.bodies[b].type == BodyType::Static)
+        std::fill_n(s.state_row.begin() + static_cast<std::ptrdiff_t>(kStateTangentPerBody * b), kStateTangentPerBody, 0.0);
     std::copy(s.state_row.begin(), s.state_row.end(), A.begin() + static_cast<std::ptrdiff_t>(row * n));
     std::copy(s.control_row.begin(), s.control_row.end(), B.begin() + static_cast<std::ptrdiff_t>(row * m));
     if (!P.empty())

@@ -113,13 +113,16 @@ void append_servo_rows(const Model& model, const Params& params, const State& st
 
 void append_contact_rows(const Model& model, const Params& params, const State& state,
                          std::span<const Contact> contacts, std::span<const double> free_velocity,
-                         std::vector<ConstraintRow>& rows) {
+                         std::vector<ConstraintRow>& rows, ImpactRecord& impacts) {
   const ParamLayout& layout = model.layout;
   const SolverSettings& solver = model.solver;
   const double h = model.dt;
   const int directions = solver.friction_directions;
   const double sector = 2.0 * std::numbers::pi / directions;
-  for (const Contact& contact : contacts) {
+  impacts.contact_time.assign(contacts.size(), -1.0);
+  impacts.contact_closing.assign(contacts.size(), 0);
+  for (std::size_t c = 0; c < contacts.size(); ++c) {
+    const Contact& contact = contacts[c];
     const auto a = static_cast<std::size_t>(contact.body_a), b = static_cast<std::size_t>(contact.body_b);
     const Vec3 offset_a = contact.position - state.position[a];
     const Vec3 offset_b = contact.position - state.position[b];
@@ -137,8 +140,19 @@ void append_contact_rows(const Model& model, const Params& params, const State& 
     if (contact.gap > 0 && contact.gap + h * free_normal_velocity > 0) {
       normal_row.rhs = -contact.gap / h;
     } else {
-      const double bounce = -normal_velocity > solver.restitution_threshold ? restitution * -normal_velocity : 0.0;
-      normal_row.rhs = std::max(bounce, gap_target(contact.gap, h, solver));
+      impacts.contact_closing[c] = 1;
+      const bool bouncing = -normal_velocity > solver.restitution_threshold;
+      const double correction = gap_target(contact.gap, h, solver);
+      if (bouncing && solver.time_of_impact && restitution > 0 && free_of_joints(model, contact.body_a) &&
+          free_of_joints(model, contact.body_b)) {
+        // Newton's law at the time of impact inside the step (rigid/time_of_impact.hpp).
+        const ImpactTarget impact = impact_target(contact.gap, -normal_velocity, -free_normal_velocity, restitution, h);
+        normal_row.rhs = std::max(impact.target, correction);
+        if (impact.target >= correction) impacts.contact_time[c] = impact.time;
+      } else {
+        const double bounce = bouncing ? restitution * -normal_velocity : 0.0;
+        normal_row.rhs = std::max(bounce, correction);
+      }
     }
     const int normal_index = static_cast<int>(rows.size());
     rows.push_back(normal_row);

@@ -11,6 +11,7 @@
 #include "diffphys/params.hpp"
 #include "diffphys/state.hpp"
 #include "rigid/body_dynamics.hpp"
+#include "rigid/time_of_impact.hpp"
 #include "solve/mlcp.hpp"
 
 namespace diffphys::rigid {
@@ -42,8 +43,11 @@ void append_servo_rows(const Model& model, const Params& params, const State& st
 //   otherwise:  max(e·(−v_n) if −v_n > restitution_threshold else 0,
 //                 −gap/h if gap > 0 else contact_erp·(−gap − slop)₊/h),
 // with v_n the approach velocity at the start of the step (Newton's restitution law).
+// With solver.time_of_impact, a closing, bouncing contact between free bodies takes its
+// target at its time of impact instead (rigid/time_of_impact.hpp), recorded in `impacts`
+// (contact_time, contact_closing; the body times are assign_body_impact_times's).
 void append_contact_rows(const Model& model, const Params& params, const State& state,
                          std::span<const Contact> contacts, std::span<const double> free_velocity,
-                         std::vector<solve::ConstraintRow>& rows);
+                         std::vector<solve::ConstraintRow>& rows, ImpactRecord& impacts);
 
 }  // namespace diffphys::rigid

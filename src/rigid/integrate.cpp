@@ -40,6 +40,24 @@ void integrate(const Model& model, const State& state_in, std::span<const double
   }
 }
 
+void integrate(const Model& model, const State& state_in, std::span<const double> velocity,
+               std::span<const double> free_velocity, const ImpactRecord& impacts, State& state_out) {
+  integrate(model, state_in, velocity, state_out);
+  if (!impacts.any) return;
+  const double h = model.dt;
+  for (std::size_t b = 0; b < state_in.position.size(); ++b) {
+    if (impacts.body_contact[b] < 0) continue;
+    // Free motion until the impact at τ, the solved velocity after it.
+    const double before = impacts.body_time[b], after = h - before;
+    const int o = static_cast<int>(6 * b);
+    state_out.position[b] = state_in.position[b] + solve::read_vec3(free_velocity, o) * before +
+                            solve::read_vec3(velocity, o) * after;
+    const Quat free_rotation = Quat::from_rotation_vector(solve::read_vec3(free_velocity, o + 3) * before);
+    const Quat solved_rotation = Quat::from_rotation_vector(solve::read_vec3(velocity, o + 3) * after);
+    state_out.orientation[b] = (solved_rotation * (free_rotation * state_in.orientation[b])).normalized();
+  }
+}
+
 double stabilize_joints(const Model& model, std::span<const solve::ConstraintRow> joint_rows,
                         const solve::MassBlocks& mass, const solve::MlcpWorkspace* factorized, State& state,
                         StabilizationBuffers& buffers) {

@@ -1,7 +1,8 @@
 // rigid/integrate.hpp — positions from the solved velocities, and the joint projection.
 //
 // integrate: semi-implicit Euler, p⁺ = p + h v⁺, q⁺ = exp(h ω⁺) ⊗ q (world-frame angular
-// velocity; the exponential map keeps q unit length, renormalised against round-off).
+// velocity; the exponential map keeps q unit length, renormalised against round-off); bodies
+// that bounce this step move to their time of impact first (rigid/time_of_impact.hpp).
 // stabilize_joints: post-stabilisation in the manner of SHAKE (Ryckaert et al. 1977): Newton
 // steps on φ(q) = 0 along the step's own constraint directions, Δq = M⁻¹J_tᵀ(J_t M⁻¹J_tᵀ)⁻¹(−φ),
 // with J_t and M the start-of-step quantities the velocity solve used, and the velocity that
@@ -16,11 +17,18 @@
 #include "diffphys/params.hpp"
 #include "diffphys/state.hpp"
 #include "rigid/body_dynamics.hpp"
+#include "rigid/time_of_impact.hpp"
 #include "solve/mlcp.hpp"
 
 namespace diffphys::rigid {
 
 void integrate(const Model& model, const State& state_in, std::span<const double> velocity, State& state_out);
+
+// The same, with times of impact (rigid/time_of_impact.hpp): a body with τ_b > 0 moves
+// p + τ_b v_free + (h − τ_b) v⁺, exp((h − τ_b) ω⁺) ⊗ exp(τ_b ω_free) ⊗ q. Without any
+// (impacts.any false) it is the plain integrate above, bit for bit.
+void integrate(const Model& model, const State& state_in, std::span<const double> velocity,
+               std::span<const double> free_velocity, const ImpactRecord& impacts, State& state_out);
 
 struct StabilizationBuffers {
   BodyDynamics bodies;  // only the rotations are kept current

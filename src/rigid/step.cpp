@@ -1,8 +1,9 @@
 // rigid/step.cpp — one step of the rigid pipeline (DESIGN.md §1) and the Simulator.
 //
 // The step reads as its stages: body quantities → contacts → free velocity → rows (joints,
-// limits, servos, contacts) → mixed-LCP solve → integrate → joint projection. Buffers live
-// in the Workspace and are reused, so after the first steps of a scene nothing allocates.
+// limits, servos, contacts) → mixed-LCP solve → integrate (bounces at their time of impact,
+// rigid/time_of_impact.hpp) → joint projection. Buffers live in the Workspace and are
+// reused, so after the first steps of a scene nothing allocates.
 #include <algorithm>
 #include <cmath>
 
@@ -78,7 +79,8 @@ StepStatus step(const Model& model, const Params& params, const State& state_in,
   const std::size_t first_contact_row = ws.rows.size();
   ws.joint_rows = joint_row_count;
   ws.first_contact_row = first_contact_row;
-  rigid::append_contact_rows(model, params, state_in, ws.contacts, ws.free_velocity, ws.rows);
+  rigid::append_contact_rows(model, params, state_in, ws.contacts, ws.free_velocity, ws.rows, ws.impacts);
+  rigid::assign_body_impact_times(model, ws.contacts, ws.impacts);
 
   ws.lambda.assign(ws.rows.size(), 0.0);
   // PGS starts from the previous step's impulses (rigid/warm_start.hpp); the interior point
@@ -102,7 +104,7 @@ StepStatus step(const Model& model, const Params& params, const State& state_in,
   }
   store_contact_impulses(model, ws.rows, ws.lambda, first_contact_row, ws.contacts);
 
-  rigid::integrate(model, state_in, ws.velocity, state_out);
+  rigid::integrate(model, state_in, ws.velocity, ws.free_velocity, ws.impacts, state_out);
   const std::span<const solve::ConstraintRow> joint_rows(ws.rows.data(), joint_row_count);
   // A velocity problem of joint rows only was solved by the very factorisation the joint
   // projection needs (J_t M⁻¹ J_tᵀ at the start of the step): reuse it.

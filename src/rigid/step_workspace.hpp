@@ -12,6 +12,7 @@
 #include "rigid/body_dynamics.hpp"
 #include "rigid/inequality_rows.hpp"
 #include "rigid/integrate.hpp"
+#include "rigid/time_of_impact.hpp"
 #include "rigid/warm_start.hpp"
 #include "solve/mlcp.hpp"
 
@@ -29,6 +30,7 @@ struct Workspace::Impl {
   // servos (3 per servo actuator) [limit_rows_end, first_contact_row), contacts after.
   std::size_t joint_rows = 0, limit_rows_end = 0, first_contact_row = 0;
   std::vector<rigid::LimitRowSource> limit_sources;  // (limit rows) joint, dof, side of each
+  rigid::ImpactRecord impacts;  // times of impact of this step's bounces (rigid/time_of_impact.hpp)
   solve::MlcpWorkspace solver;
   // The velocity problem had joint rows only and solver holds the envelope factorisation of
   // its A = J M⁻¹ Jᵀ (the joint projection and the backward pass reuse it).
@@ -79,7 +81,9 @@ inline std::size_t workspace_bytes(const Workspace::Impl& w) {
          capacity_bytes(w.stabilization.displacement) + workspace_bytes(w.stabilization.solver) +
          capacity_bytes(w.warm_start.joint_lambda) + capacity_bytes(w.warm_start.servo_lambda) +
          capacity_bytes(w.warm_start.limits) + capacity_bytes(w.warm_start.contacts) +
-         capacity_bytes(w.warm_start.contact_lambda);
+         capacity_bytes(w.warm_start.contact_lambda) + capacity_bytes(w.impacts.contact_time) +
+         capacity_bytes(w.impacts.contact_closing) + capacity_bytes(w.impacts.body_time) +
+         capacity_bytes(w.impacts.body_contact);
 }
 
 }  // namespace diffphys
