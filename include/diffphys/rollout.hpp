@@ -56,6 +56,10 @@ struct GradientHealth {
   std::vector<int> contact_changes;         // steps t whose contact set differs from step t − 1's
   int clipped_steps = 0;
   bool solver_converged = true;             // every forward step converged
+  // Largest relative residual ‖Kᵀζ − λ̄‖/‖λ̄‖ of the LCP adjoint's sparse LU over the steps
+  // (adjoint/lcp_vjp.hpp; 0 when every step used the dense LU). A direct solve: ~1e-14,
+  // and above 1e-12 only if refinement and refactorisation could not bring it down.
+  double lcp_adjoint_residual = 0.0;
 };
 
 struct Gradients {

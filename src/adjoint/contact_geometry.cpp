@@ -1,12 +1,12 @@
 // adjoint/contact_geometry.cpp — owns the dual-number posing of a contact's two shapes and
 // the read-out of the contact's derivatives; conventions in contact_geometry.hpp.
 //
-// Each shape is posed as collision::pose_shape poses it, with its body's pose replaced by
-// (p + δp, exp(δθ) ⊗ q) at δ = 0 with δ seeded as the dual directions, and its sizes
-// seeded likewise. The values of the dual pose are then set to pose_shape's double values
-// bit for bit, so the narrow phase starts from exactly the numbers the forward pass used
-// and takes the same decisions (later divisions in dual arithmetic may still round
-// differently in the last bit: only an exact tie can notice).
+// Each shape is posed with pose_shape's double values, bit for bit, and the derivatives of
+// that pose with respect to its body's (p + δp, exp(δθ) ⊗ q) at δ = 0, written in closed
+// form, as the dual directions; its sizes are seeded likewise. The narrow phase so starts
+// from exactly the numbers the forward pass used and takes the same decisions (later
+// divisions in dual arithmetic may still round differently in the last bit: only an exact
+// tie can notice).
 #include "adjoint/contact_geometry.hpp"
 
 #include <cstddef>
@@ -36,22 +36,44 @@ collision::PosedShapeT<GeometryDual> pose_shape_with_tangents(const Model& model
                                                               int first_size_input) {
   const Shape& shape = model.shapes[static_cast<std::size_t>(shape_index)];
   const auto body = static_cast<std::size_t>(shape.body);
-  Vec3T<GeometryDual> translation, rotation;
-  for (int k = 0; k < 3; ++k) {
-    translation[k] = GeometryDual::variable(0.0, first_pose_input + k);
-    rotation[k] = GeometryDual::variable(0.0, first_pose_input + 3 + k);
-  }
-  const Vec3T<GeometryDual> body_position = Vec3T<GeometryDual>(state.position[body]) + translation;
-  const QuatT<GeometryDual> body_orientation = QuatT<GeometryDual>::from_rotation_vector(rotation) *
-                                               QuatT<GeometryDual>(state.orientation[body]);
+  // The forward pass's values, bit for bit.
+  const collision::PosedShape forward = collision::pose_shape(model, params, state, shape_index);
 
+  // Derivatives at δ = 0, written in closed form (what dual arithmetic through
+  // p + δp + exp(δθ) R_b l and exp(δθ) ⊗ q_b ⊗ q_l would give, without its cost):
+  //   ∂x/∂δp_j = e_j,  ∂x/∂δθ_j = e_j × (R_b l),
+  //   ∂q/∂δθ_j = ½ (0, e_j) ⊗ q  (tangent to the unit sphere: normalising changes nothing),
+  //   ∂R/∂δθ_j = [e_j]× R.
   collision::PosedShapeT<GeometryDual> posed;
   posed.type = shape.type;
-  posed.orientation =
-      (body_orientation * QuatT<GeometryDual>(shape.local_orientation)).normalized();
-  posed.rotation = posed.orientation.to_matrix();
-  posed.position =
-      body_position + body_orientation.rotate(Vec3T<GeometryDual>(shape.local_position));
+  const Vec3 lever = state.orientation[body].rotate(shape.local_position);
+  const auto rotation_input = static_cast<std::size_t>(first_pose_input + 3);
+  for (int k = 0; k < 3; ++k) {
+    posed.position[k] = GeometryDual(forward.position[k]);
+    posed.position[k].derivative[static_cast<std::size_t>(first_pose_input + k)] = 1.0;
+  }
+  const Quat& q = forward.orientation;
+  posed.orientation = {GeometryDual(q.w), GeometryDual(q.x), GeometryDual(q.y), GeometryDual(q.z)};
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) posed.rotation(i, j) = GeometryDual(forward.rotation(i, j));
+  for (int j = 0; j < 3; ++j) {
+    Vec3 axis;
+    axis[j] = 1.0;
+    const auto input = rotation_input + static_cast<std::size_t>(j);
+    const Vec3 moved = cross(axis, lever);
+    for (int k = 0; k < 3; ++k) posed.position[k].derivative[input] = moved[k];
+    // ½ (0, a) ⊗ (w, u) = ½ (−a·u, w a + a × u).
+    const Vec3 vector_part{q.x, q.y, q.z};
+    const Vec3 turned = axis * q.w + cross(axis, vector_part);
+    posed.orientation.w.derivative[input] = -0.5 * dot(axis, vector_part);
+    posed.orientation.x.derivative[input] = 0.5 * turned.x;
+    posed.orientation.y.derivative[input] = 0.5 * turned.y;
+    posed.orientation.z.derivative[input] = 0.5 * turned.z;
+    for (int c = 0; c < 3; ++c) {
+      const Vec3 column_derivative = cross(axis, forward.rotation.col(c));
+      for (int r = 0; r < 3; ++r) posed.rotation(r, c).derivative[input] = column_derivative[r];
+    }
+  }
   const int offset = model.layout.shape_size[static_cast<std::size_t>(shape_index)];
   const auto size_input = [&](int k) {
     return GeometryDual::variable(params.at(offset + k), first_size_input + k);
@@ -77,15 +99,6 @@ collision::PosedShapeT<GeometryDual> pose_shape_with_tangents(const Model& model
       break;
   }
 
-  // The forward pass's values, bit for bit.
-  const collision::PosedShape forward = collision::pose_shape(model, params, state, shape_index);
-  set_values(posed.position, forward.position);
-  set_value(posed.orientation.w, forward.orientation.w);
-  set_value(posed.orientation.x, forward.orientation.x);
-  set_value(posed.orientation.y, forward.orientation.y);
-  set_value(posed.orientation.z, forward.orientation.z);
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j) set_value(posed.rotation(i, j), forward.rotation(i, j));
   set_values(posed.size, forward.size);
   return posed;
 }

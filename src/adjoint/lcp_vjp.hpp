@@ -12,8 +12,27 @@
 // produced λ. A singular K (redundant contacts: four box corners on a plane) is solved with
 // a 1e-10 relative Tikhonov term: v⁺ is unique even where λ is not. Joint-rows-only problems
 // (K = A, symmetric) reuse the forward's sparse envelope LDLᵀ instead of a dense LU.
+//
+// Kᵀ ζ = λ̄ is solved exactly either way: a dense LU with partial pivoting for small active
+// sets, or, from kSparseAdjointRows active rows up (a pile of spheres: ~1,000), a sparse LU
+// (KLU from SuiteSparse, private to lcp_vjp.cpp: AMD fill-reducing ordering, partial pivoting
+// preferring the diagonal). K_ij is nonzero only when rows i and j share a moving body (or a
+// friction group), so Kᵀ is assembled by columns from per-body row lists with the same
+// entries, bit for bit, as the dense matrix. While the sparsity pattern repeats (consecutive
+// steps of a resting pile) the ordering, the pivot sequence and the factors' storage are
+// reused (klu_refactor, no allocation); a new pattern is analysed and factorised afresh, and
+// KLU allocates its factors then. Either LU's solution is improved by iterative refinement
+// with residuals in extended precision: the Tikhonov term puts K's condition near 1e10, where
+// one double-precision solve is good to ~1e-6 only in the directions that term decides;
+// refined, the two LUs agree to ~1e-10 (the dense LU refines only when its pivots show that
+// term at work, smallest < 1e-6 × largest, and it has 48 active rows or more). The relative
+// residual ‖Kᵀζ − λ̄‖/‖λ̄‖ is kept in relative_residual (the rollout's health report keeps the
+// largest of the sparse ones); if a refactorisation misses 1e-12 the matrix is factorised
+// afresh with new pivots. A failed sparse factorisation falls back to the dense LU.
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -33,7 +52,28 @@ struct MassAdjoint {
   std::vector<Mat3> inverse_inertia;  // (nbody) adjoint of the world inverse inertia
 };
 
+// How Kᵀ ζ = λ̄ is solved when K is not joint-rows-only (tests compare the two).
+enum class LcpAdjointSolve : std::uint8_t { Automatic, Dense, Sparse };
+// From this many active rows up, Automatic uses the sparse LU.
+inline constexpr std::size_t kSparseAdjointRows = 96;
+
+struct SparseLcpAdjoint;  // KLU's matrix and factorisation, defined in lcp_vjp.cpp
+struct SparseLcpAdjointDeleter {
+  void operator()(SparseLcpAdjoint* solver) const;
+};
+
 struct LcpVjpWorkspace {
+  LcpAdjointSolve solve = LcpAdjointSolve::Automatic;
+  bool used_sparse = false;         // the last call solved with the sparse LU
+  double relative_residual = 0.0;   // of the last dense or sparse solve, after refinement
+  // Counts of the sparse path's work, for tests and profiling.
+  long sparse_analyses = 0, sparse_factorizations = 0, sparse_refactorizations = 0;
+  std::unique_ptr<SparseLcpAdjoint, SparseLcpAdjointDeleter> sparse;
+  std::vector<int> body_row_start, body_rows;  // active positions touching each moving body (CSR)
+  std::vector<int> column_marker, column_entries;  // scratch of one column of Kᵀ
+  std::vector<double> column_values;
+  std::vector<double> dense_copy, right_side, correction;  // iterative refinement (both LUs)
+  std::vector<long double> residual_wide;
   std::vector<int> active;            // indices of 𝒜
   std::vector<int> position_in_active;  // (rows) index in 𝒜 or −1
   std::vector<double> matrix, rhs, velocity_adjoint_scaled, constraint_response, scaled_constraint_response, impulse;

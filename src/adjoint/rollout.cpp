@@ -224,6 +224,7 @@ Gradients Rollout::backward(const LossGradient& loss_gradient) const {
                       std::span<double>(gradients.controls).subspan(static_cast<std::size_t>(t) * actuators, actuators),
                       gradients.params, vjp);
     if (!all_finite(previous)) note_non_finite(t, vjp.non_finite_stage.empty() ? "step" : vjp.non_finite_stage.c_str());
+    if (vjp.lcp.used_sparse) health.lcp_adjoint_residual = std::max(health.lcp_adjoint_residual, vjp.lcp.relative_residual);
     // Closed loop: u_t = π(x_t), so ū_t also reaches x_t through the controller.
     if (controller_ != nullptr) {
       controller_->act_backward(
