@@ -6,14 +6,17 @@
 //                                 beam sagging under gravity, cx × cy × cz cubes of 6 tets:
 //                                 960, 9,600 and (only with DIFFPHYS_BENCH_SLOW=1) 99,840
 //                                 tets (the "tets" counter).
-//   BM_SoftRollout/<phase>        a 20-step rollout of the ~1k-tet beam: run (forward, with
-//                                 the states stored) and run_backward (+ SoftRollout::backward
-//                                 for dL/dθ, dL/dx_0, dL/dv_0, dL/df_t). backward/forward =
-//                                 run_backward / run − 1.
+//   BM_SoftRollout/<phase>/<records>  a 20-step rollout of the ~1k-tet beam: run (forward,
+//                                 with the states stored) and run_backward (+ SoftRollout::
+//                                 backward for dL/dθ, dL/dx_0, dL/dv_0, dL/df_t), with each
+//                                 step's Cholesky factor kept by the forward pass (records 1,
+//                                 the default) or not (0: backward refactorises at each x*).
+//                                 backward/forward = run_backward / run − 1.
 // Times are CPU times; docs/BENCHMARKS.md ("Soft bodies") records a run.
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
+#include <string>
 
 #include "diffphys/soft.hpp"
 #include "diffphys/soft_mesh.hpp"
@@ -50,9 +53,12 @@ void BM_SoftNewtonStep(benchmark::State& state) {
 
 void BM_SoftRollout(benchmark::State& state) {
   const bool backward = state.range(0) == 1;
+  const bool records = state.range(1) == 1;
   const SoftBuild beam = make_beam(20, 4, 2);
   constexpr int kSteps = 20;
-  SoftRollout rollout(beam.model, beam.params);
+  SoftRolloutOptions options;
+  options.keep_step_records = records;
+  SoftRollout rollout(beam.model, beam.params, options);
   for (auto _ : state) {
     rollout.run(beam.state, {}, kSteps);
     if (backward) {
@@ -64,7 +70,7 @@ void BM_SoftRollout(benchmark::State& state) {
     }
   }
   state.counters["tets"] = static_cast<double>(beam.model.tets.size());
-  state.SetLabel(backward ? "run_backward" : "run");
+  state.SetLabel(std::string(backward ? "run_backward" : "run") + (records ? ", factors kept" : ", refactorised"));
 }
 
 void register_benchmarks() {
@@ -77,7 +83,12 @@ void register_benchmarks() {
         ->Args({80, 16, 13})
         ->Iterations(1)
         ->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("BM_SoftRollout", BM_SoftRollout)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_SoftRollout", BM_SoftRollout)
+      ->Args({0, 1})
+      ->Args({1, 1})
+      ->Args({0, 0})
+      ->Args({1, 0})
+      ->Unit(benchmark::kMillisecond);
 }
 
 }  // namespace

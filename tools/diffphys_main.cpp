@@ -13,6 +13,7 @@
 #include "gradcheck_command.hpp"
 #include "view_command.hpp"
 #include "soft_simulate_command.hpp"
+#include "soft_info_command.hpp"
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -287,6 +288,7 @@ struct InfoOptions {
 };
 
 int run_info(const InfoOptions& options) {
+  if (diffphys::cli::is_soft_scene(options.scene_path)) return diffphys::cli::run_soft_info(options.scene_path);
   const Scene scene = load_scene(options.scene_path);
   print_load_warnings(scene);
   const Model& model = scene.model;
@@ -469,7 +471,7 @@ int main(int argc, char** argv) {
       "info",
       "Print a scene's bodies (mass, inertia), shapes, joints, actuators and the named slices "
       "of its parameter vector θ with their values.");
-  info->add_option("scene", info_options.scene_path, "Scene file: JSON, URDF (.urdf) or MJCF (.xml, .mjcf)")->required();
+  info->add_option("scene", info_options.scene_path, "Scene file: JSON (rigid or soft), URDF (.urdf) or MJCF (.xml, .mjcf)")->required();
 
   diffphys::cli::GradcheckOptions gradcheck_options;
   CLI::App* gradcheck = app.add_subcommand(
@@ -477,7 +479,7 @@ int main(int argc, char** argv) {
       "Compare every analytic gradient of a rollout of the scene (parameters, initial state, "
       "controls) with central finite differences; print the table and exit 3 on disagreement.");
   gradcheck->add_option("scene", gradcheck_options.scene_path, "Scene file (JSON)")->required();
-  gradcheck->add_option("-n,--steps", gradcheck_options.steps, "Number of time steps of the rollout")
+  gradcheck->add_option("-n,--steps", gradcheck_options.steps, "Number of time steps of the rollout (soft scenes: default 10)")
       ->default_val(100)
       ->check(integer_at_least(1));
   gradcheck->add_option("--tolerance", gradcheck_options.tolerance,
@@ -520,7 +522,10 @@ int main(int argc, char** argv) {
   try {
     if (simulate->parsed()) return run_simulate(simulate_options);
     if (info->parsed()) return run_info(info_options);
-    if (gradcheck->parsed()) return diffphys::cli::run_gradcheck(gradcheck_options);
+    if (gradcheck->parsed()) {
+      gradcheck_options.steps_given = gradcheck->count("--steps") > 0;
+      return diffphys::cli::run_gradcheck(gradcheck_options);
+    }
     if (experiment->parsed()) return diffphys::cli::run_experiment(experiment_options);
     if (view->parsed()) return diffphys::cli::run_view(view_options);
     if (version->parsed()) return run_version();

@@ -7,10 +7,13 @@
 
 #include "diffphys/gradcheck.hpp"
 #include "diffphys/scene.hpp"
+#include "soft_gradcheck_command.hpp"
+#include "soft_simulate_command.hpp"
 
 namespace diffphys::cli {
 
 int run_gradcheck(const GradcheckOptions& options) {
+  if (is_soft_scene(options.scene_path)) return run_soft_gradcheck(options);
   const Scene scene = load_scene(options.scene_path);
   GradientCheckOptions check;
   check.steps = options.steps;

@@ -5,9 +5,14 @@
 
 namespace diffphys::cli {
 
+// Soft scenes check every parameter (one per node for the masses) with Newton solves: their
+// default rollout is shorter than rigid scenes'.
+inline constexpr int kDefaultSoftGradcheckSteps = 10;
+
 struct GradcheckOptions {
   std::string scene_path;
   int steps = 100;
+  bool steps_given = false;  // --steps on the command line (soft scenes default to fewer steps)
   double tolerance = 1e-4;
   double state_epsilon = 1e-6;
   double param_epsilon = 1e-5;
@@ -15,7 +20,8 @@ struct GradcheckOptions {
 };
 
 // Prints the table (parameter, analytic, numeric, relative error); returns the exit code:
-// 0 all within tolerance, 3 some gradient disagrees.
+// 0 all within tolerance, 3 some gradient disagrees. Soft scenes (a top-level "soft" key)
+// go to run_soft_gradcheck (soft_gradcheck_command.hpp).
 int run_gradcheck(const GradcheckOptions& options);
 
 }  // namespace diffphys::cli

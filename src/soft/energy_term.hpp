@@ -100,6 +100,9 @@ struct ExtraSource {
 //   void extra(const TermInputs&, int element, double* values, ExtraSource* sources) const;
 //   template <class T> T energy(const TermInputs&, int element, const T* x, const T* extra) const;
 // and optionally
+//   void element_derivatives(const TermInputs&, int element, const double* x, const double* extra,
+//                            std::array<double, kDofs>& gradient, std::array<double, kDofs²>& hessian) const;
+//       // ∇E and ∇²E (row-major) of the element when cheaper than HyperDual over x
 //   double max_step(const TermInputs&, int element, const double* x, const double* dx) const;
 //   bool inactive(const TermInputs&, int element) const;  // true: E and ∇E vanish near x (the
 //       element's derivatives are skipped, zero blocks still emitted; mixed terms unaffected)
@@ -145,6 +148,8 @@ class LocalTermSet final : public EnergyTerm {
     std::array<ExtraSource, kExtra + 1> sources{};
     std::array<double, 9> block{};
     const std::array<double, 9> zero{};
+    std::array<double, kDofs> element_gradient{};
+    std::array<double, kDofs * kDofs> element_hessian{};
     const int count = local_.count(inputs.model);
     for (int e = 0; e < count; ++e) {
       const auto nodes = local_.nodes(inputs.model, e);
@@ -158,6 +163,23 @@ class LocalTermSet final : public EnergyTerm {
       }
       gather(inputs, e, x.data());
       local_.extra(inputs, e, extra.data(), sources.data());
+      if constexpr (requires(const Local& l, std::array<double, kDofs>& g, std::array<double, kDofs * kDofs>& h) {
+                      l.element_derivatives(inputs, 0, x.data(), extra.data(), g, h);
+                    }) {
+        // The Local's own (cheaper) derivatives, e.g. tets through F (tet_kinematics.hpp).
+        local_.element_derivatives(inputs, e, x.data(), extra.data(), element_gradient, element_hessian);
+        for (int a = 0; a < kNodes; ++a)
+          for (int r = 0; r < 3; ++r)
+            gradient[static_cast<std::size_t>(3 * nodes[a] + r)] += element_gradient[3 * a + r];
+        if (hessian == nullptr) continue;
+        for (int a = 0; a < kNodes; ++a)
+          for (int b = 0; b < kNodes; ++b) {
+            for (int r = 0; r < 3; ++r)
+              for (int c = 0; c < 3; ++c) block[3 * r + c] = element_hessian[(3 * a + r) * kDofs + 3 * b + c];
+            hessian->add_block(nodes[a], nodes[b], block.data());
+          }
+        continue;
+      }
       for (int i = 0; i < kDofs; ++i) xs[i] = Scalar::variable(x[i], i);
       for (int j = 0; j < kExtra; ++j) extra_scalar[j] = Scalar(extra[j]);
       const Scalar value = local_.template energy<Scalar>(inputs, e, xs.data(), extra_scalar.data());
@@ -174,12 +196,15 @@ class LocalTermSet final : public EnergyTerm {
     }
   }
 
+  // Only the contraction wᵀ ∂²E/∂x∂e is needed, so the element's DOFs move along one
+  // direction, x(s) = x + s·w: on HyperDual over (s, extras), ∂²E/∂s∂e_j = Σᵢ wᵢ ∂²E/∂xᵢ∂e_j.
+  // That is 1 + kExtra variables instead of kDofs + kExtra (a tet: 3 instead of 14 for the
+  // elastic terms), the backward pass's largest cost otherwise.
   void add_mixed_vjp(const TermInputs& inputs, std::span<const double> w,
                      std::span<double> params_bar, std::span<double> previous_bar) const override {
     if constexpr (kExtra > 0) {
-      constexpr int kAll = kDofs + kExtra;
-      using Scalar = HyperDual<kAll>;
-      std::array<double, kDofs> x{};
+      using Scalar = HyperDual<1 + kExtra>;
+      std::array<double, kDofs> x{}, w_local{};
       std::array<Scalar, kDofs> xs{};
       std::array<double, kExtra + 1> extra{};
       std::array<Scalar, kExtra + 1> extra_scalar{};
@@ -187,23 +212,28 @@ class LocalTermSet final : public EnergyTerm {
       const int count = local_.count(inputs.model);
       for (int e = 0; e < count; ++e) {
         const auto nodes = local_.nodes(inputs.model, e);
+        bool moving = false;
+        for (int a = 0; a < kNodes; ++a)
+          for (int r = 0; r < 3; ++r) {
+            w_local[3 * a + r] = w[static_cast<std::size_t>(3 * nodes[a] + r)];
+            moving = moving || w_local[3 * a + r] != 0.0;
+          }
+        if (!moving) continue;  // wᵀ(…) = 0 (an element of pinned nodes only)
         gather(inputs, e, x.data());
         local_.extra(inputs, e, extra.data(), sources.data());
         bool any = false;
         for (int j = 0; j < kExtra; ++j) any = any || sources[j].kind != ExtraSource::Constant;
         if (!any) continue;
-        for (int i = 0; i < kDofs; ++i) xs[i] = Scalar::variable(x[i], i);
-        for (int j = 0; j < kExtra; ++j) extra_scalar[j] = Scalar::variable(extra[j], kDofs + j);
+        for (int i = 0; i < kDofs; ++i) {
+          xs[i] = Scalar(x[i]);
+          xs[i].gradient[0] = w_local[i];
+        }
+        for (int j = 0; j < kExtra; ++j) extra_scalar[j] = Scalar::variable(extra[j], 1 + j);
         const Scalar value = local_.template energy<Scalar>(inputs, e, xs.data(), extra_scalar.data());
         for (int j = 0; j < kExtra; ++j) {
           if (sources[j].kind == ExtraSource::Constant) continue;
-          double sum = 0.0;
-          for (int a = 0; a < kNodes; ++a)
-            for (int r = 0; r < 3; ++r)
-              sum += w[static_cast<std::size_t>(3 * nodes[a] + r)] *
-                     value.second(3 * a + r, kDofs + j);
           auto& target = sources[j].kind == ExtraSource::Param ? params_bar : previous_bar;
-          target[static_cast<std::size_t>(sources[j].index)] += sum;
+          target[static_cast<std::size_t>(sources[j].index)] += value.second(0, 1 + j);
         }
       }
     }

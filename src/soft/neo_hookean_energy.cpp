@@ -14,8 +14,15 @@ struct NeoHookeanLocal : TetLocalBase {
 
   template <class T>
   T energy(const TermInputs& in, int e, const T* x, const T* extra) const {
+    return energy_of_f(in, e, deformation_gradient(x, tet(in.model, e).rest_inverse), extra);
+  }
+  void element_derivatives(const TermInputs& in, int e, const double* x, const double* extra,
+                           std::array<double, 12>& gradient, std::array<double, 144>& hessian) const {
+    tet_derivatives_through_f(*this, in, e, x, extra, gradient, hessian);
+  }
+  template <class T>
+  T energy_of_f(const TermInputs& in, int e, const M3<T>& f, const T* extra) const {
     const TetElement& element = tet(in.model, e);
-    const M3<T> f = deformation_gradient(x, element.rest_inverse);
     const T j = determinant(f);
     if (value_of(j) <= 0.0) return T(kInfinity);
     T mu, lambda;

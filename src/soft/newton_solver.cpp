@@ -1,6 +1,6 @@
 // soft/newton_solver.cpp — Newton's method with a backtracking line search on the step
 // objective Φ (Nocedal & Wright, "Numerical optimization", Alg. 3.1 with a modified Hessian,
-// §3.4): the direction solves (∇²Φ + τI) d = −∇Φ with τ = 0 unless the LDLᵀ factorisation is
+// §3.4): the direction solves (∇²Φ + τI) d = −∇Φ with τ = 0 unless the Cholesky factorisation is
 // not positive definite, then τ grows tenfold until it is. The first trial step is capped
 // by the terms' continuous-collision bound, and infeasible trials (Φ = ∞) are backtracked
 // like any other. Converged when the Newton step ‖d‖∞ ≤ tolerance · h, or when Φ has stopped
@@ -98,8 +98,13 @@ SoftStepStatus newton_minimise(SoftWorkspace::Impl& system, std::span<double> po
   }
   if (!status.converged && status.message.empty())
     status.message = "no convergence within " + std::to_string(settings.max_iterations) + " Newton iterations";
-  system.derivatives(positions, false);
+  // The gradient (and, for a rollout that will be differentiated, the factorised Hessian) at
+  // the returned positions. The last Newton iteration factorised ∇²Φ one step earlier, at
+  // x_k, not at the returned x_k + α d: the backward pass needs the Hessian at the returned
+  // minimiser itself, so it is refactorised here rather than reused from the iteration.
+  system.derivatives(positions, system.factorise_at_solution);
   status.residual = max_abs(system.gradient);
+  if (system.factorise_at_solution) system.solution_definite = system.factorise_for_adjoint();
   status.objective = phi;
   return status;
 }

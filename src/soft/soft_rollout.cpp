@@ -9,6 +9,9 @@
 //   v_t: M w/h                     f_t: w
 //   θ:   −(∂∇E/∂θ)ᵀ w, and through the masses m̄ᵢ = −wᵢ·((xᵢ − x̃ᵢ)/h² − g_grav),
 //        gravity ḡ = Σ mᵢ wᵢ.
+// H is factorised once per step, at the minimiser, by the forward pass (newton_minimise with
+// factorise_at_solution) and the factor kept with the step (SparseCholesky::save_factor), so
+// that the backward pass does one solve per step; see docs/soft-bodies.md for the budget.
 #include "diffphys/soft_rollout.hpp"
 
 #include <algorithm>
@@ -35,7 +38,44 @@ std::span<const double> SoftRollout::step_controls(int step) const {
   return std::span<const double>(controls_).subspan(static_cast<std::size_t>(step) * dofs, dofs);
 }
 
+namespace {
+
+bool all_finite(std::span<const double> values) {
+  for (const double v : values)
+    if (!std::isfinite(v)) return false;
+  return true;
+}
+
+}  // namespace
+
 void SoftRollout::run(const SoftState& initial, std::span<const double> controls, int steps) {
+  controller_ = nullptr;
+  forward(initial, controls, steps);
+}
+
+void SoftRollout::run(const SoftState& initial, SoftController& controller, int steps) {
+  controller_ = &controller;
+  forward(initial, {}, steps);
+}
+
+SoftStepStatus SoftRollout::recorded_step(int step, const SoftState& in, SoftState& out, std::span<double> factor,
+                                          char& definite) const {
+  SoftWorkspace::Impl& system = workspace_.impl();
+  system.factorise_at_solution = true;
+  SoftStepStatus status;
+  try {
+    status = soft_step(model_, params_, in, step_controls(step), out, workspace_);
+  } catch (...) {
+    system.factorise_at_solution = false;
+    throw;
+  }
+  system.factorise_at_solution = false;
+  definite = system.solution_definite ? 1 : 0;
+  if (!factor.empty()) system.factorisation.save_factor(factor);
+  return status;
+}
+
+void SoftRollout::forward(const SoftState& initial, std::span<const double> controls, int steps) {
   if (steps < 0) throw Error(message("soft rollout: steps must be ≥ 0, got ", steps));
   const auto dofs = static_cast<std::size_t>(model_.dof_count());
   if (!controls.empty() && controls.size() != static_cast<std::size_t>(steps) * dofs)
@@ -44,12 +84,21 @@ void SoftRollout::run(const SoftState& initial, std::span<const double> controls
   validate_soft_params(model_, params_);
   SoftState start = initial;
   prepare_soft_state(model_, start);
-  controls_.assign(controls.begin(), controls.end());
+  if (controller_ != nullptr)
+    controls_.assign(static_cast<std::size_t>(steps) * dofs, 0.0);
+  else
+    controls_.assign(controls.begin(), controls.end());
   steps_ = steps;
+  factor_size_ = workspace_.impl().factorisation.factor_size();
   const std::size_t state_bytes = 2 * dofs * sizeof(double) + sizeof(SoftState);
+  const std::size_t factor_bytes = factor_size_ * sizeof(double);
+  const auto total_steps = static_cast<std::size_t>(steps);
+  // Every state, and every step's factor when they fit too (and every state is kept).
+  bool keep_factors =
+      options_.keep_step_records && (total_steps + 1) * state_bytes + total_steps * factor_bytes <= options_.memory_budget;
   interval_ = options_.checkpoint_interval;
   if (interval_ <= 0) {
-    if (static_cast<std::size_t>(steps + 1) * state_bytes <= options_.memory_budget) {
+    if (keep_factors || (total_steps + 1) * state_bytes <= options_.memory_budget) {
       interval_ = 1;
     } else {
       interval_ = std::max(1, static_cast<int>(std::ceil(std::sqrt(static_cast<double>(steps)))));
@@ -57,13 +106,28 @@ void SoftRollout::run(const SoftState& initial, std::span<const double> controls
         interval_ *= 2;
     }
   }
+  keep_factors = keep_factors && interval_ == 1;
+  factors_.assign(keep_factors ? total_steps * factor_size_ : 0, 0.0);
+  factor_definite_.assign(total_steps, 1);
   checkpoints_.clear();
   statuses_.clear();
-  statuses_.reserve(static_cast<std::size_t>(steps));
+  statuses_.reserve(total_steps);
   checkpoints_.push_back(start);
   SoftState current = start, next;
   for (int t = 0; t < steps; ++t) {
-    statuses_.push_back(soft_step(model_, params_, current, step_controls(t), next, workspace_));
+    if (controller_ != nullptr) {
+      const std::span<double> forces = std::span<double>(controls_).subspan(static_cast<std::size_t>(t) * dofs, dofs);
+      controller_->act(t, current, forces);
+      for (std::size_t k = 0; k < dofs; ++k)
+        if (model_.pinned[k / 3]) forces[k] = 0.0;  // pinned nodes do not move: their forces are moot
+    }
+    const auto index = static_cast<std::size_t>(t);
+    if (keep_factors) {
+      statuses_.push_back(recorded_step(t, current, next, std::span<double>(factors_).subspan(index * factor_size_, factor_size_),
+                                        factor_definite_[index]));
+    } else {
+      statuses_.push_back(soft_step(model_, params_, current, step_controls(t), next, workspace_));
+    }
     std::swap(current, next);
     if ((t + 1) % interval_ == 0) checkpoints_.push_back(current);
   }
@@ -72,6 +136,7 @@ void SoftRollout::run(const SoftState& initial, std::span<const double> controls
 
 SoftState SoftRollout::state(int step) const {
   if (step < 0 || step > steps_) throw Error(message("soft rollout: step ", step, " outside [0, ", steps_, "]"));
+  if (step == steps_) return final_state_;
   SoftState current = checkpoints_[static_cast<std::size_t>(step / interval_)];
   SoftState next;
   for (int t = (step / interval_) * interval_; t < step; ++t) {
@@ -88,78 +153,163 @@ SoftGradients SoftRollout::backward(const SoftLossGradient& loss_gradient) const
   SoftGradients result;
   result.params.assign(params_.values.size(), 0.0);
   result.controls.assign(static_cast<std::size_t>(steps_) * dofs, 0.0);
-  for (const SoftStepStatus& status : statuses_) result.solver_converged = result.solver_converged && status.converged;
+  SoftGradientHealth& health = result.health;
+  health.state_gradient_norm.assign(static_cast<std::size_t>(steps_) + 1, 0.0);
+  for (int t = 0; t < steps_; ++t)
+    if (!statuses_[static_cast<std::size_t>(t)].converged) health.non_converged_steps.push_back(t);
+  health.solver_converged = health.non_converged_steps.empty();
+  result.solver_converged = health.solver_converged;
 
   std::vector<double> adjoint_x(dofs, 0.0), adjoint_v(dofs, 0.0);  // dL/dx_{t+1}, dL/dv_{t+1}
+  std::vector<double> loss_x(dofs), loss_v(dofs);
   std::vector<double> target(dofs), w(dofs), previous_bar(dofs), mass_bar(nodes);
   std::vector<double> mixed_params(params_.values.size());
   SoftWorkspace::Impl& system = workspace_.impl();
   const double* gravity = params_.values.data() + model_.layout.gravity;
 
-  // States of the current segment [begin, end], recomputed from its checkpoint.
-  std::vector<SoftState> segment;
-  const auto at_final = [&]() {
-    const SoftState& last = final_state_;
-    if (loss_gradient) loss_gradient(steps_, last, adjoint_x, adjoint_v);
-  };
-  at_final();
-  for (int segment_begin = ((steps_ - 1) / interval_) * interval_; steps_ > 0 && segment_begin >= 0; segment_begin -= interval_) {
-    const int segment_end = std::min(steps_, segment_begin + interval_);
-    // Inner states are recomputed; the segment's end is stored (a checkpoint or the final
-    // state), so with every state stored (interval 1) nothing is recomputed.
-    segment.assign(1, checkpoints_[static_cast<std::size_t>(segment_begin / interval_)]);
-    for (int t = segment_begin; t + 1 < segment_end; ++t) {
-      SoftState next;
-      soft_step(model_, params_, segment.back(), step_controls(t), next, workspace_);
-      segment.push_back(std::move(next));
+  const auto note_non_finite = [&](int t, const char* stage) {
+    if (health.first_non_finite_step < 0) {
+      health.first_non_finite_step = t;
+      health.first_non_finite_stage = stage;
     }
-    segment.push_back(segment_end % interval_ == 0 ? checkpoints_[static_cast<std::size_t>(segment_end / interval_)] : final_state_);
-    for (int t = segment_end - 1; t >= segment_begin; --t) {
-      const SoftState& before = segment[static_cast<std::size_t>(t - segment_begin)];
-      const SoftState& after = segment[static_cast<std::size_t>(t + 1 - segment_begin)];
-      // x̄* = x̄_{t+1} + v̄_{t+1}/h on free DOFs.
-      for (std::size_t k = 0; k < dofs; ++k)
-        target[k] = system.is_pinned_dof(k) ? 0.0 : adjoint_x[k] + adjoint_v[k] / h;
-      system.set_problem(params_, before.positions, before.velocities, step_controls(t), true);
+  };
+  // (x̄_t, v̄_t): the user's dL/dx_t, dL/dv_t added, clipping, bookkeeping.
+  const auto finish_state_adjoint = [&](int t, const SoftState& state) {
+    if (loss_gradient) {
+      std::fill(loss_x.begin(), loss_x.end(), 0.0);
+      std::fill(loss_v.begin(), loss_v.end(), 0.0);
+      loss_gradient(t, state, loss_x, loss_v);
+      if (!all_finite(loss_x) || !all_finite(loss_v)) note_non_finite(t, "loss gradient");
+      for (std::size_t k = 0; k < dofs; ++k) {
+        adjoint_x[k] += loss_x[k];
+        adjoint_v[k] += loss_v[k];
+      }
+    }
+    double squared = 0.0;
+    for (std::size_t k = 0; k < dofs; ++k) squared += adjoint_x[k] * adjoint_x[k] + adjoint_v[k] * adjoint_v[k];
+    double norm = std::sqrt(squared);
+    if (options_.gradient_clip > 0 && norm > options_.gradient_clip) {
+      const double scale = options_.gradient_clip / norm;
+      for (std::size_t k = 0; k < dofs; ++k) {
+        adjoint_x[k] *= scale;
+        adjoint_v[k] *= scale;
+      }
+      norm = options_.gradient_clip;
+      ++health.clipped_steps;
+    }
+    health.state_gradient_norm[static_cast<std::size_t>(t)] = norm;
+  };
+
+  // Reverses step t (before = x_t, after = x_{t+1}); the workspace holds ∇²Φ's factor at
+  // x_{t+1} (`factor_ready`), or it is refactorised here.
+  const auto reverse_step = [&](int t, const SoftState& before, const SoftState& after, bool factor_ready, bool definite) {
+    // x̄* = x̄_{t+1} + v̄_{t+1}/h on free DOFs.
+    for (std::size_t k = 0; k < dofs; ++k) target[k] = system.is_pinned_dof(k) ? 0.0 : adjoint_x[k] + adjoint_v[k] / h;
+    system.set_problem(params_, before.positions, before.velocities, step_controls(t), true);
+    if (!factor_ready) {
       system.derivatives(after.positions, true);
-      if (!system.factorise(0.0)) {
-        ++result.indefinite_steps;
-        double scale = 0.0;
-        for (const int slot : system.diagonal_slots) scale = std::max(scale, std::abs(system.hessian.valuePtr()[slot]));
-        system.factorise(1e-10 * std::max(1.0, scale));
-      }
-      system.solve(target, w);
-      for (std::size_t k = 0; k < dofs; ++k)
-        if (system.is_pinned_dof(k)) w[k] = 0.0;
-      // Controls, params and lagged inputs.
-      std::copy(w.begin(), w.end(), result.controls.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(t) * dofs));
-      std::fill(previous_bar.begin(), previous_bar.end(), 0.0);
-      std::fill(mixed_params.begin(), mixed_params.end(), 0.0);
-      const TermInputs inputs = system.inputs(after.positions);
-      for (const auto& term : system.terms) term->add_mixed_vjp(inputs, w, mixed_params, previous_bar);
-      for (std::size_t p = 0; p < mixed_params.size(); ++p) result.params[p] -= mixed_params[p];
-      std::fill(mass_bar.begin(), mass_bar.end(), 0.0);
+      definite = system.factorise_for_adjoint();
+      ++health.refactorised_steps;
+    }
+    if (!definite) {
+      ++result.indefinite_steps;
+      health.indefinite_steps.push_back(t);
+    }
+    system.solve(target, w);
+    for (std::size_t k = 0; k < dofs; ++k)
+      if (system.is_pinned_dof(k)) w[k] = 0.0;
+    if (!all_finite(w)) note_non_finite(t, "implicit solve");
+    // Controls, params and lagged inputs.
+    const std::span<double> control_bar = std::span<double>(result.controls).subspan(static_cast<std::size_t>(t) * dofs, dofs);
+    std::copy(w.begin(), w.end(), control_bar.begin());
+    std::fill(previous_bar.begin(), previous_bar.end(), 0.0);
+    std::fill(mixed_params.begin(), mixed_params.end(), 0.0);
+    const TermInputs inputs = system.inputs(after.positions);
+    for (const auto& term : system.terms) term->add_mixed_vjp(inputs, w, mixed_params, previous_bar);
+    if (!all_finite(mixed_params) || !all_finite(previous_bar)) note_non_finite(t, "mixed derivatives");
+    for (std::size_t p = 0; p < mixed_params.size(); ++p) result.params[p] -= mixed_params[p];
+    std::fill(mass_bar.begin(), mass_bar.end(), 0.0);
+    for (std::size_t k = 0; k < dofs; ++k) {
+      if (system.is_pinned_dof(k)) continue;
+      const double m = system.masses[k / 3];
+      mass_bar[k / 3] -= w[k] * ((after.positions[k] - system.predicted[k]) / (h * h) - gravity[k % 3]);
+      result.params[static_cast<std::size_t>(model_.layout.gravity) + k % 3] += m * w[k];
+    }
+    for (std::size_t i = 0; i < nodes; ++i)
+      for (int s = model_.mass_begin[i]; s < model_.mass_begin[i + 1]; ++s)
+        result.params[static_cast<std::size_t>(model_.mass_param[static_cast<std::size_t>(s)])] +=
+            mass_bar[i] * model_.mass_share[static_cast<std::size_t>(s)];
+    // Adjoints of x_t, v_t.
+    for (std::size_t k = 0; k < dofs; ++k) {
+      const double m = system.is_pinned_dof(k) ? 0.0 : system.masses[k / 3];
+      const double through_prediction = m * w[k] / (h * h);
+      const double x_bar = through_prediction - previous_bar[k] - adjoint_v[k] / h;
+      adjoint_v[k] = through_prediction * h;
+      adjoint_x[k] = x_bar;
+    }
+    // Closed loop: f_t = π(x_t, v_t), so f̄_t also reaches x_t and v_t through the controller.
+    if (controller_ != nullptr) {
+      controller_->act_backward(t, before, control_bar, adjoint_x, adjoint_v);
+      if (!all_finite(adjoint_x) || !all_finite(adjoint_v)) note_non_finite(t, "controller");
+    }
+    if (options_.gradient_decay != 1.0)
       for (std::size_t k = 0; k < dofs; ++k) {
-        if (system.is_pinned_dof(k)) continue;
-        const double m = system.masses[k / 3];
-        mass_bar[k / 3] -= w[k] * ((after.positions[k] - system.predicted[k]) / (h * h) - gravity[k % 3]);
-        result.params[static_cast<std::size_t>(model_.layout.gravity) + k % 3] += m * w[k];
+        adjoint_x[k] *= options_.gradient_decay;
+        adjoint_v[k] *= options_.gradient_decay;
       }
-      for (std::size_t i = 0; i < nodes; ++i)
-        for (int s = model_.mass_begin[i]; s < model_.mass_begin[i + 1]; ++s)
-          result.params[static_cast<std::size_t>(model_.mass_param[static_cast<std::size_t>(s)])] +=
-              mass_bar[i] * model_.mass_share[static_cast<std::size_t>(s)];
-      // Adjoints of x_t, v_t.
-      for (std::size_t k = 0; k < dofs; ++k) {
-        const double m = system.is_pinned_dof(k) ? 0.0 : system.masses[k / 3];
-        const double through_prediction = m * w[k] / (h * h);
-        const double x_bar = through_prediction - previous_bar[k] - adjoint_v[k] / h;
-        adjoint_v[k] = through_prediction * h;
-        adjoint_x[k] = x_bar;
+    finish_state_adjoint(t, before);
+  };
+
+  finish_state_adjoint(steps_, final_state_);
+  const std::size_t factor_bytes = factor_size_ * sizeof(double);
+  if (!factors_.empty()) {
+    // Every state and every step's factor were kept: no step is re-run, no matrix refactorised.
+    for (int t = steps_ - 1; t >= 0; --t) {
+      const auto index = static_cast<std::size_t>(t);
+      system.factorisation.load_factor(std::span<const double>(factors_).subspan(index * factor_size_, factor_size_));
+      const SoftState& after = t + 1 < steps_ ? checkpoints_[index + 1] : final_state_;
+      reverse_step(t, checkpoints_[index], after, true, factor_definite_[index] != 0);
+    }
+  } else {
+    // Segment by segment: recompute the segment's states from its checkpoint, with their
+    // factors when a segment's worth fits the budget (else refactorise each step at x*).
+    const std::size_t state_bytes = 2 * dofs * sizeof(double) + sizeof(SoftState);
+    const bool segment_factors =
+        options_.keep_step_records &&
+        static_cast<std::size_t>(interval_) * (factor_bytes + state_bytes) + checkpoints_.size() * state_bytes <=
+            options_.memory_budget;
+    std::vector<double> factors(segment_factors ? static_cast<std::size_t>(interval_) * factor_size_ : 0);
+    std::vector<char> definite(static_cast<std::size_t>(interval_), 1);
+    std::vector<SoftState> segment;
+    for (int segment_begin = ((steps_ - 1) / interval_) * interval_; steps_ > 0 && segment_begin >= 0;
+         segment_begin -= interval_) {
+      const int segment_end = std::min(steps_, segment_begin + interval_);
+      // Inner states are recomputed; the segment's end is stored (a checkpoint or the final
+      // state). With the factors kept, the last step is re-run too, for its factor.
+      segment.assign(1, checkpoints_[static_cast<std::size_t>(segment_begin / interval_)]);
+      const int recomputed_end = segment_factors ? segment_end : segment_end - 1;
+      for (int t = segment_begin; t < recomputed_end; ++t) {
+        SoftState next;
+        const auto local = static_cast<std::size_t>(t - segment_begin);
+        if (segment_factors)
+          recorded_step(t, segment.back(), next, std::span<double>(factors).subspan(local * factor_size_, factor_size_),
+                        definite[local]);
+        else
+          soft_step(model_, params_, segment.back(), step_controls(t), next, workspace_);
+        if (t + 1 < segment_end) segment.push_back(std::move(next));
       }
-      if (loss_gradient) loss_gradient(t, before, adjoint_x, adjoint_v);
+      segment.push_back(segment_end % interval_ == 0 && segment_end / interval_ < static_cast<int>(checkpoints_.size())
+                            ? checkpoints_[static_cast<std::size_t>(segment_end / interval_)]
+                            : final_state_);
+      for (int t = segment_end - 1; t >= segment_begin; --t) {
+        const auto local = static_cast<std::size_t>(t - segment_begin);
+        if (segment_factors)
+          system.factorisation.load_factor(std::span<const double>(factors).subspan(local * factor_size_, factor_size_));
+        reverse_step(t, segment[local], segment[local + 1], segment_factors, definite[local] != 0);
+      }
     }
   }
+  if (!all_finite(result.params)) note_non_finite(0, "parameters");
   for (std::size_t k = 0; k < dofs; ++k)
     if (system.is_pinned_dof(k)) {
       adjoint_x[k] = 0.0;

@@ -19,8 +19,8 @@ SoftWorkspace::Impl::Impl(const SoftModel& soft_model) : model(&soft_model), ter
   trial.assign(dofs, 0.0);
   x.assign(dofs, 0.0);
   adam_step.assign(dofs, 0.0);
-  rhs.setZero(static_cast<Eigen::Index>(dofs));
-  solution.setZero(static_cast<Eigen::Index>(dofs));
+  permuted_rhs.assign(dofs, 0.0);
+  permuted_solution.assign(dofs, 0.0);
 
   // Record the block order with placeholder parameters (values are ignored).
   const std::vector<double> placeholder(static_cast<std::size_t>(soft_model.param_count()), 0.0);
@@ -33,28 +33,31 @@ SoftWorkspace::Impl::Impl(const SoftModel& soft_model) : model(&soft_model), ter
   const auto keep = [&](int row, int column) {
     return row >= column && !is_pinned_dof(static_cast<std::size_t>(row)) && !is_pinned_dof(static_cast<std::size_t>(column));
   };
-  // Fill-reducing ordering of the symmetric pattern, computed once.
+  // Fill-reducing ordering of the symmetric pattern (lower triangle in natural DOF order),
+  // computed once by CHOLMOD.
   std::vector<Eigen::Triplet<double>> triplets;
   for (const auto& [a, b] : blocks)
     for (int r = 0; r < 3; ++r)
       for (int c = 0; c < 3; ++c)
         if (keep(3 * a + r, 3 * b + c)) {
-          triplets.emplace_back(3 * a + r, 3 * b + c, 1.0);
-          triplets.emplace_back(3 * b + c, 3 * a + r, 1.0);
+          const int row = 3 * a + r, column = 3 * b + c;
+          triplets.emplace_back(std::max(row, column), std::min(row, column), 1.0);
         }
   for (std::size_t k = 0; k < dofs; ++k) triplets.emplace_back(static_cast<int>(k), static_cast<int>(k), 1.0);
-  Eigen::SparseMatrix<double> pattern(static_cast<Eigen::Index>(dofs), static_cast<Eigen::Index>(dofs));
-  pattern.setFromTriplets(triplets.begin(), triplets.end());
-  Eigen::PermutationMatrix<Eigen::Dynamic, Eigen::Dynamic, int> ordering;
-  Eigen::AMDOrdering<int>()(pattern, ordering);
-  // As in Eigen's own SimplicialCholesky: the matrix is twisted by the inverse of AMD's output.
-  const Eigen::PermutationMatrix<Eigen::Dynamic, Eigen::Dynamic, int> twist = ordering.inverse();
-  permuted.assign(twist.indices().data(), twist.indices().data() + dofs);
+  {
+    Eigen::SparseMatrix<double> pattern(static_cast<Eigen::Index>(dofs), static_cast<Eigen::Index>(dofs));
+    pattern.setFromTriplets(triplets.begin(), triplets.end());
+    pattern.makeCompressed();
+    const auto columns = static_cast<std::size_t>(dofs);
+    permuted = SparseCholesky::choose_ordering(
+        static_cast<int>(dofs), std::span<const int>(pattern.outerIndexPtr(), columns + 1),
+        std::span<const int>(pattern.innerIndexPtr(), static_cast<std::size_t>(pattern.nonZeros())));
+  }
 
-  // Upper triangle of P H Pᵀ.
+  // Lower triangle of P H Pᵀ.
   const auto position = [&](int row, int column) {
     const int a = permuted[static_cast<std::size_t>(row)], b = permuted[static_cast<std::size_t>(column)];
-    return std::pair<int, int>{std::min(a, b), std::max(a, b)};
+    return std::pair<int, int>{std::max(a, b), std::min(a, b)};
   };
   triplets.clear();
   for (const auto& [a, b] : blocks)
@@ -87,6 +90,10 @@ SoftWorkspace::Impl::Impl(const SoftModel& soft_model) : model(&soft_model), ter
       }
   diagonal_slots.resize(dofs);
   for (std::size_t k = 0; k < dofs; ++k) diagonal_slots[k] = slot_of(permuted[k], permuted[k]);
+  // Symbolic factorisation, once; every numeric factorisation reads `hessian` in place.
+  factorisation.analyse(static_cast<int>(dofs), std::span<const int>(hessian.outerIndexPtr(), dofs + 1),
+                        std::span<const int>(hessian.innerIndexPtr(), static_cast<std::size_t>(hessian.nonZeros())),
+                        std::span<double>(hessian.valuePtr(), static_cast<std::size_t>(hessian.nonZeros())));
 }
 
 void SoftWorkspace::Impl::set_problem(const SoftParams& theta, std::span<const double> x_previous,
@@ -147,30 +154,20 @@ void SoftWorkspace::Impl::derivatives(std::span<const double> positions, bool wi
   }
 }
 
-bool SoftWorkspace::Impl::factorise(double shift) {
-  double* values = hessian.valuePtr();
-  if (shift != 0.0)
-    for (std::size_t k = 0; k < diagonal_slots.size(); ++k)
-      if (!is_pinned_dof(k)) values[diagonal_slots[k]] += shift;
-  if (!analysed) {
-    factorisation.analyzePattern(hessian);
-    analysed = true;
-  }
-  factorisation.factorize_stored(hessian);
-  if (shift != 0.0)
-    for (std::size_t k = 0; k < diagonal_slots.size(); ++k)
-      if (!is_pinned_dof(k)) values[diagonal_slots[k]] -= shift;
-  if (factorisation.info() != Eigen::Success) return false;
-  const Eigen::VectorXd& d = factorisation.diagonal();
-  for (Eigen::Index k = 0; k < d.size(); ++k)
-    if (!(d[k] > 0.0)) return false;
-  return true;
+bool SoftWorkspace::Impl::factorise(double shift) { return factorisation.factorise(shift); }
+
+bool SoftWorkspace::Impl::factorise_for_adjoint() {
+  if (factorise(0.0)) return true;
+  double scale = 0.0;
+  for (const int slot : diagonal_slots) scale = std::max(scale, std::abs(hessian.valuePtr()[slot]));
+  factorise(1e-10 * std::max(1.0, scale));
+  return false;
 }
 
 void SoftWorkspace::Impl::solve(std::span<const double> b, std::span<double> out) {
-  for (std::size_t k = 0; k < b.size(); ++k) rhs[permuted[k]] = b[k];
-  solution = factorisation.solve(rhs);
-  for (std::size_t k = 0; k < out.size(); ++k) out[k] = solution[permuted[k]];
+  for (std::size_t k = 0; k < b.size(); ++k) permuted_rhs[static_cast<std::size_t>(permuted[k])] = b[k];
+  factorisation.solve(permuted_rhs, permuted_solution);
+  for (std::size_t k = 0; k < out.size(); ++k) out[k] = permuted_solution[static_cast<std::size_t>(permuted[k])];
 }
 
 double SoftWorkspace::Impl::max_feasible_step(std::span<const double> positions, std::span<const double> step) const {

@@ -9,6 +9,7 @@
 
 #include "diffphys/soft.hpp"
 #include "soft/energy_term.hpp"
+#include "soft/hyper_dual.hpp"
 
 namespace diffphys::soft {
 
@@ -84,5 +85,53 @@ struct TetLocalBase {
     }
   }
 };
+
+// ∇ₓE and ∇²ₓE of a tet whose energy depends on x only through F (`energy_of_f`): HyperDual
+// over the 9 entries of F (45 second derivatives instead of the 78 of the 12 DOFs, and F
+// itself computed in doubles), chained through the linear map x ↦ F. With
+// G[a][c] = ∂F_rc/∂x_{a,r} (node a's shape-function gradient: row a−1 of D_m⁻¹, node 0
+// minus their sum), ∂E/∂x_{a,r} = Σ_c P_rc G[a][c] and
+// ∂²E/∂x_{a,r}∂x_{b,s} = Σ_c Σ_d G[a][c] G[b][d] ∂²E/∂F_rc∂F_sd.
+template <class Local>
+void tet_derivatives_through_f(const Local& local, const TermInputs& in, int e, const double* x, const double* extra,
+                               std::array<double, 12>& gradient, std::array<double, 144>& hessian) {
+  using Scalar = HyperDual<9>;
+  const std::array<double, 9>& rest_inverse = local.tet(in.model, e).rest_inverse;
+  const M3<double> f = deformation_gradient(x, rest_inverse);
+  M3<Scalar> fs;
+  for (int i = 0; i < 9; ++i) fs[static_cast<std::size_t>(i)] = Scalar::variable(f[static_cast<std::size_t>(i)], i);
+  const Scalar parameters[2] = {Scalar(extra[0]), Scalar(extra[1])};
+  const Scalar energy = local.energy_of_f(in, e, fs, parameters);
+  double g[4][3];
+  for (int c = 0; c < 3; ++c) {
+    g[0][c] = 0.0;
+    for (int a = 1; a < 4; ++a) {
+      g[a][c] = rest_inverse[static_cast<std::size_t>(3 * (a - 1) + c)];
+      g[0][c] -= g[a][c];
+    }
+  }
+  for (int a = 0; a < 4; ++a)
+    for (int r = 0; r < 3; ++r) {
+      double sum = 0.0;
+      for (int c = 0; c < 3; ++c) sum += energy.gradient[static_cast<std::size_t>(3 * r + c)] * g[a][c];
+      gradient[static_cast<std::size_t>(3 * a + r)] = sum;
+    }
+  // partial[(a, r)][(s, d)] = Σ_c G[a][c] ∂²E/∂F_rc∂F_sd, then contract d with G[b].
+  double partial[12][9];
+  for (int a = 0; a < 4; ++a)
+    for (int r = 0; r < 3; ++r)
+      for (int sd = 0; sd < 9; ++sd) {
+        double sum = 0.0;
+        for (int c = 0; c < 3; ++c) sum += g[a][c] * energy.second(3 * r + c, sd);
+        partial[3 * a + r][sd] = sum;
+      }
+  for (int i = 0; i < 12; ++i)
+    for (int b = 0; b < 4; ++b)
+      for (int s = 0; s < 3; ++s) {
+        double sum = 0.0;
+        for (int d = 0; d < 3; ++d) sum += partial[i][3 * s + d] * g[b][d];
+        hessian[static_cast<std::size_t>(12 * i + 3 * b + s)] = sum;
+      }
+}
 
 }  // namespace diffphys::soft

@@ -1,0 +1,190 @@
+// tools/soft_gradcheck_command.cpp — `diffphys gradcheck SCENE [--steps N]` for soft scenes:
+// the analytic gradient of a rollout (SoftRollout::backward, implicit function theorem)
+// against central finite differences of the same rollout, in the rigid command's table.
+//
+// The loss is L = Σ_t Σ_k (a_k x_t,k + b_k v_t,k) over the whole trajectory with fixed
+// pseudo-random weights (seeded), so it reaches every node at every step. Compared: every
+// component of every θ slice; x_0 and v_0 of every free node (of a spread of 8 nodes on
+// larger meshes); the forces f_t on a spread of (step, node) pairs. Both sides run Newton
+// with the tolerance tightened to 10⁻¹², so that differences are not solver noise. A
+// parameter at 0 that must stay ≥ 0 (a damping, a friction, a node's extra mass) is
+// differenced one-sided, (−3L(0) + 4L(ε) − L(2ε)) / 2ε, with ε = --param-epsilon (10⁻³ of the node's
+// lumped mass, at least 10⁻⁷ kg, for a node's extra mass).
+#include "soft_gradcheck_command.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "diffphys/soft.hpp"
+#include "diffphys/soft_rollout.hpp"
+#include "diffphys/soft_scene.hpp"
+
+namespace diffphys::cli {
+
+namespace {
+
+using namespace diffphys::soft;
+
+constexpr int kStateSamples = 8;    // nodes whose x_0, v_0 are checked on larger meshes
+constexpr int kForceSamples = 8;    // (step, node) pairs whose forces are checked
+constexpr const char* kAxis[3] = {"x", "y", "z"};
+
+struct Check {
+  Check(const SoftModel& soft_model, int rollout_steps, std::size_t dofs)
+      : model(soft_model), steps(rollout_steps), weights(2 * dofs), workspace(soft_model) {}
+  const SoftModel& model;
+  int steps = 0;
+  std::vector<double> weights;  // 2 × 3 nnode: positions, then velocities
+  mutable SoftWorkspace workspace;  // ordered and analysed once for every evaluation
+
+  double loss_of(const SoftState& s) const {
+    const std::size_t dofs = s.positions.size();
+    double sum = 0.0;
+    for (std::size_t k = 0; k < dofs; ++k) sum += weights[k] * s.positions[k] + weights[dofs + k] * s.velocities[k];
+    return sum;
+  }
+  double trajectory_loss(const SoftParams& params, const SoftState& initial, const std::vector<double>& forces) const {
+    const auto dofs = static_cast<std::size_t>(model.dof_count());
+    SoftState current = initial, next;
+    prepare_soft_state(model, current);
+    double sum = loss_of(current);
+    for (int t = 0; t < steps; ++t) {
+      soft_step(model, params, current, std::span<const double>(forces).subspan(static_cast<std::size_t>(t) * dofs, dofs), next,
+                workspace);
+      std::swap(current, next);
+      sum += loss_of(current);
+    }
+    return sum;
+  }
+};
+
+}  // namespace
+
+int run_soft_gradcheck(const GradcheckOptions& options) {
+  SoftSpec spec = load_soft_scene(options.scene_path);
+  spec.newton.tolerance = std::min(spec.newton.tolerance, 1e-12);
+  spec.newton.max_iterations = std::max(spec.newton.max_iterations, 100);
+  const SoftBuild built = build_soft(spec);
+  const SoftModel& model = built.model;
+  const int steps = options.steps_given ? options.steps : kDefaultSoftGradcheckSteps;
+  const auto dofs = static_cast<std::size_t>(model.dof_count());
+  std::mt19937 random(1);
+  std::normal_distribution<double> normal;
+  Check check(model, steps, dofs);
+  for (double& w : check.weights) w = normal(random);
+  // Small forces: f_t is an input like the others (zero would leave its check trivial).
+  std::vector<double> forces(static_cast<std::size_t>(steps) * dofs);
+  for (std::size_t k = 0; k < forces.size(); ++k) forces[k] = 1e-3 * std::sin(0.37 * static_cast<double>(k));
+
+  SoftRollout rollout(model, built.params);
+  rollout.run(built.state, forces, steps);
+  const SoftGradients gradients = rollout.backward(
+      [&](int, const SoftState&, std::span<double> dx, std::span<double> dv) {
+        for (std::size_t k = 0; k < dofs; ++k) {
+          dx[k] += check.weights[k];
+          dv[k] += check.weights[dofs + k];
+        }
+      });
+
+  struct Entry {
+    std::string name;
+    double analytic, numeric, error;
+  };
+  std::vector<Entry> entries;
+  double worst = 0.0;
+  const auto add = [&](std::string name, double analytic, double numeric) {
+    const double error = std::abs(analytic - numeric) / std::max(1.0, std::abs(numeric));
+    worst = std::max(worst, std::isnan(error) ? INFINITY : error);
+    entries.push_back({std::move(name), analytic, numeric, error});
+  };
+
+  SoftParams params = built.params;
+  std::vector<double> lumped(static_cast<std::size_t>(model.node_count));
+  lumped_masses(model, built.params, lumped);
+  for (const SoftParamLayout::Slice& slice : model.layout.slices)
+    for (int i = 0; i < slice.size; ++i) {
+      const auto p = static_cast<std::size_t>(slice.offset + i);
+      const double original = params.values[p];
+      const auto loss_at = [&](double value) {
+        params.values[p] = value;
+        const double loss = check.trajectory_loss(params, built.state, forces);
+        params.values[p] = original;
+        return loss;
+      };
+      double numeric = 0.0;
+      if (original == 0.0 && slice.name != "gravity") {
+        // A node's extra mass steps by 10⁻³ of the node's lumped mass (at least 10⁻⁷ kg): small
+        // against it (truncation ~10⁻⁶), large enough that the loss's round-off stays below
+        // the tolerance (nodes weigh from grams, cloth, to tens of grams, tets).
+        const double epsilon = slice.name == "node_mass" ? std::max(1e-7, 1e-3 * lumped[static_cast<std::size_t>(i)]) : options.param_epsilon;
+        numeric = (-3 * loss_at(0.0) + 4 * loss_at(epsilon) - loss_at(2 * epsilon)) / (2 * epsilon);
+      } else {
+        const double epsilon = original != 0.0 ? std::max(options.param_epsilon * std::abs(original), 1e-7) : options.param_epsilon;
+        numeric = (loss_at(original + epsilon) - loss_at(original - epsilon)) / (2 * epsilon);
+      }
+      add(slice.name + "[" + std::to_string(i) + "]", gradients.params[p], numeric);
+    }
+
+  std::vector<int> free_nodes;
+  for (int i = 0; i < model.node_count; ++i)
+    if (!model.pinned[static_cast<std::size_t>(i)]) free_nodes.push_back(i);
+  std::vector<int> state_nodes = free_nodes;
+  if (state_nodes.size() > static_cast<std::size_t>(kStateSamples)) {
+    state_nodes.clear();
+    for (int s = 0; s < kStateSamples; ++s)
+      state_nodes.push_back(free_nodes[static_cast<std::size_t>(s) * (free_nodes.size() - 1) / (kStateSamples - 1)]);
+  }
+  const double epsilon = options.state_epsilon;
+  for (const int node : state_nodes)
+    for (int which = 0; which < 2; ++which)
+      for (int axis = 0; axis < 3; ++axis) {
+        const auto k = static_cast<std::size_t>(3 * node + axis);
+        SoftState plus = built.state, minus = built.state;
+        (which == 0 ? plus.positions : plus.velocities)[k] += epsilon;
+        (which == 0 ? minus.positions : minus.velocities)[k] -= epsilon;
+        const double numeric =
+            (check.trajectory_loss(built.params, plus, forces) - check.trajectory_loss(built.params, minus, forces)) / (2 * epsilon);
+        add(std::string(which == 0 ? "x0" : "v0") + "/node " + std::to_string(node) + "[" + kAxis[axis] + "]",
+            (which == 0 ? gradients.initial_positions : gradients.initial_velocities)[k], numeric);
+      }
+  if (!free_nodes.empty() && steps > 0)
+    for (int s = 0; s < kForceSamples; ++s) {
+      const int t = kForceSamples > 1 ? s * (steps - 1) / (kForceSamples - 1) : 0;
+      const int node = free_nodes[static_cast<std::size_t>(s * 7919) % free_nodes.size()];
+      const int axis = s % 3;
+      const std::size_t index = static_cast<std::size_t>(t) * dofs + static_cast<std::size_t>(3 * node + axis);
+      std::vector<double> plus = forces, minus = forces;
+      plus[index] += epsilon;
+      minus[index] -= epsilon;
+      const double numeric =
+          (check.trajectory_loss(built.params, built.state, plus) - check.trajectory_loss(built.params, built.state, minus)) / (2 * epsilon);
+      add("force/node " + std::to_string(node) + "[" + kAxis[axis] + "]/t=" + std::to_string(t), gradients.controls[index], numeric);
+    }
+
+  const bool passed = worst <= options.tolerance;
+  std::printf("gradcheck  %s: %d steps of %g s, loss = weighted sum of every node's position and velocity over the trajectory\n",
+              options.scene_path.c_str(), steps, model.dt);
+  if (!gradients.solver_converged)
+    std::printf("warning: Newton did not converge at %zu step(s); gradients are valid only at converged steps\n",
+                gradients.health.non_converged_steps.size());
+  std::printf("%-48s %16s %16s %12s\n", "gradient of", "analytic", "numeric", "rel. error");
+  int failures = 0;
+  for (const Entry& entry : entries) {
+    const bool failed = !(entry.error <= options.tolerance);
+    failures += failed;
+    if (options.only_failures && !failed) continue;
+    std::printf("%-48s %16.9g %16.9g %12.3g%s\n", entry.name.c_str(), entry.analytic, entry.numeric, entry.error,
+                failed ? "  FAIL" : "");
+  }
+  std::printf("%zu gradients compared, worst relative error %.3g (tolerance %g): %s\n", entries.size(), worst,
+              options.tolerance, passed ? "all agree" : "DISAGREEMENT");
+  if (!passed) std::cerr << "diffphys: " << failures << " gradient(s) disagree with central differences\n";
+  return passed ? 0 : 3;
+}
+
+}  // namespace diffphys::cli
