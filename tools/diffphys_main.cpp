@@ -14,6 +14,7 @@
 #include "view_command.hpp"
 #include "soft_simulate_command.hpp"
 #include "soft_info_command.hpp"
+#include "coupled_simulate_command.hpp"
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -144,6 +145,13 @@ void print_load_warnings(const Scene& scene) {
 }
 
 int run_simulate(const SimulateOptions& options) {
+  // Coupled rigid + soft scenes ("rigid" and "soft" objects, docs/soft-bodies.md): -n soft steps.
+  if (diffphys::cli::is_coupled_scene(options.scene_path)) {
+    if (!options.replay_path.empty())
+      throw Error("--view: the replay page does not draw soft bodies yet; write the trajectory with --out");
+    return diffphys::cli::run_coupled_simulate({options.scene_path, options.steps, options.trajectory_path,
+                                                options.record_every, options.quiet});
+  }
   // Soft scenes (a top-level "soft" object, docs/soft-bodies.md) have their own stepper.
   if (diffphys::cli::is_soft_scene(options.scene_path)) {
     if (!options.replay_path.empty())
@@ -288,6 +296,9 @@ struct InfoOptions {
 };
 
 int run_info(const InfoOptions& options) {
+  if (diffphys::cli::is_coupled_scene(options.scene_path))
+    throw Error(options.scene_path + ": a coupled rigid + soft scene: `diffphys info` does not describe these yet "
+                                     "(`diffphys simulate` runs them; docs/soft-bodies.md#coupled-scene-files)");
   if (diffphys::cli::is_soft_scene(options.scene_path)) return diffphys::cli::run_soft_info(options.scene_path);
   const Scene scene = load_scene(options.scene_path);
   print_load_warnings(scene);

@@ -79,16 +79,43 @@ struct AttachmentSpec {
   double stiffness = 1e4;    // N/m
 };
 
-enum class ObstacleType { Plane, Sphere };
+enum class ObstacleType { Plane, Sphere, Box, Capsule };
 
-// A static rigid shape the nodes cannot penetrate (barrier energy, docs/soft-bodies.md).
+// A rigid shape the nodes cannot penetrate (barrier energy, docs/soft-bodies.md). Static in
+// the world, or moving with a frame (a rigid body's pose, see FrameSpec).
 struct ObstacleSpec {
   std::string name;
   ObstacleType type = ObstacleType::Plane;
-  Vector3 point{};              // plane: a point on it; sphere: the centre
+  Vector3 point{};              // plane: a point on it; sphere, box, capsule: the centre
   Vector3 normal{0, 0, 1};      // plane: outward normal (normalised on build)
-  double radius = 0.0;          // sphere radius, m
+  double radius = 0.0;          // sphere, capsule radius, m
   double friction = 0.0;        // Coulomb coefficient μ, ≥ 0
+  // Box and capsule: shape frame → parent frame (world, or `frame`), unit quaternion
+  // (w, x, y, z), normalised on build.
+  std::array<double, 4> orientation{1, 0, 0, 0};
+  Vector3 half_extents{};       // box, m (outer, rounding included)
+  double half_length = 0.0;     // capsule: its segment runs along local z over ±half_length, m
+  double rounding = 0.0;        // box: radius of its rounded edges and corners, m, in [0, min half extent)
+  std::string frame{};          // empty: static in the world; else a FrameSpec name, and
+                                // point, normal, orientation are in that frame
+};
+
+// A moving rigid frame (a rigid body's centre-of-mass frame in a coupled scene,
+// coupled.hpp). Its pose is a parameter: θ slices "frame/<name>/pose" (12: position, then the
+// rotation matrix row-major, frame → world) and "frame/<name>/previous_pose" (the pose at the
+// start of the step, used by lagged friction). A coupled rollout sets both every step.
+struct FrameSpec {
+  std::string name;
+  Vector3 position{};                            // m
+  std::array<double, 4> orientation{1, 0, 0, 0};  // frame → world, (w, x, y, z), normalised on build
+};
+
+// A node pulled to a point fixed in a frame by a zero-length spring: E = k/2 |x − (p + R r)|².
+struct FrameAttachmentSpec {
+  int node = 0;
+  std::string frame;        // a FrameSpec name
+  Vector3 point{};          // r, in the frame, m
+  double stiffness = 1e4;   // k, N/m (θ slice frame_attachment_stiffness)
 };
 
 struct ContactSettings {
@@ -118,6 +145,8 @@ struct SoftSpec {
   std::vector<TriangleSpec> triangles;  // hinges are made for every interior edge
   std::vector<AttachmentSpec> attachments;
   std::vector<ObstacleSpec> obstacles;
+  std::vector<FrameSpec> frames;
+  std::vector<FrameAttachmentSpec> frame_attachments;
   ContactSettings contact;
   NewtonSettings newton;
 };
@@ -154,6 +183,11 @@ struct Obstacle {
   Vector3 point{};
   Vector3 normal{0, 0, 1};
   double radius = 0.0;
+  std::array<double, 9> rotation{1, 0, 0, 0, 1, 0, 0, 0, 1};  // box, capsule: shape → parent, row-major
+  Vector3 half_extents{};  // box: of the inner box (outer minus rounding)
+  double half_length = 0.0;
+  double rounding = 0.0;
+  int frame = -1;  // −1: static in the world; else index into SoftModel::frames
 };
 
 struct TetMaterial {
@@ -180,6 +214,8 @@ struct SoftParamLayout {
   int attachment_stiffness = -1;  // nattachment
   int contact_stiffness = -1;     // 1
   std::vector<int> obstacle_friction;  // per obstacle
+  std::vector<int> frame_pose, frame_previous_pose;  // per frame, 12 each: p (3), R row-major (9)
+  int frame_attachment_stiffness = -1;  // nframe_attachment
   int count = 0;
 };
 
@@ -198,6 +234,9 @@ struct SoftModel {
   std::vector<int> attachment_nodes;
   std::vector<Vector3> attachment_targets;
   std::vector<Obstacle> obstacles;
+  std::vector<std::string> frames;  // FrameSpec names
+  std::vector<int> frame_attachment_nodes, frame_attachment_frames;
+  std::vector<Vector3> frame_attachment_points;  // in the frame
   ContactSettings contact;
   NewtonSettings newton;
   SoftParamLayout layout;
@@ -285,6 +324,10 @@ struct SoftStepOptions {
   // When set, Φ after each accepted Newton/Adam iteration is appended (allocates; for tests
   // and experiments).
   std::vector<double>* objective_history = nullptr;
+  // Where Newton/Adam starts (3 nnode; empty: x_t). It must be feasible; the minimiser does
+  // not depend on it. A coupled rollout starts nodes that a moving shape would swallow where
+  // the shape carries them (coupled.hpp).
+  std::span<const double> start_positions;
 };
 
 // One implicit-Euler step from `in` to `out` (distinct objects). `external_forces` is
@@ -308,8 +351,15 @@ SoftEnergies soft_energies(const SoftModel& model, const SoftParams& params, con
 // Σ m_i v_i, kg·m/s.
 Vector3 soft_momentum(const SoftModel& model, const SoftParams& params, const SoftState& state);
 
+// Sets frame `frame`'s pose slice ("frame/<name>/pose", or "/previous_pose" when `previous`)
+// from a position and a quaternion (w, x, y, z; normalised here). Throws Error for an unknown
+// frame index or a zero quaternion.
+void set_frame_pose(const SoftModel& model, SoftParams& params, int frame, const Vector3& position,
+                    const std::array<double, 4>& orientation, bool previous);
+
 // Resets pinned nodes of `state` to their rest position and zero velocity and checks sizes
-// and feasibility (every node strictly outside every obstacle); throws Error.
+// and feasibility (every node strictly outside every static obstacle; shapes moving with a
+// frame are checked by the step, which knows their pose); throws Error.
 void prepare_soft_state(const SoftModel& model, SoftState& state);
 
 }  // namespace diffphys::soft

@@ -81,6 +81,14 @@ class EnergyTerm {
                                    std::span<const double> /*direction*/) const {
     return 1.0;
   }
+  // params_grad += ∂E/∂θ (only the parameter inputs of the elements): the force a term exerts
+  // on a parameter such as a frame pose (a coupled rollout's contact reaction on a rigid body).
+  virtual void add_param_gradient(const TermInputs& /*inputs*/, std::span<double> /*params_grad*/) const {}
+  // Its vector–Jacobian product: with c (nθ) a cotangent of ∂E/∂θ, x_bar += (∂²E/∂x∂θ) c,
+  // params_bar += (∂²E/∂θ∂θ) c, previous_bar += (∂²E/∂x_t∂θ) c.
+  virtual void add_param_gradient_vjp(const TermInputs& /*inputs*/, std::span<const double> /*c*/,
+                                      std::span<double> /*x_bar*/, std::span<double> /*params_bar*/,
+                                      std::span<double> /*previous_bar*/) const {}
   // Which part of the energy report the term belongs to.
   enum class Kind { Elastic, Contact };
   virtual Kind kind() const { return Kind::Elastic; }
@@ -239,6 +247,34 @@ class LocalTermSet final : public EnergyTerm {
     }
   }
 
+  void add_param_gradient(const TermInputs& inputs, std::span<double> params_grad) const override {
+    for_each_param_element(inputs, [&](int, const auto&, const ExtraSource* sources, const auto& value, const double*) {
+      for (int j = 0; j < kExtra; ++j)
+        if (sources[j].kind == ExtraSource::Param)
+          params_grad[static_cast<std::size_t>(sources[j].index)] += value.gradient[static_cast<std::size_t>(kDofs + j)];
+    }, nullptr);
+  }
+
+  void add_param_gradient_vjp(const TermInputs& inputs, std::span<const double> c, std::span<double> x_bar,
+                              std::span<double> params_bar, std::span<double> previous_bar) const override {
+    std::array<double, kExtra + 1> weights{};
+    for_each_param_element(inputs, [&](int, const auto& nodes, const ExtraSource* sources, const auto& value, const double* w) {
+      for (int v = 0; v < kDofs + kExtra; ++v) {
+        double sum = 0.0;
+        for (int j = 0; j < kExtra; ++j)
+          if (w[j] != 0.0) sum += w[j] * value.second(kDofs + j, v);
+        if (sum == 0.0) continue;
+        if (v < kDofs) {
+          x_bar[static_cast<std::size_t>(3 * nodes[v / 3] + v % 3)] += sum;
+        } else if (sources[v - kDofs].kind == ExtraSource::Param) {
+          params_bar[static_cast<std::size_t>(sources[v - kDofs].index)] += sum;
+        } else if (sources[v - kDofs].kind == ExtraSource::Previous) {
+          previous_bar[static_cast<std::size_t>(sources[v - kDofs].index)] += sum;
+        }
+      }
+    }, &c, &weights);
+  }
+
   double max_feasible_step(const TermInputs& inputs, std::span<const double> direction) const override {
     if constexpr (requires(const Local& l) { l.max_step(inputs, 0, nullptr, nullptr); }) {
       double alpha = 1.0;
@@ -262,6 +298,45 @@ class LocalTermSet final : public EnergyTerm {
 
  private:
   Local local_;
+
+  // Calls visit(element, nodes, sources, value, weights) with the element's energy in
+  // HyperDual over (x, extras), for elements that are active and have parameter inputs (and,
+  // given a cotangent c, a nonzero weight c[θ index] on one of them).
+  template <class Visit>
+  void for_each_param_element(const TermInputs& inputs, Visit&& visit, const std::span<const double>* c,
+                              std::array<double, kExtra + 1>* weights = nullptr) const {
+    if constexpr (kExtra > 0) {
+      constexpr int kAll = kDofs + kExtra;
+      using Scalar = HyperDual<kAll>;
+      std::array<double, kDofs> x{};
+      std::array<Scalar, kDofs> xs{};
+      std::array<double, kExtra + 1> extra{};
+      std::array<Scalar, kExtra + 1> extra_scalar{};
+      std::array<ExtraSource, kExtra + 1> sources{};
+      std::array<double, kExtra + 1> none{};
+      const int count = local_.count(inputs.model);
+      for (int e = 0; e < count; ++e) {
+        if constexpr (requires(const Local& l) { l.inactive(inputs, 0); }) {
+          if (local_.inactive(inputs, e)) continue;
+        }
+        local_.extra(inputs, e, extra.data(), sources.data());
+        bool any = false;
+        for (int j = 0; j < kExtra; ++j) {
+          const bool param = sources[j].kind == ExtraSource::Param;
+          if (weights != nullptr)
+            (*weights)[static_cast<std::size_t>(j)] = param ? (*c)[static_cast<std::size_t>(sources[j].index)] : 0.0;
+          any = any || (param && (weights == nullptr || (*weights)[static_cast<std::size_t>(j)] != 0.0));
+        }
+        if (!any) continue;
+        const auto nodes = local_.nodes(inputs.model, e);
+        gather(inputs, e, x.data());
+        for (int i = 0; i < kDofs; ++i) xs[i] = Scalar::variable(x[i], i);
+        for (int j = 0; j < kExtra; ++j) extra_scalar[j] = Scalar::variable(extra[j], kDofs + j);
+        const Scalar value = local_.template energy<Scalar>(inputs, e, xs.data(), extra_scalar.data());
+        visit(e, nodes, sources.data(), value, weights != nullptr ? weights->data() : none.data());
+      }
+    }
+  }
 
   void gather(const TermInputs& inputs, int element, double* x) const {
     const auto nodes = local_.nodes(inputs.model, element);
@@ -314,6 +389,8 @@ std::unique_ptr<EnergyTerm> make_cloth_membrane_term(const SoftModel& model);
 std::unique_ptr<EnergyTerm> make_cloth_bending_term(const SoftModel& model);
 std::unique_ptr<EnergyTerm> make_attachment_term(const SoftModel& model);
 std::unique_ptr<EnergyTerm> make_obstacle_contact_term(const SoftModel& model);
+std::unique_ptr<EnergyTerm> make_moving_obstacle_contact_term(const SoftModel& model);
+std::unique_ptr<EnergyTerm> make_frame_attachment_term(const SoftModel& model);
 
 inline constexpr double kInfinity = std::numeric_limits<double>::infinity();
 

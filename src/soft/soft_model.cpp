@@ -8,6 +8,7 @@
 #include "diffphys/error.hpp"
 #include "diffphys/soft.hpp"
 #include "soft/energy_term.hpp"
+#include "soft/shape_distance.hpp"
 
 namespace diffphys::soft {
 
@@ -37,6 +38,25 @@ int add_slice(SoftParamLayout& layout, std::vector<double>& theta, std::string n
   theta.insert(theta.end(), values.begin(), values.end());
   layout.count += static_cast<int>(values.size());
   return offset;
+}
+
+// Unit quaternion (w, x, y, z) → row-major rotation matrix; throws for a zero or non-finite one.
+std::array<double, 9> rotation_matrix(const std::array<double, 4>& quaternion, const std::string& what) {
+  double norm = 0.0;
+  for (const double v : quaternion) norm += v * v;
+  norm = std::sqrt(norm);
+  if (!(norm > 0.0) || !std::isfinite(norm))
+    throw Error(message(what, ": orientation must be a nonzero finite quaternion (w, x, y, z), got [", quaternion[0], ", ",
+                        quaternion[1], ", ", quaternion[2], ", ", quaternion[3], "]"));
+  const double w = quaternion[0] / norm, x = quaternion[1] / norm, y = quaternion[2] / norm, z = quaternion[3] / norm;
+  return {1 - 2 * (y * y + z * z), 2 * (x * y - w * z),     2 * (x * z + w * y),
+          2 * (x * y + w * z),     1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
+          2 * (x * z - w * y),     2 * (y * z + w * x),     1 - 2 * (x * x + y * y)};
+}
+
+std::array<double, 12> pose_values(const Vector3& position, const std::array<double, 9>& rotation) {
+  return {position[0], position[1], position[2], rotation[0], rotation[1], rotation[2], rotation[3],
+          rotation[4], rotation[5], rotation[6], rotation[7], rotation[8]};
 }
 
 }  // namespace
@@ -226,20 +246,84 @@ SoftBuild build_soft(const SoftSpec& spec) {
   if (!(spec.contact.barrier_distance > 0.0)) throw Error(message("contact: barrier_distance must be positive, got ", spec.contact.barrier_distance));
   if (!(spec.contact.friction_velocity > 0.0)) throw Error(message("contact: friction_velocity must be positive, got ", spec.contact.friction_velocity));
   layout.contact_stiffness = add_slice(layout, theta, "contact_stiffness", std::array{spec.contact.stiffness});
+  // Moving frames (rigid bodies' poses): their poses are θ slices.
+  std::map<std::string, int> frame_index;
+  for (const FrameSpec& frame : spec.frames) {
+    if (frame.name.empty() || !frame_index.emplace(frame.name, static_cast<int>(model.frames.size())).second)
+      throw Error(message("frame '", frame.name, "': empty or duplicate name"));
+    for (const double v : frame.position) check_finite(v, message("frame '", frame.name, "' position"));
+    model.frames.push_back(frame.name);
+  }
+  const auto find_frame = [&](const std::string& name, const std::string& what) {
+    const auto found = frame_index.find(name);
+    if (found == frame_index.end()) {
+      std::string known;
+      for (const auto& [known_name, index] : frame_index) known += (known.empty() ? "" : ", ") + known_name;
+      throw Error(message(what, ": unknown frame '", name, "' (frames: ", known.empty() ? std::string("none") : known, ")"));
+    }
+    return found->second;
+  };
   for (const ObstacleSpec& obstacle : spec.obstacles) {
+    const std::string what = message("obstacle '", obstacle.name, "'");
     if (obstacle.name.empty() || !names.insert("obstacle:" + obstacle.name).second)
-      throw Error(message("obstacle '", obstacle.name, "': empty or duplicate name"));
+      throw Error(message(what, ": empty or duplicate name"));
     Obstacle built_obstacle{obstacle.name, obstacle.type, obstacle.point, obstacle.normal, obstacle.radius};
-    if (obstacle.type == ObstacleType::Plane) {
-      const double length = distance(obstacle.normal, Vector3{0, 0, 0});
-      if (!(length > 0.0)) throw Error(message("obstacle '", obstacle.name, "': plane normal must be nonzero"));
-      for (double& v : built_obstacle.normal) v /= length;
-    } else if (!(obstacle.radius > 0.0)) {
-      throw Error(message("obstacle '", obstacle.name, "': sphere radius must be positive, got ", obstacle.radius));
+    for (const double v : obstacle.point) check_finite(v, what + " point");
+    if (!obstacle.frame.empty()) built_obstacle.frame = find_frame(obstacle.frame, what);
+    switch (obstacle.type) {
+      case ObstacleType::Plane: {
+        const double length = distance(obstacle.normal, Vector3{0, 0, 0});
+        if (!(length > 0.0) || !std::isfinite(length)) throw Error(message(what, ": plane normal must be nonzero"));
+        for (double& v : built_obstacle.normal) v /= length;
+        break;
+      }
+      case ObstacleType::Sphere:
+        if (!(obstacle.radius > 0.0) || !std::isfinite(obstacle.radius))
+          throw Error(message(what, ": sphere radius must be positive, got ", obstacle.radius));
+        break;
+      case ObstacleType::Box: {
+        const double smallest = std::min({obstacle.half_extents[0], obstacle.half_extents[1], obstacle.half_extents[2]});
+        for (int r = 0; r < 3; ++r)
+          if (!(obstacle.half_extents[static_cast<std::size_t>(r)] > 0.0) || !std::isfinite(obstacle.half_extents[static_cast<std::size_t>(r)]))
+            throw Error(message(what, ": box half_extents must be positive, got [", obstacle.half_extents[0], ", ",
+                                obstacle.half_extents[1], ", ", obstacle.half_extents[2], "]"));
+        if (!(obstacle.rounding >= 0.0 && obstacle.rounding < smallest))
+          throw Error(message(what, ": box rounding must be in [0, smallest half extent ", smallest, "), got ", obstacle.rounding));
+        built_obstacle.rotation = rotation_matrix(obstacle.orientation, what);
+        built_obstacle.rounding = obstacle.rounding;
+        for (int r = 0; r < 3; ++r)
+          built_obstacle.half_extents[static_cast<std::size_t>(r)] = obstacle.half_extents[static_cast<std::size_t>(r)] - obstacle.rounding;
+        break;
+      }
+      case ObstacleType::Capsule:
+        if (!(obstacle.radius > 0.0) || !std::isfinite(obstacle.radius))
+          throw Error(message(what, ": capsule radius must be positive, got ", obstacle.radius));
+        if (!(obstacle.half_length >= 0.0) || !std::isfinite(obstacle.half_length))
+          throw Error(message(what, ": capsule half_length must be ≥ 0, got ", obstacle.half_length));
+        built_obstacle.rotation = rotation_matrix(obstacle.orientation, what);
+        built_obstacle.half_length = obstacle.half_length;
+        break;
     }
     model.obstacles.push_back(built_obstacle);
     layout.obstacle_friction.push_back(add_slice(layout, theta, "obstacle/" + obstacle.name + "/friction", std::array{obstacle.friction}));
   }
+  for (const FrameSpec& frame : spec.frames) {
+    const auto pose = pose_values(frame.position, rotation_matrix(frame.orientation, message("frame '", frame.name, "'")));
+    layout.frame_pose.push_back(add_slice(layout, theta, "frame/" + frame.name + "/pose", pose));
+    layout.frame_previous_pose.push_back(add_slice(layout, theta, "frame/" + frame.name + "/previous_pose", pose));
+  }
+  std::vector<double> frame_attachment_stiffness;
+  for (std::size_t a = 0; a < spec.frame_attachments.size(); ++a) {
+    const FrameAttachmentSpec& attachment = spec.frame_attachments[a];
+    const std::string what = message("frame attachment ", a);
+    check_node(attachment.node, n, what);
+    for (const double v : attachment.point) check_finite(v, what + " point");
+    model.frame_attachment_nodes.push_back(attachment.node);
+    model.frame_attachment_frames.push_back(find_frame(attachment.frame, what));
+    model.frame_attachment_points.push_back(attachment.point);
+    frame_attachment_stiffness.push_back(attachment.stiffness);
+  }
+  layout.frame_attachment_stiffness = add_slice(layout, theta, "frame_attachment_stiffness", frame_attachment_stiffness);
   model.newton = spec.newton;
   if (spec.newton.max_iterations < 1 || !(spec.newton.tolerance > 0.0))
     throw Error(message("newton: max_iterations must be ≥ 1 and tolerance positive, got ", spec.newton.max_iterations, " and ", spec.newton.tolerance));
@@ -329,6 +413,19 @@ void validate_soft_params(const SoftModel& model, const SoftParams& params) {
     require(at(layout.attachment_stiffness + static_cast<int>(a)) >= 0.0, layout.attachment_stiffness + static_cast<int>(a), "must be ≥ 0");
   require(at(layout.contact_stiffness) > 0.0, layout.contact_stiffness, "must be positive");
   for (const int index : layout.obstacle_friction) require(at(index) >= 0.0, index, "must be ≥ 0");
+  for (std::size_t a = 0; a < model.frame_attachment_nodes.size(); ++a)
+    require(at(layout.frame_attachment_stiffness + static_cast<int>(a)) >= 0.0,
+            layout.frame_attachment_stiffness + static_cast<int>(a), "must be ≥ 0");
+  // Frame poses: R must be a rotation (RᵀR = I within 10⁻⁶; the distances assume it).
+  for (std::size_t f = 0; f < model.frames.size(); ++f)
+    for (const int offset : {layout.frame_pose[f], layout.frame_previous_pose[f]})
+      for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+          double product = 0.0;
+          for (int r = 0; r < 3; ++r) product += at(offset + 3 + 3 * r + i) * at(offset + 3 + 3 * r + j);
+          require(std::abs(product - (i == j ? 1.0 : 0.0)) <= 1e-6, offset + 3 + 3 * i + j,
+                  "the rotation of a frame pose must be orthonormal (RᵀR = I within 1e-6)");
+        }
   std::vector<double> masses(static_cast<std::size_t>(model.node_count));
   lumped_masses(model, params, masses);
   for (int i = 0; i < model.node_count; ++i)
@@ -346,18 +443,17 @@ std::span<const double> SoftParams::slice(const SoftModel& model, std::string_vi
   return const_cast<SoftParams*>(this)->slice(model, name);
 }
 
-namespace {
-double obstacle_distance(const Obstacle& obstacle, const double* p) {
-  if (obstacle.type == ObstacleType::Plane) {
-    double d = 0.0;
-    for (int r = 0; r < 3; ++r) d += obstacle.normal[static_cast<std::size_t>(r)] * (p[r] - obstacle.point[static_cast<std::size_t>(r)]);
-    return d;
-  }
-  double sq = 0.0;
-  for (int r = 0; r < 3; ++r) sq += (p[r] - obstacle.point[static_cast<std::size_t>(r)]) * (p[r] - obstacle.point[static_cast<std::size_t>(r)]);
-  return std::sqrt(sq) - obstacle.radius;
+void set_frame_pose(const SoftModel& model, SoftParams& params, int frame, const Vector3& position,
+                    const std::array<double, 4>& orientation, bool previous) {
+  if (frame < 0 || frame >= static_cast<int>(model.frames.size()))
+    throw Error(message("set_frame_pose: unknown frame index ", frame, " (the model has ", model.frames.size(), " frames)"));
+  const std::string what = message("frame '", model.frames[static_cast<std::size_t>(frame)], "'");
+  for (const double v : position) check_finite(v, what + " position");
+  const auto pose = pose_values(position, rotation_matrix(orientation, what));
+  const int offset = previous ? model.layout.frame_previous_pose[static_cast<std::size_t>(frame)]
+                              : model.layout.frame_pose[static_cast<std::size_t>(frame)];
+  std::copy(pose.begin(), pose.end(), params.values.begin() + offset);
 }
-}  // namespace
 
 void prepare_soft_state(const SoftModel& model, SoftState& state) {
   const auto dofs = static_cast<std::size_t>(model.dof_count());
@@ -377,7 +473,8 @@ void prepare_soft_state(const SoftModel& model, SoftState& state) {
   }
   for (int i = 0; i < model.node_count; ++i)
     for (const Obstacle& obstacle : model.obstacles) {
-      const double d = obstacle_distance(obstacle, state.positions.data() + 3 * i);
+      if (obstacle.frame >= 0) continue;  // moving: checked by the step at the frame's pose
+      const double d = shape_distance(obstacle, load3(state.positions.data() + 3 * i), static_cast<V3<double>*>(nullptr));
       if (!(d > 0.0))
         throw Error(message("node ", i, " is at distance ", d, " m from obstacle '", obstacle.name,
                             "': every node must start strictly outside every obstacle"));

@@ -4,6 +4,7 @@
 #include "diffphys/soft_scene.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -68,6 +69,27 @@ class Reader {
   void optional_number(const Json& object, const char* key, const std::string& path, T& target) const {
     if (object.contains(key)) target = static_cast<T>(number(object.at(key), path + "." + key));
   }
+  // "orientation": [w, x, y, z] or "euler": [roll, pitch, yaw] in degrees, R = Rz·Ry·Rx (as in
+  // rigid scenes, docs/scene-format.md#conventions); identity when neither is given.
+  std::array<double, 4> rotation(const Json& object, const std::string& path) const {
+    if (object.contains("orientation") && object.contains("euler")) fail(path, "give \"orientation\" or \"euler\", not both");
+    if (object.contains("orientation")) {
+      const Json& q = object.at("orientation");
+      if (!q.is_array() || q.size() != 4) fail(path + ".orientation", message("expected [w, x, y, z], got ", q.dump()));
+      std::array<double, 4> result{};
+      for (std::size_t i = 0; i < 4; ++i) result[i] = number(q[i], path + ".orientation[" + std::to_string(i) + "]");
+      if (result[0] == 0 && result[1] == 0 && result[2] == 0 && result[3] == 0) fail(path + ".orientation", "a zero quaternion is not a rotation");
+      return result;
+    }
+    if (!object.contains("euler")) return {1, 0, 0, 0};
+    const Vector3 angles = vector3(object.at("euler"), path + ".euler");
+    const double half = 0.5 * 3.14159265358979323846 / 180.0;
+    const double cr = std::cos(angles[0] * half), sr = std::sin(angles[0] * half);
+    const double cp = std::cos(angles[1] * half), sp = std::sin(angles[1] * half);
+    const double cy = std::cos(angles[2] * half), sy = std::sin(angles[2] * half);
+    // q = q_z(yaw) ⊗ q_y(pitch) ⊗ q_x(roll)
+    return {cy * cp * cr + sy * sp * sr, cy * cp * sr - sy * sp * cr, cy * sp * cr + sy * cp * sr, sy * cp * cr - cy * sp * sr};
+  }
   int material_index(const std::vector<std::string>& names, const Json& value, const std::string& path,
                      const char* kind) const {
     const std::string name = text(value, path);
@@ -85,7 +107,8 @@ class Reader {
     const std::string path = "soft";
     check_keys(soft, path, {"name", "dt", "gravity", "newton", "contact", "tet_materials", "cloth_materials", "nodes",
                             "node_masses", "velocities", "springs", "tets", "triangles", "tet_boxes", "cloth_rectangles",
-                            "tet_meshes", "pinned", "pin_regions", "attachments", "obstacles", "initial_velocity"});
+                            "tet_meshes", "pinned", "pin_regions", "attachments", "obstacles", "initial_velocity",
+                            "frames", "frame_attachments"});
     SoftSpec spec;
     if (soft.contains("name")) spec.name = text(soft.at("name"), path + ".name");
     optional_number(soft, "dt", path, spec.dt);
@@ -261,26 +284,68 @@ class Reader {
     for (std::size_t i = 0; i < obstacles.size(); ++i) {
       const std::string p = path + ".obstacles[" + std::to_string(i) + "]";
       const Json& o = obstacles[i];
-      if (!o.is_object() || !o.contains("type") || !o.contains("name")) fail(p, "\"name\" and \"type\" (plane or sphere) are required");
+      if (!o.is_object() || !o.contains("type") || !o.contains("name"))
+        fail(p, "\"name\" and \"type\" (plane, sphere, box or capsule) are required");
       ObstacleSpec obstacle;
       obstacle.name = text(o.at("name"), p + ".name");
       const std::string type = text(o.at("type"), p + ".type");
       if (type == "plane") {
-        check_keys(o, p, {"name", "type", "point", "normal", "friction"});
+        check_keys(o, p, {"name", "type", "point", "normal", "friction", "frame"});
         obstacle.type = ObstacleType::Plane;
         if (o.contains("point")) obstacle.point = vector3(o.at("point"), p + ".point");
         if (o.contains("normal")) obstacle.normal = vector3(o.at("normal"), p + ".normal");
       } else if (type == "sphere") {
-        check_keys(o, p, {"name", "type", "center", "radius", "friction"});
+        check_keys(o, p, {"name", "type", "center", "radius", "friction", "frame"});
         obstacle.type = ObstacleType::Sphere;
         if (!o.contains("radius")) fail(p, "\"radius\" is required for a sphere");
         if (o.contains("center")) obstacle.point = vector3(o.at("center"), p + ".center");
         obstacle.radius = number(o.at("radius"), p + ".radius");
+      } else if (type == "box") {
+        check_keys(o, p, {"name", "type", "center", "half_extents", "rounding", "orientation", "euler", "friction", "frame"});
+        obstacle.type = ObstacleType::Box;
+        if (!o.contains("half_extents")) fail(p, "\"half_extents\" is required for a box");
+        if (o.contains("center")) obstacle.point = vector3(o.at("center"), p + ".center");
+        obstacle.half_extents = vector3(o.at("half_extents"), p + ".half_extents");
+        optional_number(o, "rounding", p, obstacle.rounding);
+        obstacle.orientation = rotation(o, p);
+      } else if (type == "capsule") {
+        check_keys(o, p, {"name", "type", "center", "radius", "half_length", "orientation", "euler", "friction", "frame"});
+        obstacle.type = ObstacleType::Capsule;
+        if (!o.contains("radius") || !o.contains("half_length")) fail(p, "\"radius\" and \"half_length\" are required for a capsule");
+        if (o.contains("center")) obstacle.point = vector3(o.at("center"), p + ".center");
+        obstacle.radius = number(o.at("radius"), p + ".radius");
+        obstacle.half_length = number(o.at("half_length"), p + ".half_length");
+        obstacle.orientation = rotation(o, p);
       } else {
-        fail(p + ".type", message("unknown obstacle type '", type, "' (plane or sphere)"));
+        fail(p + ".type", message("unknown obstacle type '", type, "' (plane, sphere, box or capsule)"));
       }
+      if (o.contains("frame")) obstacle.frame = text(o.at("frame"), p + ".frame");
       optional_number(o, "friction", p, obstacle.friction);
       spec.obstacles.push_back(obstacle);
+    }
+    const Json& frames = array(soft, "frames", path);
+    for (std::size_t i = 0; i < frames.size(); ++i) {
+      const std::string p = path + ".frames[" + std::to_string(i) + "]";
+      check_keys(frames[i], p, {"name", "position", "orientation", "euler"});
+      if (!frames[i].contains("name")) fail(p, "\"name\" is required");
+      FrameSpec frame;
+      frame.name = text(frames[i].at("name"), p + ".name");
+      if (frames[i].contains("position")) frame.position = vector3(frames[i].at("position"), p + ".position");
+      frame.orientation = rotation(frames[i], p);
+      spec.frames.push_back(frame);
+    }
+    const Json& frame_attachments = array(soft, "frame_attachments", path);
+    for (std::size_t i = 0; i < frame_attachments.size(); ++i) {
+      const std::string p = path + ".frame_attachments[" + std::to_string(i) + "]";
+      const Json& a = frame_attachments[i];
+      check_keys(a, p, {"node", "frame", "point", "stiffness"});
+      if (!a.contains("node") || !a.contains("frame") || !a.contains("point")) fail(p, "\"node\", \"frame\" and \"point\" are required");
+      FrameAttachmentSpec attachment;
+      attachment.node = integer(a.at("node"), p + ".node");
+      attachment.frame = text(a.at("frame"), p + ".frame");
+      attachment.point = vector3(a.at("point"), p + ".point");
+      optional_number(a, "stiffness", p, attachment.stiffness);
+      spec.frame_attachments.push_back(attachment);
     }
     return spec;
   }

@@ -207,6 +207,11 @@ SoftStepStatus soft_step(const SoftModel& model, const SoftParams& params, const
   out.velocities.resize(dofs);
   // Start from x_t: it is feasible, and lagged friction is smooth there (u = 0).
   std::copy(in.positions.begin(), in.positions.end(), out.positions.begin());
+  if (!options.start_positions.empty()) {  // a caller's feasible start (coupled rollouts, coupled.hpp)
+    if (options.start_positions.size() != dofs)
+      throw Error(message("soft step: expected ", dofs, " start positions or none, got ", options.start_positions.size()));
+    std::copy(options.start_positions.begin(), options.start_positions.end(), out.positions.begin());
+  }
   for (std::size_t k = 0; k < dofs; ++k)
     if (system.is_pinned_dof(k)) out.positions[k] = model.rest_positions[k];
   if (!std::isfinite(system.objective(out.positions)))

@@ -1,0 +1,454 @@
+// tests/soft_coupled_test.cpp — one-way rigid → soft coupling (CoupledRollout, coupled scene
+// files): gradients w.r.t. the rigid initial state (all 12 tangent components, orientation as
+// q' = exp(δθ) ⊗ q), rigid and soft parameters and the soft initial state against central
+// differences of the whole coupled rollout — a cloth caught by a spinning, rising paddle
+// (moving contact with friction + an attachment), and a cloth hanging from a swinging pendulum
+// (jointed rigid body) — plus the scene format and `diffphys simulate`.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "diffphys/coupled.hpp"
+#include "diffphys/error.hpp"
+#include "soft/shape_distance.hpp"
+
+namespace diffphys {
+namespace {
+
+// A free box (no rigid gravity) rising and spinning under a 2 × 2 cloth that starts in the
+// barrier band above it; one cloth corner is tied to the box.
+const char* kPaddleScene = R"({
+  "rigid": {"name": "paddle", "dt": 0.005, "gravity": [0, 0, 0],
+            "bodies": [{"name": "paddle", "position": [0, 0, 0], "linear_velocity": [0.05, 0.0, 0.1],
+                        "angular_velocity": [0.2, -0.1, 0.8], "density": 500,
+                        "shapes": [{"name": "plate", "type": "box", "half_extents": [0.15, 0.15, 0.02]}]}]},
+  "soft": {"name": "cloth", "dt": 0.01, "newton": {"tolerance": 1e-12},
+           "contact": {"barrier_distance": 0.002, "stiffness": 1.0},
+           "cloth_materials": [{"name": "cotton", "stretch_modulus": 40, "poisson_ratio": 0.3, "bending_stiffness": 0.0005,
+                                "areal_density": 0.2}],
+           "cloth_rectangles": [{"material": "cotton", "origin": [-0.1, -0.1, 0.0215], "edge_u": [0.2, 0, 0],
+                                 "edge_v": [0, 0.2, 0], "cells": [2, 2]}]},
+  "coupling": {"attachments": [{"body": "paddle", "node": 0, "stiffness": 30}],
+               "colliders": [{"body": "paddle", "friction": 0.4}]}
+})";
+
+// A pendulum (hinge at 1 m, a capsule rod with a box bob) swinging from horizontal with a
+// 2 × 2 cloth hanging from the bob's bottom edge.
+const char* kPendulumScene = R"({
+  "rigid": {"name": "pendulum", "dt": 0.0025,
+            "bodies": [{"name": "arm", "position": [0, 0, 1], "density": 1000, "angular_velocity": [0, 0.5, 0],
+                        "shapes": [{"name": "bob", "type": "box", "position": [0.3, 0, 0], "half_extents": [0.05, 0.1, 0.02]}]}],
+            "joints": [{"name": "hinge", "type": "revolute", "parent": "world", "child": "arm", "anchor": [0, 0, 1],
+                        "axis": [0, 1, 0], "damping": 0.01}]},
+  "soft": {"name": "flag", "dt": 0.01, "newton": {"tolerance": 1e-12},
+           "cloth_materials": [{"name": "silk", "stretch_modulus": 30, "poisson_ratio": 0.3, "bending_stiffness": 0.0002,
+                                "areal_density": 0.1}],
+           "cloth_rectangles": [{"material": "silk", "origin": [0.3, -0.1, 0.97], "edge_u": [0, 0.2, 0],
+                                 "edge_v": [0, 0, -0.2], "cells": [2, 2]}]},
+  "coupling": {"attachments": [{"body": "arm", "region": {"min": [0.29, -0.2, 0.969], "max": [0.31, 0.2, 0.971]},
+                                "stiffness": 200}]}
+})";
+
+double weight(std::size_t k, int which) { return std::sin(1.3 * static_cast<double>(k) + 0.7 * which + 0.1); }
+
+// L = Σ a·x_T + Σ b·v_T (soft) + c·(p, v, ω) of every rigid body at T + Σ d·x_{T/2} (soft).
+struct CoupledLoss {
+  int steps = 0;
+  double value(const CoupledRollout& rollout) const {
+    double total = 0.0;
+    const soft::SoftState& last = rollout.soft_state(steps);
+    const soft::SoftState& middle = rollout.soft_state(steps / 2);
+    for (std::size_t k = 0; k < last.positions.size(); ++k)
+      total += weight(k, 0) * last.positions[k] + weight(k, 1) * last.velocities[k] + weight(k, 2) * middle.positions[k];
+    const State rigid = rollout.rigid_state(steps);
+    for (int b = 1; b < rigid.body_count(); ++b) {
+      const auto i = static_cast<std::size_t>(b);
+      const Vec3 parts[3] = {rigid.position[i], rigid.linear_velocity[i], rigid.angular_velocity[i]};
+      for (int p = 0; p < 3; ++p) total += weight(i, 3 + 3 * p) * parts[p].x + weight(i, 4 + 3 * p) * parts[p].y + weight(i, 5 + 3 * p) * parts[p].z;
+    }
+    return total;
+  }
+  CoupledLossGradient gradient() const {
+    return [this](int t, const State& rigid, const soft::SoftState& s, std::span<double> drigid, std::span<double> dx,
+                  std::span<double> dv) {
+      for (std::size_t k = 0; k < s.positions.size(); ++k) {
+        if (t == steps) {
+          dx[k] += weight(k, 0);
+          dv[k] += weight(k, 1);
+        }
+        if (t == steps / 2) dx[k] += weight(k, 2);
+      }
+      if (t != steps) return;
+      for (int b = 1; b < rigid.body_count(); ++b) {
+        const auto i = static_cast<std::size_t>(b);
+        const int blocks[3] = {0, 6, 9};  // p, v, ω in the tangent layout
+        for (int p = 0; p < 3; ++p)
+          for (int r = 0; r < 3; ++r) drigid[12 * i + static_cast<std::size_t>(blocks[p] + r)] += weight(i, 3 + 3 * p + r);
+      }
+    };
+  }
+};
+
+void expect_close(double analytic, double numeric, const std::string& what) {
+  EXPECT_NEAR(analytic, numeric, 5e-5 * std::max(1.0, std::abs(numeric))) << what;
+}
+
+void check_coupled_gradients(const CoupledSystem& original, int steps, const std::vector<std::string>& rigid_slices,
+                             const std::vector<std::string>& soft_slices, int* contact_steps, double state_epsilon) {
+  CoupledSystem system = original;
+  const int substeps = system.substeps;
+  const auto rigid_controls_of = [&]() {
+    std::vector<double> controls;
+    for (int k = 0; k < steps * substeps; ++k) controls.insert(controls.end(), system.rigid_controls.begin(), system.rigid_controls.end());
+    return controls;
+  };
+  const CoupledLoss loss{steps};
+  const CoupledOptions options{RolloutOptions{}, system.two_way};
+  CoupledRollout rollout(system.rigid_model, system.rigid_params, system.soft_model, system.soft_params, system.frame_bodies, substeps,
+                         options);
+  rollout.run(system.rigid_state, rigid_controls_of(), system.soft_state, {}, steps);
+  for (const soft::SoftStepStatus& status : rollout.soft_statuses()) ASSERT_TRUE(status.converged) << status.message;
+  // How many soft steps had a node in the barrier band of a moving shape.
+  *contact_steps = 0;
+  for (int t = 1; t <= steps; ++t) {
+    const soft::SoftParams& theta = rollout.soft_step_params(t - 1);
+    bool any = false;
+    for (int i = 0; i < system.soft_model.node_count; ++i)
+      for (const soft::Obstacle& o : system.soft_model.obstacles) {
+        const double* pose = theta.values.data() + system.soft_model.layout.frame_pose[static_cast<std::size_t>(o.frame)];
+        const double d = soft::shape_distance(o, soft::to_frame(pose, soft::load3(rollout.soft_state(t).positions.data() + 3 * i)),
+                                              static_cast<soft::V3<double>*>(nullptr));
+        any = any || d < system.soft_model.contact.barrier_distance;
+      }
+    *contact_steps += any ? 1 : 0;
+  }
+  const CoupledGradients g = rollout.backward(loss.gradient());
+  ASSERT_TRUE(g.soft.solver_converged);
+
+  const auto evaluate = [&](const State& rigid_initial, const soft::SoftState& soft_initial) {
+    CoupledRollout probe(system.rigid_model, system.rigid_params, system.soft_model, system.soft_params, system.frame_bodies, substeps,
+                         options);
+    probe.run(rigid_initial, rigid_controls_of(), soft_initial, {}, steps);
+    return loss.value(probe);
+  };
+  // Rigid initial state: every body, every tangent component.
+  for (int b = 1; b < system.rigid_model.body_count(); ++b) {
+    const auto i = static_cast<std::size_t>(b);
+    for (int component = 0; component < 12; ++component) {
+      const double epsilon = state_epsilon;
+      const auto perturbed = [&](double sign) {
+        State state = system.rigid_state;
+        const double e = sign * epsilon;
+        const int r = component % 3;
+        Vec3 delta{r == 0 ? e : 0.0, r == 1 ? e : 0.0, r == 2 ? e : 0.0};
+        switch (component / 3) {
+          case 0: state.position[i] = state.position[i] + delta; break;
+          case 1: {
+            const double angle = std::sqrt(delta.x * delta.x + delta.y * delta.y + delta.z * delta.z);
+            const Quat turn = Quat::from_axis_angle(delta * (1.0 / angle), angle);
+            state.orientation[i] = (turn * state.orientation[i]).normalized();
+            break;
+          }
+          case 2: state.linear_velocity[i] = state.linear_velocity[i] + delta; break;
+          default: state.angular_velocity[i] = state.angular_velocity[i] + delta; break;
+        }
+        return evaluate(state, system.soft_state);
+      };
+      const double numeric = (perturbed(1.0) - perturbed(-1.0)) / (2 * epsilon);
+      expect_close(g.rigid.initial_state[12 * i + static_cast<std::size_t>(component)], numeric,
+                   "dL/d rigid x0, body " + std::to_string(b) + " component " + std::to_string(component));
+    }
+  }
+  // Rigid parameters.
+  for (const std::string& name : rigid_slices) {
+    std::span<double> slice = system.rigid_params.slice(system.rigid_model, name);
+    const std::span<const double> analytic = g.rigid.param(system.rigid_model, name);
+    for (std::size_t k = 0; k < slice.size(); ++k) {
+      const double original_value = slice[k];
+      const double epsilon = original_value != 0.0 ? 1e-6 * std::abs(original_value) : 1e-6;  // relative: inertias are ~1e-4
+      slice[k] = original_value + epsilon;
+      const double plus = evaluate(system.rigid_state, system.soft_state);
+      slice[k] = original_value - epsilon;
+      const double minus = evaluate(system.rigid_state, system.soft_state);
+      slice[k] = original_value;
+      expect_close(analytic[k], (plus - minus) / (2 * epsilon), "dL/d rigid " + name + "[" + std::to_string(k) + "]");
+    }
+  }
+  // Soft parameters.
+  for (const std::string& name : soft_slices) {
+    std::span<double> slice = system.soft_params.slice(system.soft_model, name);
+    const std::span<const double> analytic = g.soft.param(system.soft_model, name);
+    for (std::size_t k = 0; k < slice.size(); ++k) {
+      const double original_value = slice[k];
+      const double epsilon = original_value != 0.0 ? 1e-6 * std::abs(original_value) : 1e-6;  // relative: inertias are ~1e-4
+      slice[k] = original_value + epsilon;
+      const double plus = evaluate(system.rigid_state, system.soft_state);
+      slice[k] = original_value - epsilon;
+      const double minus = evaluate(system.rigid_state, system.soft_state);
+      slice[k] = original_value;
+      expect_close(analytic[k], (plus - minus) / (2 * epsilon), "dL/d soft " + name + "[" + std::to_string(k) + "]");
+    }
+  }
+  // Soft initial state (a few DOFs).
+  for (std::size_t k = 1; k < system.soft_state.positions.size(); k += 4)
+    for (const bool velocity : {false, true}) {
+      soft::SoftState plus = system.soft_state, minus = system.soft_state;
+      const double epsilon = 1e-7;
+      (velocity ? plus.velocities : plus.positions)[k] += epsilon;
+      (velocity ? minus.velocities : minus.positions)[k] -= epsilon;
+      const double numeric = (evaluate(system.rigid_state, plus) - evaluate(system.rigid_state, minus)) / (2 * epsilon);
+      expect_close(velocity ? g.soft.initial_velocities[k] : g.soft.initial_positions[k], numeric,
+                   std::string(velocity ? "dL/d soft v0[" : "dL/d soft x0[") + std::to_string(k) + "]");
+    }
+}
+
+TEST(SoftCoupled, GradientsThroughAMovingPaddleMatchCentralDifferences) {
+  const CoupledSystem system = parse_coupled_scene(kPaddleScene, "paddle");
+  ASSERT_EQ(system.substeps, 2);
+  ASSERT_EQ(system.frame_bodies, std::vector<int>{1});
+  int contact_steps = 0;
+  check_coupled_gradients(system, 5, {"gravity"},
+                          {"contact_stiffness", "obstacle/paddle/plate/friction", "frame_attachment_stiffness",
+                           "cloth_material/cotton/stretch_modulus"},
+                          &contact_steps,
+                          // The barrier band is 2 mm wide and nodes rest ~0.1 mm into it: the
+                          // loss is strongly curved in the pose, so the difference step must be
+                          // small (1e-6 leaves a 0.2 % error).
+                          1e-7);
+  EXPECT_GE(contact_steps, 3) << "the cloth should touch the paddle";
+}
+
+TEST(SoftCoupled, GradientsOfAClothHangingFromASwingingPendulum) {
+  const CoupledSystem system = parse_coupled_scene(kPendulumScene, "pendulum");
+  ASSERT_EQ(system.substeps, 4);
+  ASSERT_EQ(system.soft_model.frame_attachment_nodes.size(), 3u);  // the top row of the cloth
+  int contact_steps = 0;
+  check_coupled_gradients(system, 6, {"gravity", "joint/hinge/damping"},
+                          {"frame_attachment_stiffness", "cloth_material/silk/stretch_modulus", "gravity"}, &contact_steps,
+                          // A perturbed orientation leaves the hinge, and the joint projection
+                          // stops at 1e-10 m: steps of 1e-7 would see that as 0.1 % noise.
+                          1e-6);
+}
+
+// Two-way: the attachment springs' reactions act on the rigid bodies (staggered by one soft
+// step), and the gradient goes through that loop too.
+TEST(SoftCoupled, TwoWayGradientsThroughAMovingPaddleMatchCentralDifferences) {
+  CoupledSystem system = parse_coupled_scene(kPaddleScene, "paddle");
+  system.two_way = true;
+  // A light paddle (20 g against the 8 g cloth), so that the cloth's attachment and contact
+  // reactions move it measurably.
+  const double scale = 0.02 / system.rigid_params.slice(system.rigid_model, "body/paddle/mass")[0];
+  system.rigid_params.slice(system.rigid_model, "body/paddle/mass")[0] *= scale;
+  for (double& moment : system.rigid_params.slice(system.rigid_model, "body/paddle/inertia")) moment *= scale;
+  int contact_steps = 0;
+  check_coupled_gradients(system, 5, {"gravity", "body/paddle/mass", "body/paddle/inertia"},
+                          {"contact_stiffness", "obstacle/paddle/plate/friction", "frame_attachment_stiffness",
+                           "cloth_material/cotton/stretch_modulus", "cloth_material/cotton/areal_density"},
+                          &contact_steps, 1e-7);
+  EXPECT_GE(contact_steps, 3);
+}
+
+TEST(SoftCoupled, TwoWayGradientsOfAClothHangingFromASwingingPendulum) {
+  CoupledSystem system = parse_coupled_scene(kPendulumScene, "pendulum");
+  system.two_way = true;
+  // A heavy cloth (0.2 kg against the 0.8 kg bob), so that its pull on the arm matters.
+  system.soft_params.slice(system.soft_model, "cloth_material/silk/areal_density")[0] = 5.0;
+  int contact_steps = 0;
+  check_coupled_gradients(system, 6, {"gravity", "joint/hinge/damping", "body/arm/mass"},
+                          {"frame_attachment_stiffness", "cloth_material/silk/areal_density", "gravity"}, &contact_steps, 1e-6);
+}
+
+// Two-way momentum balance of a free body carrying a cloth (no rigid gravity, soft gravity
+// on, no contact): the body receives h·F(x_t, P_t) per soft step, the cloth −h·F(x_{t+1},
+// P_{t+1}) (implicit), so the total momentum changes by M_cloth g T h + h (F_0 − F_T) — the
+// staggering's whole error telescopes to the end terms. One-way fails it by h Σ F_t.
+TEST(SoftCoupled, TwoWayMomentumBalanceOfAFreeBodyCarryingACloth) {
+  const std::string scene = R"({
+    "rigid": {"dt": 0.005, "gravity": [0, 0, 0],
+              "bodies": [{"name": "block", "position": [0, 0, 1], "mass": 0.05, "angular_velocity": [0.3, 0.2, 0.1],
+                          "shapes": [{"name": "b", "type": "box", "half_extents": [0.05, 0.05, 0.05]}]}]},
+    "soft": {"dt": 0.01, "newton": {"tolerance": 1e-12},
+             "cloth_materials": [{"name": "c", "stretch_modulus": 20, "poisson_ratio": 0.3, "bending_stiffness": 0.0001,
+                                  "areal_density": 0.3}],
+             "cloth_rectangles": [{"material": "c", "origin": [-0.1, 0.06, 1.0], "edge_u": [0.2, 0, 0], "edge_v": [0, 0.2, -0.1],
+                                   "cells": [4, 4]}]},
+    "coupling": {"two_way": true,
+                 "attachments": [{"body": "block", "region": {"min": [-0.2, 0.059, 0.99], "max": [0.2, 0.061, 1.01]}, "stiffness": 50}]}
+  })";
+  for (const bool two_way : {true, false}) {
+    CoupledSystem system = parse_coupled_scene(scene, "block");
+    system.two_way = two_way;
+    CoupledRollout rollout(system);
+    const int steps = 40;
+    rollout.run(system.rigid_state, {}, system.soft_state, {}, steps);
+    const soft::SoftModel& model = system.soft_model;
+    std::vector<double> masses(static_cast<std::size_t>(model.node_count));
+    soft::lumped_masses(model, system.soft_params, masses);
+    double cloth_mass = 0.0;
+    for (const double m : masses) cloth_mass += m;
+    const double body_mass = system.rigid_params.slice(system.rigid_model, "body/block/mass")[0];
+    const auto momentum = [&](int t) {
+      Vec3 total = rollout.rigid_state(t).linear_velocity[1] * body_mass;
+      const soft::SoftState& s = rollout.soft_state(t);
+      for (std::size_t i = 0; i < masses.size(); ++i)
+        total = total + Vec3{s.velocities[3 * i], s.velocities[3 * i + 1], s.velocities[3 * i + 2]} * masses[i];
+      return total;
+    };
+    const auto spring_force = [&](int t) {  // on the body, Σ k (x − p − R r)
+      Vec3 total;
+      const State& rigid = rollout.rigid_state(t);
+      for (std::size_t a = 0; a < model.frame_attachment_nodes.size(); ++a) {
+        const soft::Vector3& r = model.frame_attachment_points[a];
+        const auto node = static_cast<std::size_t>(model.frame_attachment_nodes[a]);
+        const auto& x = rollout.soft_state(t).positions;
+        const Vec3 stretch = Vec3{x[3 * node], x[3 * node + 1], x[3 * node + 2]} - rigid.position[1] -
+                             rigid.orientation[1].rotate(Vec3{r[0], r[1], r[2]});
+        total = total + stretch * system.soft_params.values[static_cast<std::size_t>(model.layout.frame_attachment_stiffness) + a];
+      }
+      return total;
+    };
+    const double h = model.dt;
+    const Vec3 change = momentum(steps) - momentum(0);
+    const Vec3 expected = Vec3{0, 0, -9.81 * cloth_mass * steps * h} + (spring_force(0) - spring_force(steps)) * h;
+    const double error = std::sqrt(dot(change - expected, change - expected));
+    if (two_way) {
+      EXPECT_LT(error, 1e-9) << "two-way momentum balance";
+      EXPECT_LT(rollout.rigid_state(steps).linear_velocity[1].z, -0.5) << "the cloth pulls the block down";
+    } else {
+      EXPECT_GT(error, 1e-2) << "one-way coupling ignores the reaction on the block";
+    }
+  }
+}
+
+// Two-way contact: a cloth falls onto a light free tray (no rigid gravity). The tray is pushed
+// down by the contact reaction; the pair's momentum grows by M_cloth g T h up to the last soft
+// step's contact impulse (the staggering's end term), while one-way leaves the tray in place.
+TEST(SoftCoupled, TwoWayContactPushesALightTray) {
+  const std::string scene = R"({
+    "rigid": {"dt": 0.005, "gravity": [0, 0, 0],
+              "bodies": [{"name": "tray", "position": [0, 0, 1], "mass": 0.02,
+                          "shapes": [{"name": "plate", "type": "box", "half_extents": [0.15, 0.15, 0.02]}]}]},
+    "soft": {"dt": 0.01,
+             "contact": {"barrier_distance": 0.002, "stiffness": 1.0},
+             "cloth_materials": [{"name": "c", "stretch_modulus": 40, "poisson_ratio": 0.3, "bending_stiffness": 0.0005,
+                                  "areal_density": 0.2}],
+             "cloth_rectangles": [{"material": "c", "origin": [-0.1, -0.1, 1.0215], "edge_u": [0.2, 0, 0], "edge_v": [0, 0.2, 0],
+                                   "cells": [4, 4]}]},
+    "coupling": {"colliders": [{"body": "tray", "friction": 0.3}]}
+  })";
+  const int steps = 40;
+  for (const bool two_way : {true, false}) {
+    CoupledSystem system = parse_coupled_scene(scene, "tray");
+    system.two_way = two_way;
+    CoupledRollout rollout(system);
+    rollout.run(system.rigid_state, {}, system.soft_state, {}, steps);
+    for (const soft::SoftStepStatus& status : rollout.soft_statuses()) ASSERT_TRUE(status.converged) << status.message;
+    std::vector<double> masses(static_cast<std::size_t>(system.soft_model.node_count));
+    soft::lumped_masses(system.soft_model, system.soft_params, masses);
+    double cloth_mass = 0.0, cloth_momentum = 0.0;
+    for (std::size_t i = 0; i < masses.size(); ++i) {
+      cloth_mass += masses[i];
+      cloth_momentum += masses[i] * rollout.soft_state(steps).velocities[3 * i + 2];
+    }
+    const double tray_velocity = rollout.rigid_state(steps).linear_velocity[1].z;
+    const double impulse = -9.81 * cloth_mass * steps * system.soft_model.dt;
+    const double total = cloth_momentum + 0.02 * tray_velocity;
+    if (two_way) {
+      // The last step's contact impulse (≈ the cloth's weight × h) is the only mismatch.
+      EXPECT_NEAR(total, impulse, 1.5 * std::abs(impulse) / steps);
+      // Together they fall as one body under the cloth's weight: v = M_c g t / (M_c + M_t).
+      EXPECT_NEAR(tray_velocity, impulse / (cloth_mass + 0.02), 0.1 * std::abs(impulse / (cloth_mass + 0.02)));
+    } else {
+      EXPECT_EQ(tray_velocity, 0.0);
+      EXPECT_GT(std::abs(total - impulse), 0.5 * std::abs(impulse));
+    }
+  }
+}
+
+TEST(SoftCoupled, AttachedNodesFollowTheRigidBody) {
+  // The pendulum swings for 0.3 s; the attached nodes stay near their points on the arm (the
+  // springs are stiff against the cloth's weight) while the arm has turned by a large angle.
+  const CoupledSystem system = parse_coupled_scene(kPendulumScene, "pendulum");
+  CoupledRollout rollout(system);
+  const int steps = 30;
+  rollout.run(system.rigid_state, {}, system.soft_state, {}, steps);
+  const State rigid = rollout.rigid_state(steps);
+  const Quat& q = rigid.orientation[1];
+  EXPECT_GT(2 * std::acos(std::min(1.0, std::abs(q.w))), 0.5) << "the pendulum should have swung";
+  const soft::SoftModel& model = system.soft_model;
+  for (std::size_t a = 0; a < model.frame_attachment_nodes.size(); ++a) {
+    const soft::Vector3& r = model.frame_attachment_points[a];
+    const Vec3 target = rigid.position[1] + q.rotate(Vec3{r[0], r[1], r[2]});
+    const int node = model.frame_attachment_nodes[a];
+    const auto& x = rollout.soft_state(steps).positions;
+    const double gap = std::hypot(x[static_cast<std::size_t>(3 * node)] - target.x, x[static_cast<std::size_t>(3 * node + 1)] - target.y,
+                                  x[static_cast<std::size_t>(3 * node + 2)] - target.z);
+    EXPECT_LT(gap, 0.02) << "attached node " << node;
+  }
+}
+
+TEST(SoftCoupled, SceneErrorsNameThePathAndValue) {
+  const auto refuses = [](std::string text, const std::string& needle) {
+    try {
+      parse_coupled_scene(text, "bad.json");
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const Error& error) {
+      EXPECT_NE(std::string(error.what()).find(needle), std::string::npos) << error.what();
+    }
+  };
+  const std::string paddle = kPaddleScene;
+  const auto replace = [&](const std::string& from, const std::string& to) {
+    std::string text = paddle;
+    const auto at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return text.replace(at, from.size(), to);
+  };
+  refuses(replace(R"("body": "paddle", "node": 0)", R"("body": "padle", "node": 0)"), "coupling.attachments[0].body: unknown rigid body 'padle'");
+  refuses(replace(R"("body": "paddle", "node": 0)", R"("body": "paddle", "node": 99)"), "unknown node index 99");
+  refuses(replace(R"("dt": 0.01)", R"("dt": 0.0125)"), "whole number of rigid steps");
+  refuses(replace(R"("colliders")", R"("colliderz")"), "unknown key \"colliderz\"");
+  refuses(replace(R"("friction": 0.4)", R"("friction": -1)"), "obstacle/paddle/plate/friction");
+  refuses(replace(R"("origin": [-0.1, -0.1, 0.0215])", R"("origin": [-0.1, -0.1, 0.01])"), "strictly outside");
+  refuses(replace(R"("body": "paddle", "node": 0)", R"("body": "world", "node": 0)"), "the world does not move");
+  refuses(replace(R"("stiffness": 1.0})", R"("stiffness": 1.0, "stiffness": 2.0})"), "duplicate key \"stiffness\"");
+  // The C++ API checks the binding too.
+  const CoupledSystem system = parse_coupled_scene(kPaddleScene, "paddle");
+  const auto refuses_rollout = [&](std::vector<int> bodies, int substeps, const std::string& needle) {
+    try {
+      CoupledRollout rollout(system.rigid_model, system.rigid_params, system.soft_model, system.soft_params, bodies, substeps);
+      ADD_FAILURE() << "accepted";
+    } catch (const Error& error) {
+      EXPECT_NE(std::string(error.what()).find(needle), std::string::npos) << error.what();
+    }
+  };
+  refuses_rollout({0}, 2, "bound to rigid body index 0");
+  refuses_rollout({}, 2, "one rigid body per soft frame");
+  refuses_rollout({1}, 3, "must equal substeps (3)");
+}
+
+TEST(SoftCoupled, SimulateWritesATrajectory) {
+  const std::string scene = std::string(DIFFPHYS_SOURCE_DIR) + "/examples/soft/cloth_on_pendulum.json";
+  const CoupledSystem system = load_coupled_scene(scene);  // the example loads
+  EXPECT_GT(system.soft_model.frame_attachment_nodes.size(), 0u);
+  const std::string out = ::testing::TempDir() + "coupled_trajectory.json";
+  const std::string command = std::string(DIFFPHYS_CLI) + " simulate " + scene + " -n 20 -o " + out + " > /dev/null";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  std::ifstream file(out);
+  const nlohmann::json trajectory = nlohmann::json::parse(file);
+  EXPECT_EQ(trajectory.at("format"), "diffphys-coupled-trajectory");
+  ASSERT_EQ(trajectory.at("frames").size(), 21u);
+  const nlohmann::json& last = trajectory.at("frames").back();
+  EXPECT_EQ(last.at("positions").size(), static_cast<std::size_t>(3 * system.soft_model.node_count));
+  EXPECT_TRUE(last.at("converged").get<bool>());
+  EXPECT_EQ(last.at("bodies").size(), static_cast<std::size_t>(system.rigid_model.body_count() - 1));
+  std::remove(out.c_str());
+}
+
+}  // namespace
+}  // namespace diffphys
