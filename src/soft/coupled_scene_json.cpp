@@ -11,47 +11,28 @@
 #include <map>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
-
 #include "diffphys/coupled.hpp"
 #include "diffphys/error.hpp"
 #include "diffphys/scene.hpp"
 #include "diffphys/soft_scene.hpp"
+#include "model/json_reader.hpp"
 #include "soft/shape_distance.hpp"
 
 namespace diffphys {
 namespace {
 
-using Json = nlohmann::json;
+using json::Json;
 
-struct CouplingReader {
-  std::string source;
+struct CouplingReader : json::Reader {
+  using json::Reader::Reader;
 
-  [[noreturn]] void fail(const std::string& path, const std::string& what) const {
-    throw Error(message(source, ": ", path, ": ", what));
-  }
-  void check_keys(const Json& object, const std::string& path, std::initializer_list<std::string_view> allowed) const {
-    if (!object.is_object()) fail(path, "expected an object");
-    for (const auto& [key, value] : object.items()) {
-      if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
-      std::string list;
-      for (const std::string_view name : allowed) list += (list.empty() ? "" : ", ") + std::string(name);
-      fail(path, message("unknown key \"", key, "\" (allowed here: ", list, ")"));
-    }
-  }
-  double number(const Json& value, const std::string& path) const {
-    if (!value.is_number()) fail(path, message("expected a number, got ", value.dump()));
-    return value.get<double>();
-  }
+  double number(const Json& value, const std::string& path) const { return read_number(value, path); }
   soft::Vector3 vector3(const Json& value, const std::string& path) const {
-    if (!value.is_array() || value.size() != 3) fail(path, message("expected [x, y, z], got ", value.dump()));
-    return {number(value[0], path + "[0]"), number(value[1], path + "[1]"), number(value[2], path + "[2]")};
+    const Vec3 v = read_vec3(value, path);
+    return {v.x, v.y, v.z};
   }
   const Json& array(const Json& object, const char* key, const std::string& path) const {
-    static const Json empty = Json::array();
-    if (!object.contains(key)) return empty;
-    if (!object.at(key).is_array()) fail(path + "." + key, "expected an array");
-    return object.at(key);
+    return optional_array(object, key, path);
   }
   int body(const Model& model, const Json& value, const std::string& path) const {
     if (!value.is_string()) fail(path, message("expected a rigid body name, got ", value.dump()));
@@ -75,28 +56,9 @@ soft::Vector3 to_body(const State& state, int body, const soft::Vector3& world) 
 }  // namespace
 
 CoupledSystem parse_coupled_scene(std::string_view text, const std::string& source, const std::string& base_directory) {
-  // Duplicate keys anywhere are refused here: nlohmann would keep the last one silently, and
-  // the parts are re-read from this parse.
-  std::vector<std::vector<std::string>> keys_per_object;
-  const auto refuse_duplicates = [&](int, Json::parse_event_t event, Json& parsed) {
-    if (event == Json::parse_event_t::object_start) keys_per_object.emplace_back();
-    if (event == Json::parse_event_t::object_end) keys_per_object.pop_back();
-    if (event == Json::parse_event_t::key) {
-      const std::string key = parsed.get<std::string>();
-      auto& keys = keys_per_object.back();
-      if (std::find(keys.begin(), keys.end(), key) != keys.end())
-        throw Error(message(source, ": duplicate key \"", key, "\" (each key may appear once)"));
-      keys.push_back(key);
-    }
-    return true;
-  };
-  Json root;
-  try {
-    root = Json::parse(text.begin(), text.end(), refuse_duplicates);
-  } catch (const Json::exception& error) {
-    throw Error(message(source, ": JSON syntax error: ", error.what()));
-  }
-  CouplingReader reader{source};
+  // Duplicate keys anywhere are refused here (the parts are re-read from this parse).
+  const Json root = json::parse(text, source);
+  const CouplingReader reader(source);
   if (!root.is_object() || !root.contains("rigid") || !root.contains("soft"))
     reader.fail("(top level)", "a coupled scene is an object with \"rigid\" and \"soft\" keys");
   reader.check_keys(root, "(top level)", {"rigid", "soft", "coupling"});

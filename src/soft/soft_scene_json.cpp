@@ -9,86 +9,47 @@
 #include <fstream>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
-
 #include "diffphys/error.hpp"
 #include "diffphys/soft_mesh.hpp"
+#include "model/json_reader.hpp"
 
 namespace diffphys::soft {
 namespace {
 
-using Json = nlohmann::json;
+using json::Json;
 
-class Reader {
+class Reader : json::Reader {
  public:
-  Reader(std::string source, std::string base) : source_(std::move(source)), base_(std::move(base)) {}
+  Reader(std::string source, std::string base) : json::Reader(std::move(source)), base_(std::move(base)) {}
 
-  [[noreturn]] void fail(const std::string& path, const std::string& what) const {
-    throw Error(message(source_, ": ", path, ": ", what));
-  }
-  void check_keys(const Json& object, const std::string& path, std::initializer_list<std::string_view> allowed) const {
-    if (!object.is_object()) fail(path, "expected an object");
-    for (const auto& [key, value] : object.items()) {
-      if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
-      std::string list;
-      for (const std::string_view name : allowed) list += (list.empty() ? "" : ", ") + std::string(name);
-      fail(path, message("unknown key \"", key, "\" (allowed here: ", list, ")"));
-    }
-  }
-  double number(const Json& value, const std::string& path) const {
-    if (!value.is_number()) fail(path, message("expected a number, got ", value.dump()));
-    return value.get<double>();
-  }
-  int integer(const Json& value, const std::string& path) const {
-    if (!value.is_number_integer()) fail(path, message("expected an integer, got ", value.dump()));
-    return value.get<int>();
-  }
-  std::string text(const Json& value, const std::string& path) const {
-    if (!value.is_string()) fail(path, message("expected a string, got ", value.dump()));
-    return value.get<std::string>();
-  }
+  using json::Reader::check_keys;
+  using json::Reader::fail;
+
+  double number(const Json& value, const std::string& path) const { return read_number(value, path); }
+  int integer(const Json& value, const std::string& path) const { return read_int(value, path); }
+  std::string text(const Json& value, const std::string& path) const { return read_string(value, path); }
   Vector3 vector3(const Json& value, const std::string& path) const {
-    if (!value.is_array() || value.size() != 3) fail(path, message("expected [x, y, z], got ", value.dump()));
-    return {number(value[0], path + "[0]"), number(value[1], path + "[1]"), number(value[2], path + "[2]")};
+    const Vec3 v = read_vec3(value, path);
+    return {v.x, v.y, v.z};
   }
   template <std::size_t N>
   std::array<int, N> indices(const Json& value, const std::string& path) const {
     if (!value.is_array() || value.size() != N) fail(path, message("expected ", N, " integers, got ", value.dump()));
     std::array<int, N> result{};
-    for (std::size_t i = 0; i < N; ++i) result[i] = integer(value[i], path + "[" + std::to_string(i) + "]");
+    for (std::size_t i = 0; i < N; ++i) result[i] = integer(value[i], json::element_path(path, i));
     return result;
   }
   const Json& array(const Json& object, const char* key, const std::string& path) const {
-    static const Json empty = Json::array();
-    if (!object.contains(key)) return empty;
-    const Json& value = object.at(key);
-    if (!value.is_array()) fail(path + "." + key, "expected an array");
-    return value;
+    return optional_array(object, key, path);
   }
   template <class T>
   void optional_number(const Json& object, const char* key, const std::string& path, T& target) const {
-    if (object.contains(key)) target = static_cast<T>(number(object.at(key), path + "." + key));
+    if (object.contains(key)) target = static_cast<T>(number(object.at(key), json::key_path(path, key)));
   }
-  // "orientation": [w, x, y, z] or "euler": [roll, pitch, yaw] in degrees, R = Rz·Ry·Rx (as in
-  // rigid scenes, docs/scene-format.md#conventions); identity when neither is given.
+  // As in rigid scenes (docs/scene-format.md#conventions): (w, x, y, z).
   std::array<double, 4> rotation(const Json& object, const std::string& path) const {
-    if (object.contains("orientation") && object.contains("euler")) fail(path, "give \"orientation\" or \"euler\", not both");
-    if (object.contains("orientation")) {
-      const Json& q = object.at("orientation");
-      if (!q.is_array() || q.size() != 4) fail(path + ".orientation", message("expected [w, x, y, z], got ", q.dump()));
-      std::array<double, 4> result{};
-      for (std::size_t i = 0; i < 4; ++i) result[i] = number(q[i], path + ".orientation[" + std::to_string(i) + "]");
-      if (result[0] == 0 && result[1] == 0 && result[2] == 0 && result[3] == 0) fail(path + ".orientation", "a zero quaternion is not a rotation");
-      return result;
-    }
-    if (!object.contains("euler")) return {1, 0, 0, 0};
-    const Vector3 angles = vector3(object.at("euler"), path + ".euler");
-    const double half = 0.5 * 3.14159265358979323846 / 180.0;
-    const double cr = std::cos(angles[0] * half), sr = std::sin(angles[0] * half);
-    const double cp = std::cos(angles[1] * half), sp = std::sin(angles[1] * half);
-    const double cy = std::cos(angles[2] * half), sy = std::sin(angles[2] * half);
-    // q = q_z(yaw) ⊗ q_y(pitch) ⊗ q_x(roll)
-    return {cy * cp * cr + sy * sp * sr, cy * cp * sr - sy * sp * cr, cy * sp * cr + sy * cp * sr, sy * cp * cr - cy * sp * sr};
+    const Quat q = read_rotation(object, path);
+    return {q.w, q.x, q.y, q.z};
   }
   int material_index(const std::vector<std::string>& names, const Json& value, const std::string& path,
                      const char* kind) const {
@@ -351,36 +312,13 @@ class Reader {
   }
 
  private:
-  std::string source_;
   std::string base_;
 };
-
-Json parse_json(std::string_view text, const std::string& source) {
-  // Refuse duplicate keys (nlohmann keeps the last one silently).
-  std::vector<std::vector<std::string>> keys_per_object;
-  const auto callback = [&](int, Json::parse_event_t event, Json& parsed) {
-    if (event == Json::parse_event_t::object_start) keys_per_object.emplace_back();
-    if (event == Json::parse_event_t::object_end) keys_per_object.pop_back();
-    if (event == Json::parse_event_t::key) {
-      const std::string key = parsed.get<std::string>();
-      auto& keys = keys_per_object.back();
-      if (std::find(keys.begin(), keys.end(), key) != keys.end())
-        throw Error(message(source, ": duplicate key \"", key, "\" (each key may appear once)"));
-      keys.push_back(key);
-    }
-    return true;
-  };
-  try {
-    return Json::parse(text.begin(), text.end(), callback);
-  } catch (const Json::parse_error& error) {
-    throw Error(message(source, ": JSON syntax error: ", error.what()));
-  }
-}
 
 }  // namespace
 
 SoftSpec parse_soft_scene(std::string_view text, const std::string& source, const std::string& base_directory) {
-  return Reader(source, base_directory).read(parse_json(text, source));
+  return Reader(source, base_directory).read(json::parse(text, source));
 }
 
 SoftSpec load_soft_scene(const std::string& path) {
