@@ -7,6 +7,7 @@
 #include "experiments/cartpole_ilqr.hpp"
 #include "experiments/chain_mass.hpp"
 #include "experiments/experiments.hpp"
+#include "experiments/quadruped.hpp"
 #include "experiments/soft_experiments_commands.hpp"
 
 namespace diffphys::experiments {
@@ -34,6 +35,8 @@ std::span<const ExperimentEntry> registry() {
       ExperimentEntry{"arm-reach-random",
                       "Degrave et al. 2019 §3.2.2: an MLP drives the arm to random targets, a batch of robots per update",
                       run_arm_reach_random},
+      ExperimentEntry{"quadruped", "Degrave et al. 2019 §3.3: an MLP on a 1.5 Hz clock learns a gait for an 8-servo quadruped",
+                      run_quadruped},
   };
   return entries;
 }

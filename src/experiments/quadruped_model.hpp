@@ -1,0 +1,82 @@
+// experiments/quadruped_model.hpp — the quadruped of Degrave et al. 2019 §3.1/§3.3 (Fig. 3B)
+// for the `quadruped` experiment: the model, its episodes (a closed-loop MLP on a 1.5 Hz
+// clock, or any open-loop servo targets such as the hand-tuned trot) and the objective, the
+// torso's average forward velocity, with its gradient with respect to the network's weights.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "diffphys/model_builder.hpp"
+#include "diffphys/neural.hpp"
+#include "diffphys/rollout.hpp"
+
+namespace diffphys::experiments {
+
+// The robot (docs/EXPERIMENTS-quadruped.md, "The model"): a 0.5 × 0.25 × 0.1 m torso of
+// 21.525 kg (75 % of 28.7 kg) touching the ground through 4 spheres inside its cuboid; four
+// legs, each an upper and a lower leg of 0.12 m on hinges about the lateral y axis (shoulder,
+// elbow), every hinge driven by a servo limited to 4 N·m; each lower leg touches the ground
+// through a sphere at its end, the foot. x is forward, z up, the ground is z = 0; at rest
+// the legs hang straight down and every joint coordinate is 0. dt = 0.01 s (the paper's
+// 1,000 steps in 10 s).
+struct QuadrupedModel {
+  Scene scene;
+  int torso = 0;  // body index
+  // Servo order (8): for each leg FL, FR, HL, HR its shoulder then its elbow; a positive
+  // angle swings the leg's lower end backwards (−x), i.e. pushes the body forwards in stance.
+  static constexpr int kLegs = 4;
+  static constexpr int kServos = 8;
+};
+
+QuadrupedModel build_quadruped();
+
+// What the robot did in one episode (forward pass).
+struct QuadrupedEpisode {
+  // The objective: (1/T) Σ_{t=1..T} v_x(t) of the torso's centre of mass, m/s.
+  double average_forward_velocity = 0.0;
+  double distance = 0.0;            // x_T − x_0 of the torso, m
+  double lowest_torso_height = 0.0;  // min over t of the torso's centre height, m
+  double final_torso_height = 0.0;   // m
+  bool finite = true;                // every state finite
+};
+
+// The controller's input: sin and cos of a clock of `frequency` Hz (§3.3: 1.5 Hz).
+FeatureMap clock_features(double frequency, double dt);
+
+// The MLP of §3.3: 2 → 128 → 128 → 8, ReLU, a linear output layer that reads both the top
+// hidden layer and the input (skip connection), initialised to zero (the robot starts the
+// optimisation standing still). 17,944 parameters.
+MlpSpec quadruped_network_spec();
+
+// Runs the closed-loop episode (the network's outputs are the 8 servo targets, rad) from the
+// rest state for `steps` steps; when `gradient` is not empty also the backward pass, writing
+// dL/dW of L = −average_forward_velocity into it (so descending it speeds the robot up).
+// `health` (optional) receives the backward pass's gradient health.
+QuadrupedEpisode run_quadruped_episode(const QuadrupedModel& robot, const Mlp& network,
+                                       std::span<const double> weights, int steps, const RolloutOptions& options,
+                                       std::span<double> gradient, GradientHealth* health = nullptr);
+
+// The same measures for given servo targets (steps × 8, row-major), forward only.
+QuadrupedEpisode run_quadruped_open_loop(const QuadrupedModel& robot, std::span<const double> servo_targets,
+                                         int steps);
+
+// The hand-tuned open-loop trot (docs/EXPERIMENTS-quadruped.md, "The hand-tuned trot"):
+// diagonal legs in phase, the two diagonals half a period apart; shoulder
+// θ_s = o_s + A_s sin(2π f t + φ_leg), elbow θ_e = o_e + A_e sin(2π f t + φ_leg + δ), or with
+// elbow_lift_only o_e + A_e max(0, sin(2π f t + φ_leg + δ)): the knee bends only to lift the
+// foot and stays straight (cheap for a 4 N·m servo) while the leg carries the body.
+struct TrotGait {
+  double frequency = 1.5;        // Hz
+  double shoulder_amplitude = 0.0;  // rad
+  double elbow_amplitude = 0.0;     // rad
+  double elbow_phase = 0.0;         // δ, rad
+  double shoulder_offset = 0.0;     // rad, added to every shoulder
+  double elbow_offset = 0.0;        // rad, added to every elbow
+  bool elbow_lift_only = false;
+};
+TrotGait hand_tuned_trot();
+// Servo targets (steps × 8) of a gait at the model's dt.
+std::vector<double> trot_servo_targets(const TrotGait& gait, int steps, double dt);
+
+}  // namespace diffphys::experiments
