@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "experiment_test_helpers.hpp"
 #include "experiments/arm_model.hpp"
 
 namespace diffphys::experiments {
@@ -113,22 +114,13 @@ TEST(ArmReach, OpenLoopShortcutEqualsThePerStepPolicy) {
   for (std::size_t k = 0; k < per_step.size(); ++k) EXPECT_NEAR(per_step[k], once[k], 1e-12 * largest) << k;
 }
 
-// Runs `diffphys experiment NAME --quick --json` and returns its last line, parsed; the
-// command exits 0 only when the experiment reached its stated target.
+// The command line end to end; it also writes the loss curve and the trained policy's trajectory.
 nlohmann::json run_quick(const std::string& name) {
-  const auto directory = std::filesystem::temp_directory_path() / ("diffphys_" + name);
-  std::filesystem::create_directories(directory);
-  const auto output = directory / "stdout.txt";
-  const std::string command = std::string(DIFFPHYS_CLI) + " experiment " + name + " --quick --json --out " +
-                              directory.string() + " > " + output.string() + " 2>&1";
-  EXPECT_EQ(std::system(command.c_str()), 0) << "see " << output;
-  std::ifstream stream(output);
-  std::string line, last;
-  while (std::getline(stream, line))
-    if (!line.empty()) last = line;
-  EXPECT_TRUE(std::filesystem::exists(directory / name / "loss.csv"));
-  EXPECT_TRUE(std::filesystem::exists(directory / name / "trajectory.json"));
-  return nlohmann::json::parse(last);
+  const auto folder = testing::fresh_test_folder(name);
+  const nlohmann::json figures = testing::run_quick_experiment_command(name, folder);
+  EXPECT_TRUE(std::filesystem::exists(folder / name / "loss.csv"));
+  EXPECT_TRUE(std::filesystem::exists(folder / name / "trajectory.json"));
+  return figures;
 }
 
 TEST(ArmReach, QuickVariantBringsTheArmTenTimesCloser) {

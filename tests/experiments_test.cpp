@@ -5,6 +5,8 @@
 // finite differences and beat them in time; and the files each run promises are written.
 #include "experiments/experiments.hpp"
 
+#include "experiment_test_helpers.hpp"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -31,10 +33,7 @@ nlohmann::json run_quick(std::string_view name, const std::filesystem::path& out
 }
 
 std::filesystem::path temporary_folder(std::string_view name) {
-  const std::filesystem::path folder =
-      std::filesystem::temp_directory_path() / ("diffphys_experiments_" + std::string(name));
-  std::filesystem::remove_all(folder);
-  return folder;
+  return testing::fresh_test_folder("experiments_" + std::string(name));
 }
 
 int trajectory_frames(const std::filesystem::path& path) {

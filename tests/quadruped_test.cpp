@@ -18,6 +18,7 @@
 
 #include "diffphys/error.hpp"
 #include "diffphys/simulator.hpp"
+#include "experiment_test_helpers.hpp"
 #include "experiments/quadruped_model.hpp"
 
 namespace diffphys::experiments {
@@ -73,7 +74,7 @@ TEST(Quadruped, EightServosLimitedToFourNewtonMetresOnLateralHinges) {
 
 TEST(Quadruped, NetworkHasThePapersShapeAndStartsAtZero) {
   const Mlp network(quadruped_network_spec(), 3);
-  // 2·128+128 + 128·128+128 + (128+2)·8+8: the paper quotes 17,952 (docs/EXPERIMENTS-quadruped.md).
+  // 2·128+128 + 128·128+128 + (128+2)·8+8: the paper quotes 17,952 (docs/EXPERIMENTS.md (quadruped)).
   EXPECT_EQ(network.parameter_count(), 17944);
   MlpTape tape;
   double output[8];
@@ -165,21 +166,12 @@ TEST(Quadruped, RefusesANetworkOfTheWrongShape) {
   }
 }
 
-TEST(Quadruped, QuickVariantLearnsToWalkForward) {
-  // Per process: other checkouts' test runs on the same machine must not share the folder.
-  const auto directory =
-      std::filesystem::temp_directory_path() / ("diffphys_quadruped_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(directory);
-  const auto output = directory / "stdout.txt";
-  const std::string command = std::string(DIFFPHYS_CLI) + " experiment quadruped --quick --json --out " +
-                              directory.string() + " > " + output.string() + " 2>&1";
-  ASSERT_EQ(std::system(command.c_str()), 0) << "see " << output;
-  std::ifstream stream(output);
-  std::string line, last;
-  while (std::getline(stream, line))
-    if (!line.empty()) last = line;
-  const nlohmann::json figures = nlohmann::json::parse(last);
-  EXPECT_TRUE(std::filesystem::exists(directory / "quadruped_loss.csv"));
+// A lean forward learned from the gradient, not a gait (docs/EXPERIMENTS.md, quadruped).
+TEST(Quadruped, QuickVariantLearnsForwardMotionFromStandingStill) {
+  const auto folder = testing::fresh_test_folder("quadruped");
+  const nlohmann::json figures = testing::run_quick_experiment_command("quadruped", folder);
+  EXPECT_TRUE(std::filesystem::exists(folder / "quadruped" / "loss.csv"));
+  EXPECT_TRUE(std::filesystem::exists(folder / "quadruped" / "trajectory.json"));
   EXPECT_EQ(figures["parameters"], 17944);
   // The first evaluation is the zero policy: standing still.
   EXPECT_LT(std::abs(figures["initial_average_forward_velocity_m_s"].get<double>()), 1e-3);

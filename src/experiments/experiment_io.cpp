@@ -2,6 +2,7 @@
 // experiments (experiments/experiment_io.hpp).
 #include "experiments/experiment_io.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <functional>
@@ -86,6 +87,21 @@ void record_segments(const Model& model, std::span<const ParamsSegment> segments
 void record_trajectory(const Model& model, std::span<const ParamsSegment> segments, const State& initial,
                        const std::filesystem::path& path) {
   record_segments(model, segments, initial, {}, path);
+}
+
+void record_trajectory(const Model& model, const Params& params, const State& initial,
+                       std::span<const double> controls, int steps, const std::filesystem::path& path) {
+  const auto width = static_cast<std::size_t>(model.actuator_count());
+  if (controls.size() != static_cast<std::size_t>(steps) * width)
+    throw Error(message("record_trajectory: ", controls.size(), " controls for ", steps, " steps of ", width,
+                        " actuators"));
+  const ParamsSegment segment{&params, steps};
+  record_segments(model, std::span(&segment, 1), initial,
+                  [&](int t, const State&, std::span<double> out) {
+                    const auto row = controls.subspan(static_cast<std::size_t>(t) * width, width);
+                    std::copy(row.begin(), row.end(), out.begin());
+                  },
+                  path);
 }
 
 void record_trajectory(const Model& model, const Params& params, const State& initial, Controller& controller,

@@ -51,6 +51,11 @@ struct ParamsSegment {
 void record_trajectory(const Model& model, std::span<const ParamsSegment> segments, const State& initial,
                        const std::filesystem::path& path);
 
+// Simulates `steps` steps from `initial` with the given controls (steps × actuators,
+// row-major) and writes them as a trajectory file.
+void record_trajectory(const Model& model, const Params& params, const State& initial,
+                       std::span<const double> controls, int steps, const std::filesystem::path& path);
+
 // Simulates `steps` steps from `initial` with the controls of `controller` (a trained
 // policy, closed loop) and writes them as a trajectory file.
 void record_trajectory(const Model& model, const Params& params, const State& initial, Controller& controller,

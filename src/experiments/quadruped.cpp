@@ -18,17 +18,16 @@
 #include <nlohmann/json.hpp>
 
 #include "diffphys/optimizer.hpp"
-#include "diffphys/trajectory.hpp"
 #include "experiments/experiment_io.hpp"
 #include "experiments/quadruped_model.hpp"
 
 namespace diffphys::experiments {
 namespace {
 
-// Training settings (docs/EXPERIMENTS-quadruped.md, "Training").
+// Training settings (docs/EXPERIMENTS.md, "Training").
 // Adam's steps are ~rate per weight, and each output reads 130 inputs of order 1, so a rate
 // of 1e-3 moves the servo targets by ~0.1 rad per update: with 1e-3 the robot pitched onto
-// its joint stops within 13 updates and stayed there (docs/EXPERIMENTS-quadruped.md).
+// its joint stops within 13 updates and stayed there (docs/EXPERIMENTS.md).
 constexpr double kLearningRate = 3e-4;
 constexpr double kGradientClipNorm = 1.0;  // on dL/dW before each Adam step
 // The raw gradient through 1,000 steps of contacts explodes (|dL/dW| up to 1e13 once the legs
@@ -46,28 +45,9 @@ constexpr int kQuickSteps = 300;
 constexpr int kQuickUpdates = 10;
 constexpr double kQuickLearningRate = 1e-3;
 constexpr double kQuickRequiredVelocity = 0.005;  // m/s
-// The torso's centre at rest is 0.43 m up and its spheres reach 0.05 m below it: a centre
+// The torso's centre at rest is 0.18 m up and its spheres reach 0.05 m below it: a centre
 // below this height means the torso went through the ground.
 constexpr double kTorsoThroughGround = 0.045;  // m
-
-// Writes every step of the episode driven by `controls` (steps × 8), with its contacts.
-void record_episode(const QuadrupedModel& robot, std::span<const double> controls, int steps,
-                    const std::filesystem::path& path) {
-  const Model& model = robot.scene.model;
-  TrajectoryRecorder recorder(model, robot.scene.params);
-  Workspace workspace;
-  State current = robot.scene.state, next;
-  recorder.record(current, {}, StepStatus{});
-  const auto width = static_cast<std::size_t>(model.actuator_count());
-  for (int t = 0; t < steps; ++t) {
-    const StepStatus status =
-        step(model, robot.scene.params, current, controls.subspan(static_cast<std::size_t>(t) * width, width), next,
-             workspace);
-    std::swap(current, next);
-    recorder.record(current, workspace.contacts(), status);
-  }
-  recorder.write(path);
-}
 
 // The servo targets the network sets at every step (steps × 8): the policy is open loop (its
 // only input is the clock), so a forward pass per step is all it takes.
@@ -110,9 +90,9 @@ ExperimentResult run_quadruped(const ExperimentOptions& options) {
     *options.progress << "hand-tuned trot: average forward velocity " << trot.average_forward_velocity << " m/s over "
                       << steps * dt << " s" << std::endl;
 
-  const std::filesystem::path folder = experiment_folder(options, "");
+  const std::filesystem::path folder = experiment_folder(options, "quadruped");
   // Written row by row, so that a long run can be followed (and plotted) while it goes.
-  std::ofstream curve(folder / "quadruped_loss.csv");
+  std::ofstream curve(folder / "loss.csv");
   curve << "evaluation,average_forward_velocity_m_s,distance_m,lowest_torso_height_m,gradient_norm,seconds\n";
   curve << std::setprecision(9);
   const Stopwatch clock;
@@ -156,10 +136,12 @@ ExperimentResult run_quadruped(const ExperimentOptions& options) {
   // trajectory, and the check that it is the gait the optimisation measured.
   const std::vector<double> best_targets = policy_servo_targets(network, best_weights, steps, dt);
   const QuadrupedEpisode replay = run_quadruped_open_loop(robot, best_targets, steps);
-  record_episode(robot, best_targets, steps, folder / "quadruped_learned.json");
-  record_episode(robot, trot_targets, steps, folder / "quadruped_trot.json");
+  const Model& model = robot.scene.model;
+  record_trajectory(model, robot.scene.params, robot.scene.state, best_targets, steps, folder / "trajectory.json");
+  record_trajectory(model, robot.scene.params, robot.scene.state, trot_targets, steps,
+                    folder / "trajectory_trot.json");
   {
-    std::ofstream out(folder / "quadruped_best_weights.txt");
+    std::ofstream out(folder / "best_weights.txt");
     out << std::setprecision(17);
     for (const double w : best_weights) out << w << '\n';
   }
@@ -189,8 +171,9 @@ ExperimentResult run_quadruped(const ExperimentOptions& options) {
   figures["seconds_per_update"] = seconds / updates;
   figures["cpu_seconds_per_update"] = cpu_seconds / updates;
   figures["paper_seconds_per_update"] = 3600.0 / 500;
-  figures["loss_curve"] = (folder / "quadruped_loss.csv").string();
-  figures["trajectory"] = (folder / "quadruped_learned.json").string();
+  figures["loss_curve"] = (folder / "loss.csv").string();
+  figures["trajectory"] = (folder / "trajectory.json").string();
+  figures["trot_trajectory"] = (folder / "trajectory_trot.json").string();
   ExperimentResult result;
   const bool sane = finite && lowest_torso > kTorsoThroughGround;
   if (options.quick) {
@@ -202,7 +185,7 @@ ExperimentResult run_quadruped(const ExperimentOptions& options) {
   }
   figures["success"] = result.success;
   result.json = figures.dump();
-  write_text_file(folder / "quadruped.json", result.json + "\n");  // for scripts/plot_quadruped.py
+  write_text_file(folder / "figures.json", result.json + "\n");  // for scripts/plot-experiments
   return result;
 }
 

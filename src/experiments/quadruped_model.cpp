@@ -1,5 +1,5 @@
 // experiments/quadruped_model.cpp — the Degrave et al. 2019 §3.3 quadruped, its episodes and
-// the hand-tuned trot. Dimensions and the reasons for them: docs/EXPERIMENTS-quadruped.md.
+// the hand-tuned trot. Dimensions and the reasons for them: docs/EXPERIMENTS.md (quadruped).
 #include "experiments/quadruped_model.hpp"
 
 #include <algorithm>
@@ -27,7 +27,7 @@ constexpr double kFriction = 1.0;
 constexpr double kServoGain = 30.0;                              // 1/s (as the §3.2 arm)
 constexpr double kServoTorque = 4.0;                             // N·m (§3.3)
 constexpr double kServoVelocity = 2 * std::numbers::pi;          // rad/s: one turn per second
-// rad, ±: mechanical stops (docs/EXPERIMENTS-quadruped.md: 4 N·m cannot hold a folded leg)
+// rad, ±: mechanical stops (docs/EXPERIMENTS.md (quadruped): 4 N·m cannot hold a folded leg)
 constexpr double kShoulderLimit = 0.6;
 constexpr double kElbowLimit = 0.6;     // rad, ±
 constexpr std::uint32_t kRobotGroup = 2;  // robot shapes touch the ground only (group 1)
@@ -218,7 +218,7 @@ QuadrupedEpisode run_quadruped_open_loop(const QuadrupedModel& robot, std::span<
 
 TrotGait hand_tuned_trot() {
   // The best of a grid over frequency, amplitudes and elbow phase that kept the torso up for
-  // 10 s (docs/EXPERIMENTS-quadruped.md, "The hand-tuned trot"): small quick steps; the knee
+  // 10 s (docs/EXPERIMENTS.md (quadruped), "The hand-tuned trot"): small quick steps; the knee
   // bends backwards (θ_e < 0) only while its leg swings forwards.
   TrotGait gait;
   gait.frequency = 3.5;

@@ -13,7 +13,7 @@
 
 namespace diffphys::experiments {
 
-// The robot (docs/EXPERIMENTS-quadruped.md, "The model"): a 0.5 × 0.25 × 0.1 m torso of
+// The robot (docs/EXPERIMENTS.md (quadruped), "The model"): a 0.5 × 0.25 × 0.1 m torso of
 // 21.525 kg (75 % of 28.7 kg) touching the ground through 4 spheres inside its cuboid; four
 // legs, each an upper and a lower leg of 0.12 m on hinges about the lateral y axis (shoulder,
 // elbow), every hinge driven by a servo limited to 4 N·m; each lower leg touches the ground
@@ -61,7 +61,7 @@ QuadrupedEpisode run_quadruped_episode(const QuadrupedModel& robot, const Mlp& n
 QuadrupedEpisode run_quadruped_open_loop(const QuadrupedModel& robot, std::span<const double> servo_targets,
                                          int steps);
 
-// The hand-tuned open-loop trot (docs/EXPERIMENTS-quadruped.md, "The hand-tuned trot"):
+// The hand-tuned open-loop trot (docs/EXPERIMENTS.md (quadruped), "The hand-tuned trot"):
 // diagonal legs in phase, the two diagonals half a period apart; shoulder
 // θ_s = o_s + A_s sin(2π f t + φ_leg), elbow θ_e = o_e + A_e sin(2π f t + φ_leg + δ), or with
 // elbow_lift_only o_e + A_e max(0, sin(2π f t + φ_leg + δ)): the knee bends only to lift the

@@ -1,0 +1,43 @@
+// tests/experiment_test_helpers.hpp — running an experiment's --quick variant from the tests:
+// a fresh output folder per test process (test runs of other checkouts on the same machine
+// must not share it), and the `diffphys experiment NAME --quick --json` command line run end
+// to end, its final JSON line parsed.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace diffphys::testing {
+
+// <temp>/diffphys_<name>_<pid>, emptied.
+inline std::filesystem::path fresh_test_folder(std::string_view name) {
+  const std::filesystem::path folder =
+      std::filesystem::temp_directory_path() / ("diffphys_" + std::string(name) + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(folder);
+  std::filesystem::create_directories(folder);
+  return folder;
+}
+
+// Runs `diffphys experiment NAME --quick --json --out FOLDER`, expects exit status 0 (the
+// experiment reached its stated target) and returns the last line of its output, parsed.
+inline nlohmann::json run_quick_experiment_command(const std::string& name, const std::filesystem::path& folder) {
+  const auto output = folder / "stdout.txt";
+  const std::string command = std::string(DIFFPHYS_CLI) + " experiment " + name + " --quick --json --out " +
+                              folder.string() + " > " + output.string() + " 2>&1";
+  EXPECT_EQ(std::system(command.c_str()), 0) << "see " << output;
+  std::ifstream stream(output);
+  std::string line, last;
+  while (std::getline(stream, line))
+    if (!line.empty()) last = line;
+  return nlohmann::json::parse(last);
+}
+
+}  // namespace diffphys::testing
