@@ -1,7 +1,8 @@
 // tools/coupled_simulate_command.cpp — `diffphys simulate` for coupled scenes: the rigid world
 // stepped by the rigid simulator, the soft bodies by Newton seeing the rigid poses
 // (CoupledRollout, one-way or two-way coupling); prints a summary and optionally writes the trajectory
-// (JSON: soft node positions and rigid body poses per soft step).
+// (JSON: soft node positions and rigid body poses per soft step; once, the rigid model block,
+// the soft mesh topology and obstacles) and its replay page (--view, docs/viewer.md).
 #include "coupled_simulate_command.hpp"
 
 #include <algorithm>
@@ -9,11 +10,15 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "diffphys/coupled.hpp"
 #include "diffphys/error.hpp"
+#include "diffphys/trajectory.hpp"
+#include "replay_html.hpp"
+#include "soft_view_json.hpp"
 
 namespace diffphys::cli {
 
@@ -22,6 +27,16 @@ std::string number(double value, int digits = 6) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.*g", digits, std::abs(value) < 1e-12 ? 0.0 : value);
   return buffer;
+}
+
+// The rigid trajectory files' "model" block (bodies with their shapes, joints, gravity:
+// docs/scene-format.md, "Trajectory files"), so the viewer draws the rigid bodies' shapes.
+nlohmann::json rigid_model_block(const CoupledSystem& system) {
+  TrajectoryRecorder recorder(system.rigid_model, system.rigid_params);
+  recorder.record(system.rigid_state, {}, StepStatus{});
+  std::ostringstream text;
+  recorder.write(text);
+  return nlohmann::json::parse(text.str()).at("model");
 }
 }  // namespace
 
@@ -34,6 +49,11 @@ int run_coupled_simulate(const CoupledSimulateOptions& options) {
     std::ofstream probe(options.trajectory_path, std::ios::app);
     if (!probe) throw Error(options.trajectory_path + ": cannot open the trajectory file for writing");
   }
+  if (!options.replay_path.empty()) {
+    std::ofstream probe(options.replay_path, std::ios::app);
+    if (!probe) throw Error(options.replay_path + ": cannot open the replay page for writing");
+  }
+  const bool recording = !options.trajectory_path.empty() || !options.replay_path.empty();
   const Model& rigid = system.rigid_model;
   const soft::SoftModel& soft_model = system.soft_model;
   const int steps = static_cast<int>(options.steps);
@@ -58,7 +78,7 @@ int run_coupled_simulate(const CoupledSimulateOptions& options) {
   }
   for (const StepStatus& status : rollout.rigid_statuses()) rigid_failures += status.converged ? 0 : 1;
 
-  if (!options.trajectory_path.empty()) {
+  if (recording) {
     nlohmann::json frames = nlohmann::json::array();
     for (int t = 0; t <= steps; ++t) {
       if (t % options.record_every != 0 && t != steps) continue;
@@ -82,8 +102,12 @@ int run_coupled_simulate(const CoupledSimulateOptions& options) {
     }
     const nlohmann::json document{{"format", "diffphys-coupled-trajectory"}, {"rigid_model", rigid.name},
                                   {"soft_model", soft_model.name}, {"dt", soft_model.dt}, {"substeps", system.substeps},
-                                  {"node_count", soft_model.node_count}, {"frames", frames}};
-    std::ofstream(options.trajectory_path) << document.dump() << "\n";
+                                  {"node_count", soft_model.node_count}, {"model", rigid_model_block(system)},
+                                  {"topology", viewer::soft_topology_json(soft_model)},
+                                  {"obstacles", viewer::soft_obstacles_json(soft_model)}, {"frames", frames}};
+    const std::string text = document.dump();
+    if (!options.trajectory_path.empty()) std::ofstream(options.trajectory_path) << text << "\n";
+    if (!options.replay_path.empty()) viewer::write_replay_html(text, options.scene_path, options.replay_path);
   }
   if (!options.quiet) {
     std::cout << "scene       " << options.scene_path << ": coupled (" << (system.two_way ? "two-way" : "one-way") << "), rigid \"" << rigid.name << "\" "
@@ -109,6 +133,8 @@ int run_coupled_simulate(const CoupledSimulateOptions& options) {
                 << number(p.y) << ", " << number(p.z) << ") m\n";
     }
     if (!options.trajectory_path.empty()) std::cout << "trajectory  " << options.trajectory_path << "\n";
+    if (!options.replay_path.empty())
+      std::cout << "replay      " << options.replay_path << " (open it in a web browser; works offline)\n";
   }
   if (soft_failures > 0 || rigid_failures > 0) {
     std::cerr << "diffphys: " << soft_failures << " soft steps and " << rigid_failures << " rigid steps did not converge\n";

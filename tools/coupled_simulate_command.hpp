@@ -12,6 +12,7 @@ struct CoupledSimulateOptions {
   std::string trajectory_path;  // empty: do not record
   long long record_every = 1;
   bool quiet = false;
+  std::string replay_path;  // empty: no replay page (--view)
 };
 
 // Whether `path` is a coupled scene (a JSON object with top-level "rigid" and "soft" keys).

@@ -147,17 +147,13 @@ void print_load_warnings(const Scene& scene) {
 int run_simulate(const SimulateOptions& options) {
   // Coupled rigid + soft scenes ("rigid" and "soft" objects, docs/soft-bodies.md): -n soft steps.
   if (diffphys::cli::is_coupled_scene(options.scene_path)) {
-    if (!options.replay_path.empty())
-      throw Error("--view: the replay page does not draw soft bodies yet; write the trajectory with --out");
     return diffphys::cli::run_coupled_simulate({options.scene_path, options.steps, options.trajectory_path,
-                                                options.record_every, options.quiet});
+                                                options.record_every, options.quiet, options.replay_path});
   }
   // Soft scenes (a top-level "soft" object, docs/soft-bodies.md) have their own stepper.
   if (diffphys::cli::is_soft_scene(options.scene_path)) {
-    if (!options.replay_path.empty())
-      throw Error("--view: the replay page does not draw soft bodies yet; write the trajectory with --out");
     return diffphys::cli::run_soft_simulate({options.scene_path, options.steps, options.trajectory_path,
-                                             options.record_every, options.quiet});
+                                             options.record_every, options.quiet, options.replay_path});
   }
   Scene scene = load_scene(options.scene_path);
   print_load_warnings(scene);
@@ -468,8 +464,8 @@ int main(int argc, char** argv) {
   diffphys::cli::ViewOptions view_options;
   CLI::App* view = app.add_subcommand(
       "view",
-      "Write a trajectory file (from 'simulate --out') as a replay page: one self-contained "
-      "HTML file that shows the bodies in 3D with playback, contacts and plots, offline "
+      "Write a trajectory file (from 'simulate --out'; rigid, soft or coupled) as a replay page: "
+      "one self-contained HTML file that shows the bodies in 3D with playback, contacts and plots, offline "
       "(docs/viewer.md).");
   view->add_option("trajectory", view_options.trajectory_path, "Trajectory file (JSON)")
       ->required();

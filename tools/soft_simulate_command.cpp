@@ -1,5 +1,6 @@
 // tools/soft_simulate_command.cpp — `diffphys simulate` for soft scenes: load, step with
-// Newton, print a summary, optionally write the trajectory (JSON: node positions per frame).
+// Newton, print a summary, optionally write the trajectory (JSON: node positions per frame,
+// the mesh topology and obstacles once) and its replay page (--view, docs/viewer.md).
 #include "soft_simulate_command.hpp"
 
 #include <algorithm>
@@ -13,6 +14,8 @@
 #include "diffphys/error.hpp"
 #include "diffphys/soft.hpp"
 #include "diffphys/soft_scene.hpp"
+#include "replay_html.hpp"
+#include "soft_view_json.hpp"
 
 namespace diffphys::cli {
 
@@ -34,14 +37,22 @@ int run_soft_simulate(const SoftSimulateOptions& options) {
     std::ofstream probe(options.trajectory_path, std::ios::app);
     if (!probe) throw Error(options.trajectory_path + ": cannot open the trajectory file for writing");
   }
+  if (!options.replay_path.empty()) {
+    std::ofstream probe(options.replay_path, std::ios::app);
+    if (!probe) throw Error(options.replay_path + ": cannot open the replay page for writing");
+  }
+  const bool recording = !options.trajectory_path.empty() || !options.replay_path.empty();
   nlohmann::json frames = nlohmann::json::array();
   const auto record = [&](long long step, const SoftState& state, const SoftStepStatus& status) {
+    const SoftEnergies energy = soft_energies(model, built.params, state);
     frames.push_back({{"step", step}, {"time", state.time}, {"positions", state.positions},
-                      {"converged", status.converged}, {"iterations", status.iterations}, {"residual", status.residual}});
+                      {"converged", status.converged}, {"iterations", status.iterations}, {"residual", status.residual},
+                      {"energy", {{"kinetic", energy.kinetic}, {"gravity", energy.gravity}, {"elastic", energy.elastic},
+                                  {"contact", energy.contact}}}});
   };
   SoftWorkspace workspace(model);
   SoftState state = built.state, next;
-  if (!options.trajectory_path.empty()) record(0, state, SoftStepStatus{});
+  if (recording) record(0, state, SoftStepStatus{});
   long long non_converged = 0;
   int max_iterations = 0;
   double max_residual = 0.0;
@@ -53,13 +64,16 @@ int run_soft_simulate(const SoftSimulateOptions& options) {
     max_iterations = std::max(max_iterations, status.iterations);
     max_residual = std::max(max_residual, status.residual);
     if (!status.converged && ++non_converged <= 10) failures.push_back({step, status});
-    if (!options.trajectory_path.empty() && (step % options.record_every == 0 || step == options.steps)) record(step, state, status);
+    if (recording && (step % options.record_every == 0 || step == options.steps)) record(step, state, status);
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!options.trajectory_path.empty()) {
+  if (recording) {
     const nlohmann::json document{{"format", "diffphys-soft-trajectory"}, {"model", model.name}, {"dt", model.dt},
-                                  {"node_count", model.node_count}, {"frames", frames}};
-    std::ofstream(options.trajectory_path) << document.dump() << "\n";
+                                  {"node_count", model.node_count}, {"topology", viewer::soft_topology_json(model)},
+                                  {"obstacles", viewer::soft_obstacles_json(model)}, {"frames", frames}};
+    const std::string text = document.dump();
+    if (!options.trajectory_path.empty()) std::ofstream(options.trajectory_path) << text << "\n";
+    if (!options.replay_path.empty()) viewer::write_replay_html(text, options.scene_path, options.replay_path);
   }
   if (!options.quiet) {
     std::cout << "scene       " << options.scene_path << " (\"" << model.name << "\"): soft, " << model.node_count << " nodes, "
@@ -96,6 +110,8 @@ int run_soft_simulate(const SoftSimulateOptions& options) {
               << number(energies.elastic) << " J, contact " << number(energies.contact) << " J\n";
     if (!options.trajectory_path.empty())
       std::cout << "trajectory  " << options.trajectory_path << " (" << frames.size() << " frames)\n";
+    if (!options.replay_path.empty())
+      std::cout << "replay      " << options.replay_path << " (open it in a web browser; works offline)\n";
   }
   if (non_converged > 0) {
     std::cerr << "diffphys: the Newton solver did not converge at " << non_converged << " steps (tolerance "

@@ -11,6 +11,7 @@ struct SoftSimulateOptions {
   std::string trajectory_path;  // empty: do not record
   long long record_every = 1;
   bool quiet = false;
+  std::string replay_path;  // empty: no replay page (--view)
 };
 
 // Whether `path` is a soft scene (a JSON object with a top-level "soft" key).

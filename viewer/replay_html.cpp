@@ -26,6 +26,70 @@ std::string shortened(const nlohmann::json& value) {
   return text;
 }
 
+// Node indices of a topology block's items (`width` per item) within [0, node_count).
+void check_index_lists(const nlohmann::json& topology, const char* key, std::size_t width, long long node_count,
+                       const std::string& source) {
+  if (!topology.contains(key)) return;
+  const nlohmann::json& items = topology[key];
+  if (!items.is_array()) throw Error(message(source, ": topology.", key, " must be an array"));
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const nlohmann::json& item = items[i];
+    bool valid = item.is_array() && item.size() == width;
+    for (std::size_t k = 0; valid && k < width; ++k)
+      valid = item[k].is_number_integer() && item[k].get<long long>() >= 0 && item[k].get<long long>() < node_count;
+    if (!valid)
+      throw Error(message(source, ": topology.", key, "[", i, "] must be ", width, " node indices in [0, ", node_count,
+                          "), got ", shortened(item)));
+  }
+}
+
+// Soft ("diffphys-soft-trajectory") and coupled ("diffphys-coupled-trajectory") files: node
+// positions per frame, the topology block; coupled frames also carry the rigid bodies' poses.
+void check_soft_trajectory(const nlohmann::json& trajectory, const std::string& source, bool coupled) {
+  const auto node_count_item = trajectory.find("node_count");
+  if (node_count_item == trajectory.end() || !node_count_item->is_number_integer() || node_count_item->get<long long>() < 1)
+    throw Error(message(source, ": \"node_count\" must be a positive integer, got ",
+                        node_count_item == trajectory.end() ? std::string("nothing") : shortened(*node_count_item)));
+  const long long node_count = node_count_item->get<long long>();
+  const auto topology = trajectory.find("topology");
+  if (topology == trajectory.end() || !topology->is_object())
+    throw Error(message(source, ": \"topology\" is missing (the soft mesh's surface triangles and spring edges); "
+                        "write the trajectory again with this version of 'diffphys simulate --out'"));
+  check_index_lists(*topology, "surface_triangles", 3, node_count, source);
+  check_index_lists(*topology, "edges", 2, node_count, source);
+  if (trajectory.contains("obstacles") && !trajectory["obstacles"].is_array())
+    throw Error(message(source, ": \"obstacles\" must be an array"));
+  const auto frames = trajectory.find("frames");
+  if (frames == trajectory.end() || !frames->is_array() || frames->empty())
+    throw Error(message(source, ": \"frames\" must be a non-empty array"));
+  double previous_time = 0.0;
+  std::size_t body_count = 0;
+  for (std::size_t f = 0; f < frames->size(); ++f) {
+    const nlohmann::json& frame = (*frames)[f];
+    const std::string where = message(source, ": frames[", f, "]");
+    if (!frame.is_object() || !frame.contains("time") || !frame["time"].is_number())
+      throw Error(message(where, ".time must be a number"));
+    const double time = frame["time"].get<double>();
+    if (f > 0 && time < previous_time)
+      throw Error(message(where, ".time ", time, " is before the previous frame's ", previous_time));
+    previous_time = time;
+    if (!frame.contains("positions") || !is_number_array(frame["positions"], static_cast<std::size_t>(3 * node_count)))
+      throw Error(message(where, ".positions must be ", 3 * node_count, " numbers (x, y, z of each of the ", node_count,
+                          " nodes)"));
+    if (!coupled) continue;
+    if (!frame.contains("bodies") || !frame["bodies"].is_array() || (f > 0 && frame["bodies"].size() != body_count))
+      throw Error(message(where, ".bodies must be an array of the rigid bodies' poses, the same bodies in every frame"));
+    body_count = frame["bodies"].size();
+    for (std::size_t b = 0; b < body_count; ++b) {
+      const nlohmann::json& body = frame["bodies"][b];
+      if (!body.is_object() || !body.contains("name") || !body["name"].is_string() || !body.contains("position") ||
+          !is_number_array(body["position"], 3) || !body.contains("orientation") || !is_number_array(body["orientation"], 4))
+        throw Error(message(where, ".bodies[", b, "] needs \"name\", \"position\" [x, y, z] and \"orientation\" [w, x, y, z], got ",
+                            shortened(body)));
+    }
+  }
+}
+
 }  // namespace
 
 void check_trajectory(std::string_view trajectory_json, std::string_view source_name) {
@@ -39,10 +103,15 @@ void check_trajectory(std::string_view trajectory_json, std::string_view source_
   if (!trajectory.is_object())
     throw Error(message(source, ": expected a trajectory (a JSON object), got ", shortened(trajectory)));
   const auto format = trajectory.find("format");
+  if (format != trajectory.end() &&
+      (*format == "diffphys-soft-trajectory" || *format == "diffphys-coupled-trajectory")) {
+    check_soft_trajectory(trajectory, source, *format == "diffphys-coupled-trajectory");
+    return;
+  }
   if (format == trajectory.end() || *format != "diffphys-trajectory") {
     throw Error(message(source, ": \"format\" is ", format == trajectory.end() ? "missing" : shortened(*format),
-                        ", expected \"diffphys-trajectory\" (a file written by "
-                        "'diffphys simulate --out')"));
+                        ", expected \"diffphys-trajectory\", \"diffphys-soft-trajectory\" or "
+                        "\"diffphys-coupled-trajectory\" (a file written by 'diffphys simulate --out')"));
   }
   const auto bodies = trajectory.find("bodies");
   if (bodies == trajectory.end() || !bodies->is_array())

@@ -2,13 +2,15 @@
 // (<script id="diffphys-trajectory" type="application/json">), draws the bodies with
 // three.js, plays them back (play/pause, speed, time scrubber, orbiting camera), shows the
 // contacts and their forces, and plots energy, a chosen body's position, velocity and
-// angular velocity, and the loss curve of an optimisation beside the motion. Everything is
-// in the one HTML file (docs/viewer.md); nothing is fetched.
+// angular velocity, and the loss curve of an optimisation beside the motion. Soft and coupled
+// trajectories add deforming soft meshes (softbody.js) and the soft scene's obstacles.
+// Everything is in the one HTML file (docs/viewer.md); nothing is fetched.
 import * as THREE from 'three';
 import { OrbitControls } from 'three/addons/controls/OrbitControls.js';
 import { Plot } from './plot.js';
 import { locateTime, readTrajectory } from './trajectory.js';
 import { bodyColor, bodyRadius, buildShape, toQuaternion, vector } from './scene.js';
+import { SoftBody, buildObstacle } from './softbody.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -33,6 +35,18 @@ function sceneBounds(trajectory, radii) {
       box.expandByPoint(point.clone().subScalar(radii[b]));
     }
   });
+  const soft = trajectory.soft;
+  if (soft) {
+    const n = soft.nodeCount;
+    const nodeStride = Math.max(1, Math.floor(n / 2000));
+    for (let f = 0; f < frameCount; f += stride) {
+      for (let i = 0; i < n; i += nodeStride) {
+        const at = 3 * (n * f + i);
+        point.set(soft.positions[at], soft.positions[at + 1], soft.positions[at + 2]);
+        if (Number.isFinite(point.x + point.y + point.z)) box.expandByPoint(point);
+      }
+    }
+  }
   if (box.isEmpty()) box.set(new THREE.Vector3(-1, -1, 0), new THREE.Vector3(1, 1, 1));
   return box;
 }
@@ -44,7 +58,7 @@ function start() {
   const times = trajectory.times;
   const startTime = times[0], endTime = times[times.length - 1];
   const model = trajectory.model;
-  if (!model) notes.push('this trajectory has no "model" block (it was written without the parameters): ' +
+  if (!model && trajectory.bodyNames.length > 0) notes.push('this trajectory has no "model" block (it was written without the parameters): ' +
     'each body is drawn as a small sphere at its centre of mass');
   if (trajectory.solver.nonConverged > 0)
     notes.push(`the solver did not converge at ${trajectory.solver.nonConverged} recorded steps`);
@@ -112,6 +126,35 @@ function start() {
     return group;
   });
 
+  // Soft bodies: one deforming surface (and spring lines) over all nodes; the soft scene's
+  // obstacles: static ones in the world; ones moving with a rigid body (coupled colliders)
+  // are that body's shapes, already drawn from the model block, or else attached to its group.
+  const softBody = trajectory.soft ? new SoftBody(trajectory.soft, { sceneRadius }) : null;
+  if (softBody) {
+    softBody.setTimes(times);
+    scene.add(softBody.object);
+  }
+  for (const obstacle of trajectory.soft?.obstacles ?? []) {
+    const frame = typeof obstacle.frame === 'string' ? obstacle.frame : null;
+    const b = frame === null ? -1 : trajectory.bodyNames.indexOf(frame);
+    if (frame !== null && b >= 0 && (recorded[b]?.shapes ?? []).length > 0) continue;
+    const object = buildObstacle(obstacle, { planeSize, notes, color: bodyColor(0, false) });
+    if (!object) continue;
+    if (frame === null) {
+      if (object.userData.isPlane) {
+        planeShape ??= object;
+        const normal = new THREE.Vector3(0, 0, 1).applyQuaternion(object.quaternion);
+        const offset = center.clone().sub(object.position);
+        object.position.add(offset.addScaledVector(normal, -offset.dot(normal)));
+      }
+      scene.add(object);
+    } else if (b >= 0) {
+      groups[b].add(object);
+    } else {
+      notes.push(`obstacle "${obstacle.name}" moves with frame "${frame}", which this trajectory does not record: not drawn`);
+    }
+  }
+
   // Grid cells of a round size, about a tenth of the scene.
   const cell = Math.pow(10, Math.round(Math.log10(sceneRadius / 5)));
   const gridCells = Math.min(400, Math.round(planeSize / cell));
@@ -175,6 +218,9 @@ function start() {
   $('force-scale').textContent = magnitudes.length
     ? `force arrows: 1 m = ${(1 / metresPerNewton).toPrecision(3)} N (on body a of each contact)` : 'no contacts recorded';
 
+  // The body select's entry for the soft body comes after the rigid bodies.
+  const softIndex = softBody ? trajectory.bodyNames.length : -1;
+
   // Playback state.
   let time = startTime;
   let playing = true;
@@ -203,6 +249,7 @@ function start() {
       group.quaternion.slerpQuaternions(poseA, poseB, alpha);
       group.visible = Number.isFinite(group.position.x + group.position.y + group.position.z);
     });
+    if (softBody) softBody.setTime(frame, next, alpha);
     for (const joint of joints) {
       const group = groups[joint.child];
       joint.marker.position.copy(joint.anchor).applyQuaternion(group.quaternion).add(group.position);
@@ -232,9 +279,10 @@ function start() {
       const shown = Math.min(length, 2 * sceneRadius);
       arrow.setLength(shown, Math.min(0.3 * shown, 0.06 * sceneRadius), Math.min(0.15 * shown, 0.03 * sceneRadius));
     });
-    if ($('follow').checked && groups[followed]?.visible) {
+    const followedPosition = followed === softIndex ? softBody?.centre() : groups[followed]?.visible ? groups[followed].position : null;
+    if ($('follow').checked && followedPosition) {
       const offset = camera.position.clone().sub(controls.target);
-      controls.target.copy(groups[followed].position);
+      controls.target.copy(followedPosition);
       camera.position.copy(controls.target).add(offset);
       controls.update();
     }
@@ -248,7 +296,11 @@ function start() {
   $('title').textContent = trajectory.name ? `diffphys replay: ${trajectory.name}` : 'diffphys replay';
   document.title = $('title').textContent;
   const count = (n, one, many) => `${n} ${n === 1 ? one : many}`;
-  $('summary').textContent = `${count(trajectory.bodyNames.length, 'body', 'bodies')}, ` +
+  const softSummary = trajectory.soft ? `soft "${trajectory.soft.name}": ${count(trajectory.soft.nodeCount, 'node', 'nodes')}, ` +
+    `${count(trajectory.soft.triangles.length / 3, 'surface triangle', 'surface triangles')}, ` +
+    `${count(trajectory.soft.edges.length / 2, 'spring', 'springs')}; ` : '';
+  const bodySummary = trajectory.soft && trajectory.bodyNames.length === 0 ? '' : `${count(trajectory.bodyNames.length, 'body', 'bodies')}, `;
+  $('summary').textContent = softSummary + bodySummary +
     `${count(times.length, 'frame', 'frames')} over ${(endTime - startTime).toPrecision(4)} s ` +
     `(dt ${trajectory.dt} s)` + (model ? `, ${count(model.joints?.length ?? 0, 'joint', 'joints')}` : '') +
     `; grid cells ${cell} m`;
@@ -261,6 +313,8 @@ function start() {
   toggle('show-forces', forceArrows);
   toggle('show-joints', jointMarkers);
   toggle('show-grid', grid);
+  if (softBody) toggle('show-soft', softBody.object);
+  else $('show-soft-label').hidden = true;
   $('follow').addEventListener('change', () => applyTime());
 
   const energyPlot = new Plot($('energy-plot'), { xLabel: 't (s)' });
@@ -278,7 +332,7 @@ function start() {
     const { kinetic, potential } = trajectory.energy;
     energyPlot.setSeries([
       { label: 'kinetic', color: '#d9822b', x: timeArray, y: Array.from(kinetic) },
-      { label: 'potential', color: '#3f7fbf', x: timeArray, y: Array.from(potential) },
+      { label: trajectory.soft ? 'gravity + elastic + contact' : 'potential', color: '#3f7fbf', x: timeArray, y: Array.from(potential) },
       { label: 'total', color: '#222', x: timeArray, y: Array.from(kinetic, (k, f) => k + potential[f]) },
     ]);
   }
@@ -286,6 +340,15 @@ function start() {
   function drawBody() {
     const b = followed;
     const colors = ['#c0392b', '#2e8b57', '#1f5fbf'];
+    if (b === softIndex) {
+      // The soft body: its nodes' mean position and, by central differences, its velocity.
+      positionPlot.setSeries(['x', 'y', 'z'].map((axis, k) => ({
+        label: `mean ${axis} (m)`, color: colors[k], x: timeArray, y: component(softBody.centres, k) })));
+      velocityPlot.setSeries(['vx', 'vy', 'vz'].map((axis, k) => ({
+        label: `mean ${axis} (m/s)`, color: colors[k], x: timeArray, y: component(softBody.centreVelocities, k) })));
+      angularPlot.setSeries([], 'no angular velocity for a soft body');
+      return;
+    }
     positionPlot.setSeries(['x', 'y', 'z'].map((axis, k) => ({
       label: `${axis} (m)`, color: colors[k], x: timeArray, y: component(trajectory.positions[b], k) })));
     velocityPlot.setSeries(['vx', 'vy', 'vz'].map((axis, k) => ({
@@ -305,8 +368,14 @@ function start() {
     option.textContent = name + (recorded[b]?.type === 'static' ? ' (static)' : '');
     select.appendChild(option);
   });
-  // Start with the first dynamic body.
-  followed = Math.max(0, recorded.findIndex((body) => !body || body.type !== 'static'));
+  if (softBody) {
+    const option = document.createElement('option');
+    option.value = String(softIndex);
+    option.textContent = `soft "${trajectory.soft.name}" (mean of its nodes)`;
+    select.appendChild(option);
+  }
+  // Start with the soft body if there is one, else the first dynamic body.
+  followed = softBody ? softIndex : Math.max(0, recorded.findIndex((body) => !body || body.type !== 'static'));
   select.value = String(followed);
   select.addEventListener('change', () => { followed = Number(select.value); drawBody(); applyTime(); });
   const drawPlots = () => { drawEnergy(); drawBody(); drawLoss(); for (const plot of timePlots) plot.setCursor(time); };
@@ -388,6 +457,14 @@ function start() {
     get time() { return time; },
     get playing() { return playing; },
     get framesRendered() { return framesRendered; },
+    // The soft mesh as drawn now: node count, surface triangles, springs, node i's position.
+    soft: softBody ? {
+      nodeCount: trajectory.soft.nodeCount,
+      triangleCount: trajectory.soft.triangles.length / 3,
+      edgeCount: trajectory.soft.edges.length / 2,
+      get visible() { return softBody.object.visible; },
+      nodePosition(i) { return softBody.nodePosition(i); },
+    } : null,
     renderNow() { renderer.render(scene, camera); ++framesRendered; },
   };
 }

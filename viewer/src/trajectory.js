@@ -1,7 +1,8 @@
 // viewer/src/trajectory.js — reads the trajectory JSON that `diffphys simulate --out` writes
-// (docs/scene-format.md, "Trajectory files") into flat typed arrays per body, checks its
-// shape (a malformed file gives a message naming the key, not a blank page), and samples a
-// body's pose at any time between two recorded frames.
+// (docs/scene-format.md, "Trajectory files"; soft and coupled files: docs/soft-bodies.md) into
+// flat typed arrays per body and per soft node, checks its shape (a malformed file gives a
+// message naming the key, not a blank page), and samples a pose at any time between two
+// recorded frames.
 
 function fail(message) {
   throw new Error(`trajectory: ${message}`);
@@ -13,10 +14,14 @@ function isVector(value, length) {
 
 // Returns { name, dt, bodyNames, model, loss, times, positions[b], orientations[b],
 // linearVelocities[b], angularVelocities[b], contacts[f], energy: {kinetic, potential} | null,
-// solver: {nonConverged} }. Positions etc. are Float64Array(frames × 3 or 4); null → NaN.
+// solver: {nonConverged}, soft: null | {...} (readSoftTrajectory) }. Positions etc. are
+// Float64Array(frames × 3 or 4); null → NaN.
 export function readTrajectory(data) {
   if (data === null || typeof data !== 'object' || Array.isArray(data)) fail('expected a JSON object');
-  if (data.format !== 'diffphys-trajectory') fail(`"format" is ${JSON.stringify(data.format)}, expected "diffphys-trajectory"`);
+  if (data.format === 'diffphys-soft-trajectory' || data.format === 'diffphys-coupled-trajectory')
+    return readSoftTrajectory(data);
+  if (data.format !== 'diffphys-trajectory')
+    fail(`"format" is ${JSON.stringify(data.format)}, expected "diffphys-trajectory", "diffphys-soft-trajectory" or "diffphys-coupled-trajectory"`);
   if (!Array.isArray(data.bodies)) fail('"bodies" must be an array of body names');
   if (!Array.isArray(data.frames) || data.frames.length === 0) fail('"frames" must be a non-empty array');
   const bodyCount = data.bodies.length;
@@ -71,6 +76,93 @@ export function readTrajectory(data) {
     model, loss, times, positions, orientations, linearVelocities, angularVelocities, contacts,
     energy: hasEnergy ? { kinetic, potential } : null,
     solver: { nonConverged },
+    soft: null,
+  };
+}
+
+// Node indices of a topology list (`width` per item) as one Uint32Array.
+function indexList(items, key, width, nodeCount) {
+  if (items === undefined) return new Uint32Array(0);
+  if (!Array.isArray(items)) fail(`topology.${key} must be an array`);
+  const flat = new Uint32Array(items.length * width);
+  items.forEach((item, i) => {
+    if (!Array.isArray(item) || item.length !== width || !item.every((n) => Number.isInteger(n) && n >= 0 && n < nodeCount))
+      fail(`topology.${key}[${i}] must be ${width} node indices in [0, ${nodeCount})`);
+    flat.set(item, i * width);
+  });
+  return flat;
+}
+
+// A soft ("diffphys-soft-trajectory") or coupled ("diffphys-coupled-trajectory") file, in the
+// same shape as readTrajectory's result (rigid bodies: the coupled frames' "bodies", with no
+// velocities, contacts or energies) plus soft: {name, nodeCount, positions: Float64Array(frames
+// × 3 nodeCount), triangles: Uint32Array(3 per surface triangle), edges: Uint32Array(2 per
+// spring), obstacles: [...] as written (docs/soft-bodies.md, "Trajectory files")}.
+function readSoftTrajectory(data) {
+  const coupled = data.format === 'diffphys-coupled-trajectory';
+  const nodeCount = data.node_count;
+  if (!Number.isInteger(nodeCount) || nodeCount < 1) fail('"node_count" must be a positive integer');
+  const topology = data.topology;
+  if (!topology || typeof topology !== 'object')
+    fail('"topology" is missing (surface triangles and spring edges); write the trajectory again with this version of diffphys');
+  const triangles = indexList(topology.surface_triangles, 'surface_triangles', 3, nodeCount);
+  const edges = indexList(topology.edges, 'edges', 2, nodeCount);
+  if (!Array.isArray(data.frames) || data.frames.length === 0) fail('"frames" must be a non-empty array');
+  const frameCount = data.frames.length;
+  const bodyNames = coupled && Array.isArray(data.frames[0]?.bodies) ? data.frames[0].bodies.map((body) => String(body?.name)) : [];
+  const bodyCount = bodyNames.length;
+  const times = new Float64Array(frameCount);
+  const nodes = new Float64Array(frameCount * 3 * nodeCount);
+  const positions = [], orientations = [], linearVelocities = [], angularVelocities = [];
+  for (let b = 0; b < bodyCount; ++b) {
+    positions.push(new Float64Array(frameCount * 3));
+    orientations.push(new Float64Array(frameCount * 4));
+    linearVelocities.push(new Float64Array(frameCount * 3).fill(NaN));
+    angularVelocities.push(new Float64Array(frameCount * 3).fill(NaN));
+  }
+  const number = (v) => (typeof v === 'number' ? v : NaN);
+  let nonConverged = 0;
+  for (let f = 0; f < frameCount; ++f) {
+    const frame = data.frames[f];
+    if (!frame || typeof frame.time !== 'number') fail(`frames[${f}].time must be a number`);
+    if (f > 0 && frame.time < times[f - 1]) fail(`frames[${f}].time ${frame.time} goes back in time`);
+    times[f] = frame.time;
+    if (!isVector(frame.positions, 3 * nodeCount)) fail(`frames[${f}].positions must be ${3 * nodeCount} numbers`);
+    for (let k = 0; k < 3 * nodeCount; ++k) nodes[3 * nodeCount * f + k] = number(frame.positions[k]);
+    if (coupled) {
+      if (!Array.isArray(frame.bodies) || frame.bodies.length !== bodyCount)
+        fail(`frames[${f}].bodies must have ${bodyCount} entries (the rigid bodies of the first frame)`);
+      for (let b = 0; b < bodyCount; ++b) {
+        const body = frame.bodies[b];
+        if (!body || !isVector(body.position, 3) || !isVector(body.orientation, 4))
+          fail(`frames[${f}].bodies[${b}] needs "position" [x, y, z] and "orientation" [w, x, y, z]`);
+        for (let k = 0; k < 3; ++k) positions[b][3 * f + k] = number(body.position[k]);
+        for (let k = 0; k < 4; ++k) orientations[b][4 * f + k] = number(body.orientation[k]);
+      }
+    }
+    if (frame.converged === false) ++nonConverged;
+  }
+  // Soft files' energies: kinetic, and gravity + elastic + contact as the potential.
+  const hasEnergy = data.frames.every((frame) => frame && typeof frame.energy === 'object' && frame.energy !== null);
+  const energy = hasEnergy ? {
+    kinetic: Float64Array.from(data.frames, (frame) => number(frame.energy.kinetic)),
+    potential: Float64Array.from(data.frames, (frame) => number(frame.energy.gravity) + number(frame.energy.elastic) +
+      number(frame.energy.contact)),
+  } : null;
+  const model = data.model && typeof data.model === 'object' && Array.isArray(data.model.bodies) ? data.model : null;
+  const softName = typeof (coupled ? data.soft_model : data.model) === 'string' ? (coupled ? data.soft_model : data.model) : '';
+  const name = coupled ? [data.rigid_model, data.soft_model].filter((n) => typeof n === 'string' && n).join(' + ') : softName;
+  return {
+    name,
+    dt: typeof data.dt === 'number' ? data.dt : NaN,
+    bodyNames, model, loss: null, times, positions, orientations, linearVelocities, angularVelocities,
+    contacts: Array.from({ length: frameCount }, () => []),
+    energy,
+    solver: { nonConverged },
+    soft: {
+      name: softName, nodeCount, positions: nodes, triangles, edges,
+      obstacles: Array.isArray(data.obstacles) ? data.obstacles.filter((o) => o && typeof o === 'object') : [],
+    },
   };
 }
 

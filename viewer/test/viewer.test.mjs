@@ -7,13 +7,18 @@
 //
 // It writes replay pages of example scenes with the built `diffphys` (simulate --view, and
 // simulate --out then view), plus one whose trajectory is edited to carry a convex mesh, a
-// shape type the viewer does not know and a loss curve, and checks for each page:
+// shape type the viewer does not know and a loss curve, and soft pages (a cloth falling on a
+// sphere with simulate --view; the coupled cloth-on-pendulum with simulate --out then view),
+// and checks for each page:
 //   - it loads with no console error, no uncaught exception and no network request;
 //   - the 3D canvas is not blank (its pixels vary);
 //   - moving the time scrubber moves the rendered bodies (screenshots at two times differ),
 //     while returning to the first time gives the first picture back (the difference is the
 //     motion, not noise);
-//   - the plots are drawn, and the toggles hide and show what they name.
+//   - the plots are drawn, and the toggles hide and show what they name;
+//   - soft pages: the soft mesh is drawn (its surface triangles and springs as in the file's
+//     "topology"; hiding it changes the picture), its nodes are drawn at the recorded
+//     positions and move between the two times.
 // WebGL runs on SwiftShader (ANGLE's CPU Vulkan): no GPU is needed.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -71,6 +76,17 @@ stack.loss = Array.from({ length: 40 }, (_, i) => 10 * Math.exp(-i / 6) + 0.01);
 const editedTrajectory = path.join(workDir, 'box_stack_edited.json');
 fs.writeFileSync(editedTrajectory, JSON.stringify(stack));
 diffphys('view', editedTrajectory, '-o', stackPage, '--quiet');
+
+// Soft scenes (examples/soft, next to examples/scenes).
+const softScenes = path.join(scenes, '..', 'soft');
+const clothPage = path.join(workDir, 'cloth_on_sphere.html');
+diffphys('simulate', path.join(softScenes, 'cloth_on_sphere.json'), '--steps', '40', '--every', '2', '--quiet',
+  '--view', clothPage);
+const coupledTrajectory = path.join(workDir, 'cloth_on_pendulum.json');
+const coupledPage = path.join(workDir, 'cloth_on_pendulum.html');
+diffphys('simulate', path.join(softScenes, 'cloth_on_pendulum.json'), '--steps', '40', '--every', '2', '--quiet',
+  '--out', coupledTrajectory);
+diffphys('view', coupledTrajectory, '-o', coupledPage, '--quiet');
 
 // --- Browser ----------------------------------------------------------------------------
 const userDataDir = fs.mkdtempSync(path.join(workDir, 'chromium-profile-'));
@@ -138,7 +154,7 @@ async function check(label, body) {
 }
 
 // Loads a page, checks it, and returns its page object. `times`: fractions of the duration.
-async function checkPage(file, { label, times, expectNotes = [], expectLoss = false, expectContacts = false }) {
+async function checkPage(file, { label, times, expectNotes = [], expectLoss = false, expectContacts = false, expectSoft = false }) {
   const page = await context.newPage();
   const errors = [];
   page.on('console', (message) => { if (message.type() === 'error') errors.push(`console: ${message.text()}`); });
@@ -168,9 +184,43 @@ async function checkPage(file, { label, times, expectNotes = [], expectLoss = fa
     assert.equal(await page.textContent('#play'), 'Play');
   });
 
+  // The drawn soft nodes against the file's frames (the page's own embedded copy).
+  const softNodes = () => page.evaluate(() => {
+    const soft = window.diffphysViewer.soft;
+    return soft ? Array.from({ length: soft.nodeCount }, (_, i) => soft.nodePosition(i)) : null;
+  });
   const first = await scrubTo(times[0]);
+  const firstNodes = await softNodes();
   const second = await scrubTo(times[1]);
+  const secondNodes = await softNodes();
   const firstAgain = await scrubTo(times[0]);
+  if (expectSoft) {
+    await check(`${label}: the soft mesh is drawn from the file's topology, at the recorded positions, and moves`, async () => {
+      const data = await page.evaluate(() => JSON.parse(document.getElementById('diffphys-trajectory').textContent));
+      const soft = await page.evaluate(() => {
+        const s = window.diffphysViewer.soft;
+        return s && { nodeCount: s.nodeCount, triangleCount: s.triangleCount, edgeCount: s.edgeCount, visible: s.visible };
+      });
+      assert.ok(soft, 'the page has no soft mesh');
+      assert.equal(soft.visible, true);
+      assert.equal(soft.nodeCount, data.node_count);
+      assert.ok(data.topology.surface_triangles.length + data.topology.edges.length > 0, 'the file has no topology');
+      assert.equal(soft.triangleCount, data.topology.surface_triangles.length);
+      assert.equal(soft.edgeCount, data.topology.edges.length);
+      const frames = data.frames;
+      const expectFrame = (nodes, frame, when) => {
+        let worst = 0;
+        nodes.forEach((p, i) => { for (let k = 0; k < 3; ++k) worst = Math.max(worst, Math.abs(p[k] - frame.positions[3 * i + k])); });
+        assert.ok(worst < 1e-5, `drawn nodes are ${worst} m from frame at t=${frame.time} (${when})`);
+      };
+      assert.ok(times[0] === 0 && times[1] === 1, 'soft pages are checked at the first and the last frame');
+      expectFrame(firstNodes, frames[0], 'first');
+      expectFrame(secondNodes, frames[frames.length - 1], 'last');
+      let moved = 0;
+      firstNodes.forEach((p, i) => { moved = Math.max(moved, Math.hypot(p[0] - secondNodes[i][0], p[1] - secondNodes[i][1], p[2] - secondNodes[i][2])); });
+      assert.ok(moved > 0.01, `the soft nodes moved at most ${moved} m`);
+    });
+  }
   await check(`${label}: the canvas is not blank`, async () => {
     const stats = await pixelStats(first);
     assert.ok(stats.luminanceStd > 8 && stats.colours > 50,
@@ -205,9 +255,9 @@ async function checkPage(file, { label, times, expectNotes = [], expectLoss = fa
     await page.waitForFunction((n) => window.diffphysViewer.framesRendered > n, rendered, { timeout: 10000 });
     return page.locator('#viewport canvas').screenshot();
   };
-  await check(`${label}: the toggles hide and show ${expectContacts ? 'the contacts, forces and grid' : 'the grid'}`, async () => {
+  await check(`${label}: the toggles hide and show ${expectContacts ? 'the contacts, forces and grid' : 'the grid'}${expectSoft ? ' and the soft mesh' : ''}`, async () => {
     await scrubTo(times[1]);
-    const ids = ['show-grid', ...(expectContacts ? ['show-contacts', 'show-forces'] : [])];
+    const ids = ['show-grid', ...(expectContacts ? ['show-contacts', 'show-forces'] : []), ...(expectSoft ? ['show-soft'] : [])];
     for (const id of ids) {
       const shown = await page.locator('#viewport canvas').screenshot();
       const hidden = await toggleTo(id, false);
@@ -233,6 +283,8 @@ try {
     label: 'edited box stack (view): mesh, unknown shape, loss', times: [0, 1], expectLoss: true, expectContacts: true,
     expectNotes: ['"torus"'],
   });
+  await checkPage(clothPage, { label: 'cloth on sphere (soft, simulate --view)', times: [0, 1], expectSoft: true });
+  await checkPage(coupledPage, { label: 'cloth on pendulum (coupled, view)', times: [0, 1], expectSoft: true });
 } finally {
   await context.close();
   fs.rmSync(userDataDir, { recursive: true, force: true });
