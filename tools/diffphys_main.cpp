@@ -15,6 +15,7 @@
 #include "soft_simulate_command.hpp"
 #include "soft_info_command.hpp"
 #include "coupled_simulate_command.hpp"
+#include "coupled_info_command.hpp"
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -291,19 +292,14 @@ struct InfoOptions {
   std::string scene_path;
 };
 
-int run_info(const InfoOptions& options) {
-  if (diffphys::cli::is_coupled_scene(options.scene_path))
-    throw Error(options.scene_path + ": a coupled rigid + soft scene: `diffphys info` does not describe these yet "
-                                     "(`diffphys simulate` runs them; docs/soft-bodies.md#coupled-scene-files)");
-  if (diffphys::cli::is_soft_scene(options.scene_path)) return diffphys::cli::run_soft_info(options.scene_path);
-  const Scene scene = load_scene(options.scene_path);
-  print_load_warnings(scene);
+// The rigid scene's description, under `heading` ("scene PATH"; "rigid part" of a coupled scene).
+void print_rigid_info(const std::string& heading, const Scene& scene) {
   const Model& model = scene.model;
   const Params& params = scene.params;
   const ParamLayout& layout = model.layout;
   const SolverSettings& solver = model.solver;
 
-  std::cout << "scene " << options.scene_path << ": \"" << model.name << "\", dt "
+  std::cout << heading << ": \"" << model.name << "\", dt "
             << format_number(model.dt) << " s\n";
   std::cout << "solver " << solver_type_name(solver.type) << ": max_iterations "
             << solver.max_iterations << ", tolerance " << format_number(solver.tolerance)
@@ -405,6 +401,16 @@ int run_info(const InfoOptions& options) {
     }
     std::cout << "\n";
   }
+}
+
+int run_info(const InfoOptions& options) {
+  // Coupled scenes (top-level "rigid" and "soft") first: they have a "soft" key too.
+  if (diffphys::cli::is_coupled_scene(options.scene_path))
+    return diffphys::cli::run_coupled_info(options.scene_path, print_rigid_info);
+  if (diffphys::cli::is_soft_scene(options.scene_path)) return diffphys::cli::run_soft_info(options.scene_path);
+  const Scene scene = load_scene(options.scene_path);
+  print_load_warnings(scene);
+  print_rigid_info("scene " + options.scene_path, scene);
   return kExitSuccess;
 }
 
@@ -478,7 +484,7 @@ int main(int argc, char** argv) {
       "info",
       "Print a scene's bodies (mass, inertia), shapes, joints, actuators and the named slices "
       "of its parameter vector θ with their values.");
-  info->add_option("scene", info_options.scene_path, "Scene file: JSON (rigid or soft), URDF (.urdf) or MJCF (.xml, .mjcf)")->required();
+  info->add_option("scene", info_options.scene_path, "Scene file: JSON (rigid, soft or coupled), URDF (.urdf) or MJCF (.xml, .mjcf)")->required();
 
   diffphys::cli::GradcheckOptions gradcheck_options;
   CLI::App* gradcheck = app.add_subcommand(
@@ -486,7 +492,7 @@ int main(int argc, char** argv) {
       "Compare every analytic gradient of a rollout of the scene (parameters, initial state, "
       "controls) with central finite differences; print the table and exit 3 on disagreement.");
   gradcheck->add_option("scene", gradcheck_options.scene_path, "Scene file (JSON)")->required();
-  gradcheck->add_option("-n,--steps", gradcheck_options.steps, "Number of time steps of the rollout (soft scenes: default 10)")
+  gradcheck->add_option("-n,--steps", gradcheck_options.steps, "Number of time steps of the rollout (soft and coupled scenes: default 10 soft steps)")
       ->default_val(100)
       ->check(integer_at_least(1));
   gradcheck->add_option("--tolerance", gradcheck_options.tolerance,

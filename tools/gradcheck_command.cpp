@@ -3,16 +3,20 @@
 #include "gradcheck_command.hpp"
 
 #include <cstdio>
-#include <iostream>
 
 #include "diffphys/gradcheck.hpp"
 #include "diffphys/scene.hpp"
+#include "coupled_gradcheck_command.hpp"
+#include "coupled_simulate_command.hpp"
+#include "gradcheck_table.hpp"
 #include "soft_gradcheck_command.hpp"
 #include "soft_simulate_command.hpp"
 
 namespace diffphys::cli {
 
 int run_gradcheck(const GradcheckOptions& options) {
+  // Coupled scenes have a "soft" key too: they are recognised first.
+  if (is_coupled_scene(options.scene_path)) return run_coupled_gradcheck(options);
   if (is_soft_scene(options.scene_path)) return run_soft_gradcheck(options);
   const Scene scene = load_scene(options.scene_path);
   GradientCheckOptions check;
@@ -23,20 +27,7 @@ int run_gradcheck(const GradcheckOptions& options) {
   const GradientCheckReport report = check_gradients(scene, {}, check);
   std::printf("gradcheck  %s: %d steps of %g s, loss = weighted sum of every state over the trajectory\n",
               options.scene_path.c_str(), options.steps, scene.model.dt);
-  std::printf("%-48s %16s %16s %12s\n", "gradient of", "analytic", "numeric", "rel. error");
-  int failures = 0;
-  for (const GradientCheckEntry& entry : report.entries) {
-    const bool failed = !(entry.relative_error <= options.tolerance);
-    failures += failed;
-    if (options.only_failures && !failed) continue;
-    std::printf("%-48s %16.9g %16.9g %12.3g%s\n", entry.name.c_str(), entry.analytic, entry.numeric,
-                entry.relative_error, failed ? "  FAIL" : "");
-  }
-  std::printf("%zu gradients compared, worst relative error %.3g (tolerance %g): %s\n", report.entries.size(),
-              report.worst_relative_error, options.tolerance, report.passed ? "all agree" : "DISAGREEMENT");
-  if (!report.passed)
-    std::cerr << "diffphys: " << failures << " gradient(s) disagree with central differences\n";
-  return report.passed ? 0 : 3;
+  return print_gradcheck_table(report.entries, options);
 }
 
 }  // namespace diffphys::cli

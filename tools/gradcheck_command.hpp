@@ -5,8 +5,8 @@
 
 namespace diffphys::cli {
 
-// Soft scenes check every parameter (one per node for the masses) with Newton solves: their
-// default rollout is shorter than rigid scenes'.
+// Soft and coupled scenes check every parameter (one per node for the masses) with Newton
+// solves: their default rollout (in soft steps) is shorter than rigid scenes'.
 inline constexpr int kDefaultSoftGradcheckSteps = 10;
 
 struct GradcheckOptions {
@@ -20,8 +20,9 @@ struct GradcheckOptions {
 };
 
 // Prints the table (parameter, analytic, numeric, relative error); returns the exit code:
-// 0 all within tolerance, 3 some gradient disagrees. Soft scenes (a top-level "soft" key)
-// go to run_soft_gradcheck (soft_gradcheck_command.hpp).
+// 0 all within tolerance, 3 some gradient disagrees. Coupled rigid + soft scenes (top-level
+// "rigid" and "soft" keys) go to run_coupled_gradcheck (coupled_gradcheck_command.hpp), soft
+// scenes (a top-level "soft" key) to run_soft_gradcheck (soft_gradcheck_command.hpp).
 int run_gradcheck(const GradcheckOptions& options);
 
 }  // namespace diffphys::cli

@@ -15,7 +15,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <iostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -23,6 +22,7 @@
 #include "diffphys/soft.hpp"
 #include "diffphys/soft_rollout.hpp"
 #include "diffphys/soft_scene.hpp"
+#include "gradcheck_table.hpp"
 
 namespace diffphys::cli {
 
@@ -91,16 +91,9 @@ int run_soft_gradcheck(const GradcheckOptions& options) {
         }
       });
 
-  struct Entry {
-    std::string name;
-    double analytic, numeric, error;
-  };
-  std::vector<Entry> entries;
-  double worst = 0.0;
+  std::vector<GradientCheckEntry> entries;
   const auto add = [&](std::string name, double analytic, double numeric) {
-    const double error = std::abs(analytic - numeric) / std::max(1.0, std::abs(numeric));
-    worst = std::max(worst, std::isnan(error) ? INFINITY : error);
-    entries.push_back({std::move(name), analytic, numeric, error});
+    entries.push_back({std::move(name), analytic, numeric, gradcheck_relative_error(analytic, numeric)});
   };
 
   SoftParams params = built.params;
@@ -166,25 +159,12 @@ int run_soft_gradcheck(const GradcheckOptions& options) {
       add("force/node " + std::to_string(node) + "[" + kAxis[axis] + "]/t=" + std::to_string(t), gradients.controls[index], numeric);
     }
 
-  const bool passed = worst <= options.tolerance;
   std::printf("gradcheck  %s: %d steps of %g s, loss = weighted sum of every node's position and velocity over the trajectory\n",
               options.scene_path.c_str(), steps, model.dt);
   if (!gradients.solver_converged)
     std::printf("warning: Newton did not converge at %zu step(s); gradients are valid only at converged steps\n",
                 gradients.health.non_converged_steps.size());
-  std::printf("%-48s %16s %16s %12s\n", "gradient of", "analytic", "numeric", "rel. error");
-  int failures = 0;
-  for (const Entry& entry : entries) {
-    const bool failed = !(entry.error <= options.tolerance);
-    failures += failed;
-    if (options.only_failures && !failed) continue;
-    std::printf("%-48s %16.9g %16.9g %12.3g%s\n", entry.name.c_str(), entry.analytic, entry.numeric, entry.error,
-                failed ? "  FAIL" : "");
-  }
-  std::printf("%zu gradients compared, worst relative error %.3g (tolerance %g): %s\n", entries.size(), worst,
-              options.tolerance, passed ? "all agree" : "DISAGREEMENT");
-  if (!passed) std::cerr << "diffphys: " << failures << " gradient(s) disagree with central differences\n";
-  return passed ? 0 : 3;
+  return print_gradcheck_table(entries, options);
 }
 
 }  // namespace diffphys::cli

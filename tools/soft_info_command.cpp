@@ -1,6 +1,7 @@
 // tools/soft_info_command.cpp — `diffphys info SCENE` for soft scenes: what the scene builds
 // (nodes, pinned nodes, springs, tets, cloth triangles and hinges, attachments, obstacles),
-// the solver settings and every slice of the parameter vector θ with its values.
+// the solver settings and every slice of the parameter vector θ with its values. The printer
+// also describes the soft part of a coupled scene (coupled_info_command.cpp).
 #include "soft_info_command.hpp"
 
 #include <algorithm>
@@ -36,17 +37,21 @@ std::string values_text(std::span<const double> values, std::size_t shown = 8) {
 }  // namespace
 
 int run_soft_info(const std::string& scene_path) {
+  const soft::SoftBuild built = soft::build_soft(soft::load_soft_scene(scene_path));
+  print_soft_info("soft scene " + scene_path, built.model, built.params);
+  return 0;
+}
+
+void print_soft_info(const std::string& heading, const soft::SoftModel& model, const soft::SoftParams& params) {
   using namespace diffphys::soft;
-  const SoftBuild built = build_soft(load_soft_scene(scene_path));
-  const SoftModel& model = built.model;
   const auto pinned = std::count(model.pinned.begin(), model.pinned.end(), char{1});
   std::vector<double> masses(static_cast<std::size_t>(model.node_count));
-  lumped_masses(model, built.params, masses);
+  lumped_masses(model, params, masses);
   double total_mass = 0.0;
   for (std::size_t i = 0; i < masses.size(); ++i)
     if (!model.pinned[i]) total_mass += masses[i];
 
-  std::cout << "soft scene " << scene_path << ": \"" << model.name << "\", dt " << number(model.dt) << " s\n";
+  std::cout << heading << ": \"" << model.name << "\", dt " << number(model.dt) << " s\n";
   std::cout << "newton: max_iterations " << model.newton.max_iterations << ", tolerance "
             << number(model.newton.tolerance) << " m/s, armijo " << number(model.newton.armijo) << "\n";
   std::cout << "contact: barrier_distance " << number(model.contact.barrier_distance) << " m, friction_velocity "
@@ -55,7 +60,10 @@ int run_soft_info(const std::string& scene_path) {
             << " DOFs, free mass " << number(total_mass) << " kg\n";
   std::cout << "elements: " << model.springs.size() << " springs, " << model.tets.size() << " tets, "
             << model.triangles.size() << " cloth triangles, " << model.hinges.size() << " hinges, "
-            << model.attachment_nodes.size() << " attachments\n";
+            << model.attachment_nodes.size() << " attachments";
+  if (!model.frame_attachment_nodes.empty())
+    std::cout << ", " << model.frame_attachment_nodes.size() << " nodes attached to frames";
+  std::cout << "\n";
   if (!model.tet_materials.empty()) {
     std::cout << "\ntet materials (" << model.tet_materials.size() << "):\n";
     for (std::size_t m = 0; m < model.tet_materials.size(); ++m) {
@@ -87,8 +95,16 @@ int run_soft_info(const std::string& scene_path) {
       std::cout << "plane through " << vec(obstacle.point) << " normal " << vec(obstacle.normal) << "\n";
     else if (obstacle.type == ObstacleType::Sphere)
       std::cout << "sphere at " << vec(obstacle.point) << " radius " << number(obstacle.radius) << " m\n";
+    else if (obstacle.type == ObstacleType::Box)
+      std::cout << "box at " << vec(obstacle.point) << " half extents " << vec(obstacle.half_extents) << " m"
+                << (obstacle.rounding > 0 ? " rounded " + number(obstacle.rounding) + " m" : std::string()) << "\n";
+    else if (obstacle.type == ObstacleType::Capsule)
+      std::cout << "capsule at " << vec(obstacle.point) << " radius " << number(obstacle.radius) << " m, half length "
+                << number(obstacle.half_length) << " m\n";
     else  // shapes added later print their reference point until described here
       std::cout << "shape at " << vec(obstacle.point) << "\n";
+    if (obstacle.frame >= 0)  // coordinates are in the frame's (a rigid body's) coordinates
+      std::cout << "        moving with frame " << model.frames[static_cast<std::size_t>(obstacle.frame)] << " (in its coordinates)\n";
   }
   std::cout << "\nparameters θ (" << model.param_count() << " values in " << model.layout.slices.size() << " slices):\n";
   std::size_t width = 0;
@@ -97,11 +113,10 @@ int run_soft_info(const std::string& scene_path) {
     std::string padded = slice.name;
     padded.resize(width, ' ');
     std::cout << "  " << padded << "  @" << slice.offset << "  "
-              << values_text(std::span<const double>(built.params.values)
+              << values_text(std::span<const double>(params.values)
                                  .subspan(static_cast<std::size_t>(slice.offset), static_cast<std::size_t>(slice.size)))
               << "\n";
   }
-  return 0;
 }
 
 }  // namespace diffphys::cli
