@@ -426,8 +426,9 @@ int run_version() {
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "diffphys — a differentiable rigid-body physics engine: simulate, inspect and check the "
-      "gradients of scene files (format: docs/scene-format.md).",
+      "diffphys — a differentiable physics engine (rigid bodies, robots, soft bodies): simulate, "
+      "inspect and check the gradients of scene files (formats: docs/scene-format.md, "
+      "docs/soft-bodies.md), view trajectories, run the papers' experiments.",
       "diffphys"};
   // --help prints every subcommand with all its options.
   app.set_help_flag();
