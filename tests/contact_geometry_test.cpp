@@ -513,6 +513,54 @@ TEST(ContactGeometry, SphereCapsuleSideAndEnd) {
   }
 }
 
+// The closed forms contact_geometry_jacobian takes for a sphere against a sphere, a plane or
+// a box (outside it) agree with the dual narrow phase entry by entry, in both orders, and
+// the dual path still serves the centre-inside case.
+TEST(ContactGeometry, SphereClosedFormsMatchDualNarrowPhase) {
+  Rng rng(77);
+  const auto compare = [](const PairScene& pair, int shape_a, int shape_b) {
+    const Model& model = pair.scene.model;
+    const std::vector<ContactPoint> points = contacts_of(model, pair.scene.params, pair.scene.state, shape_a, shape_b);
+    ASSERT_EQ(points.size(), 1u);
+    const Contact contact = collision::contact_from_point(model, shape_a, shape_b, points[0]);
+    const ContactGeometryJacobian closed = contact_geometry_jacobian(model, pair.scene.params, pair.scene.state, contact);
+    const ContactGeometryJacobian dual = contact_geometry_jacobian_dual(model, pair.scene.params, pair.scene.state, contact);
+    ASSERT_TRUE(closed.found);
+    ASSERT_TRUE(dual.found);
+    for (int j = 0; j < kInputs; ++j) {
+      for (int k = 0; k < 3; ++k) {
+        EXPECT_NEAR(closed.position[k][j], dual.position[k][j], 1e-12 * std::max(1.0, std::abs(dual.position[k][j])))
+            << "position " << k << ", input " << j;
+        EXPECT_NEAR(closed.normal[k][j], dual.normal[k][j], 1e-12 * std::max(1.0, std::abs(dual.normal[k][j])))
+            << "normal " << k << ", input " << j;
+      }
+      EXPECT_NEAR(closed.gap[j], dual.gap[j], 1e-12 * std::max(1.0, std::abs(dual.gap[j]))) << "gap, input " << j;
+    }
+  };
+  for (int trial = 0; trial < 5; ++trial) {
+    const double radius_a = uniform(rng, 0.1, 0.4), radius_b = uniform(rng, 0.1, 0.4);
+    const Vec3 center_b = random_vector(rng, -1, 1);
+    const Vec3 center_a = center_b + random_direction(rng) * (radius_a + radius_b + random_gap(rng, 0.05));
+    const PairScene spheres = build_scene(rng, sphere(center_a, radius_a), sphere(center_b, radius_b));
+    compare(spheres, spheres.shape_a, spheres.shape_b);
+    compare(spheres, spheres.shape_b, spheres.shape_a);
+
+    const Vec3 normal = normalized(Vec3{0, 0, 1} + random_vector(rng, -0.5, 0.5));
+    const Vec3 on_plane = random_vector(rng, -1, 1);
+    const PairScene ground =
+        build_scene(rng, sphere(on_plane + normal * (radius_a + random_gap(rng, 0.05)), radius_a), plane(rng, on_plane, normal));
+    compare(ground, ground.shape_a, ground.shape_b);
+    compare(ground, ground.shape_b, ground.shape_a);
+
+    for (const BoxRegion region : {BoxRegion::Face, BoxRegion::Edge, BoxRegion::Vertex, BoxRegion::Inside}) {
+      const auto [ball, block] = sphere_near_box(rng, region);
+      const PairScene boxed = build_scene(rng, ball, block);
+      compare(boxed, boxed.shape_a, boxed.shape_b);
+      compare(boxed, boxed.shape_b, boxed.shape_a);
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------
 // Capsule pairs.
 

@@ -386,6 +386,51 @@ TEST(Gradient, StepRecordsAreDroppedWhenTheyOutgrowTheMemoryBudget) {
   EXPECT_EQ(rollout.backward(loss).params, unlimited.backward(loss).params);
 }
 
+// Contacts: with records dropped, backward replays each step from its stored solution (λ, v⁺)
+// instead of solving it again; the gradients are those of the kept records, bit for bit, with
+// either solver, and those of full re-runs (a budget too small for the solutions too).
+TEST(Gradient, ReplayedStepsGiveTheSameGradientsAsStepRecords) {
+  for (const SolverType solver : {SolverType::ProjectedGaussSeidel, SolverType::InteriorPoint}) {
+    SCOPED_TRACE(solver == SolverType::ProjectedGaussSeidel ? "PGS" : "interior point");
+    ModelBuilder builder;
+    builder.solver.type = solver;
+    builder.add_ground_plane();
+    builder.add_body(sphere_body("low", {0, 0, 0.095}, 0.1, 1.0));
+    BodySpec upper = sphere_body("high", {0.03, 0.01, 0.29}, 0.1, 0.5);
+    upper.linear_velocity = {0.2, 0, 0};
+    upper.friction = 0.4;
+    builder.add_body(upper);
+    const Scene scene = builder.build();
+    RolloutOptions replayed, rerun;
+    replayed.keep_step_records = false;
+    rerun.keep_step_records = false;
+    rerun.memory_budget = 30 * 1024;  // the 41 states fit, their solutions (×2 for the half-budget rule) do not
+    Rollout stored(scene.model, scene.params), replaying(scene.model, scene.params, replayed),
+        rerunning(scene.model, scene.params, rerun);
+    for (Rollout* rollout : {&stored, &replaying, &rerunning}) rollout->run(scene.state, {}, 40);
+    EXPECT_GT(stored.stored_record_bytes(), 0u);
+    EXPECT_EQ(replaying.stored_record_bytes(), 0u);
+    EXPECT_GT(replaying.stored_solution_bytes(), 0u);
+    EXPECT_EQ(rerunning.checkpoint_interval(), 1);
+    EXPECT_EQ(rerunning.stored_solution_bytes(), 0u);
+    const auto loss = [](int t, const State&, std::span<double> out) {
+      if (t % 8 == 0) {
+        out[kTangent * 2 + 0] += 1.0;
+        out[kTangent * 1 + 2] += 0.5;
+      }
+    };
+    const Gradients a = stored.backward(loss);
+    bool nonzero = false;
+    for (const double g : a.params) nonzero = nonzero || g != 0.0;
+    EXPECT_TRUE(nonzero);
+    for (const Rollout* other : {&replaying, &rerunning}) {
+      const Gradients b = other->backward(loss);
+      EXPECT_EQ(a.initial_state, b.initial_state);
+      EXPECT_EQ(a.params, b.params);
+    }
+  }
+}
+
 // u_t = k0·x + k1·vx of the pendulum's bob (body 1): a linear feedback whose gains are the
 // controller's own parameters; it accumulates dL/dk in act_backward.
 class LinearFeedback final : public Controller {

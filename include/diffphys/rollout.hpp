@@ -119,6 +119,9 @@ class Rollout {
   std::size_t stored_state_bytes() const;
   // Bytes of the step records kept by the last run() (0 if it did not keep them).
   std::size_t stored_record_bytes() const { return record_bytes_; }
+  // Bytes of the step solutions (λ, v⁺) kept instead of records that did not fit: backward
+  // then re-runs each step without its velocity solve. 0 when none are kept.
+  std::size_t stored_solution_bytes() const { return solutions_kept_ ? solutions_.size() * sizeof(double) : 0; }
 
   Gradients backward(const LossGradient& loss_gradient) const;
 
@@ -138,6 +141,12 @@ class Rollout {
   bool records_kept_ = false;
   std::size_t record_bytes_ = 0;
   std::size_t largest_record_bytes_ = 0;  // one step's Workspace, the largest seen
+  // Records too large to keep (a pile: ~1 MB a step): each step's solution (λ, v⁺) instead,
+  // when they fit in half the budget beside the states, so that backward re-runs a step
+  // without its velocity solve (the step's replay, src/rigid/step_workspace.hpp).
+  std::vector<double> solutions_;
+  std::vector<std::size_t> solution_start_;  // (steps + 1) offsets in solutions_
+  bool solutions_kept_ = false;
 
   void forward(const State& initial, std::span<const double> controls, int steps);
 };

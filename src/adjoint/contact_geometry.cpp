@@ -1,5 +1,6 @@
 // adjoint/contact_geometry.cpp — owns the dual-number posing of a contact's two shapes and
-// the read-out of the contact's derivatives; conventions in contact_geometry.hpp.
+// the read-out of the contact's derivatives, and the closed forms that replace them for a
+// sphere against a sphere, a plane or a box; conventions in contact_geometry.hpp.
 //
 // Each shape is posed with pose_shape's double values, bit for bit, and the derivatives of
 // that pose with respect to its body's (p + δp, exp(δθ) ⊗ q) at δ = 0, written in closed
@@ -9,8 +10,10 @@
 // tie can notice).
 #include "adjoint/contact_geometry.hpp"
 
+#include <algorithm>
 #include <cstddef>
 
+#include "collision/contact_kernels.hpp"
 #include "collision/detect_contacts.hpp"
 #include "collision/narrow_phase.hpp"
 #include "math/dual.hpp"
@@ -103,10 +106,203 @@ collision::PosedShapeT<GeometryDual> pose_shape_with_tangents(const Model& model
   return posed;
 }
 
+// ---------------------------------------------------------------------------------------
+// Closed forms for the pairs of a sphere with a sphere, a plane or a box (a pile's contacts).
+// They propagate one input direction at a time through the same formulas as the narrow
+// phase (collision/narrow_phase.cpp: sphere_sphere, sphere_plane, sphere_box), in plain
+// doubles: what the dual numbers would compute, without posing 2 × 19 dual numbers of 18
+// directions per contact. Cases they do not cover (a sphere centre inside a box, coincident
+// centres, another feature) return false and the dual narrow phase runs instead.
+
+// A shape's pose tangent along one input: δc (its position), ω (δR = [ω]× R), δsize.
+struct ShapeTangent {
+  Vec3 position, spin, size;
+};
+// The contact's tangent along that input.
+struct ContactTangent {
+  Vec3 position, normal;
+  double gap = 0.0;
+};
+
+// The tangent of shape `which` (0: the contact's shape a, 1: b) along input j.
+ShapeTangent shape_tangent(int which, const Vec3& lever, int input) {
+  ShapeTangent tangent;
+  const int pose_first = which == 0 ? kBodyATranslationInput : kBodyBTranslationInput;
+  const int size_first = which == 0 ? kShapeASizeInput : kShapeBSizeInput;
+  if (input >= pose_first && input < pose_first + 3) {
+    tangent.position[input - pose_first] = 1.0;
+  } else if (input >= pose_first + 3 && input < pose_first + 6) {
+    tangent.spin[input - pose_first - 3] = 1.0;
+    tangent.position = cross(tangent.spin, lever);  // ∂x/∂δθ_j = e_j × (R_b l)
+  } else if (input >= size_first && input < size_first + 3) {
+    tangent.size[input - size_first] = 1.0;
+  }
+  return tangent;
+}
+
+// sphere_sphere (narrow_phase.cpp) for centres at distance > kTinyLength.
+struct SphereSphereGeometry {
+  Vec3 normal;
+  double distance = 0.0;
+  const collision::PosedShape *a = nullptr, *b = nullptr;
+  ContactTangent tangent(const ShapeTangent& ta, const ShapeTangent& tb) const {
+    const double ra = a->size.x, rb = b->size.x;
+    const Vec3 offset_tangent = ta.position - tb.position;
+    const double distance_tangent = dot(normal, offset_tangent);
+    ContactTangent out;
+    out.normal = (offset_tangent - normal * distance_tangent) / distance;
+    out.gap = distance_tangent - ta.size.x - tb.size.x;
+    // position = ½ (c_a − n r_a + c_b + n r_b)
+    out.position = (ta.position - out.normal * ra - normal * ta.size.x + tb.position + out.normal * rb +
+                    normal * tb.size.x) * 0.5;
+    return out;
+  }
+};
+
+// sphere_plane (narrow_phase.cpp): n = the plane's z axis, h = n·(c − o).
+struct SpherePlaneGeometry {
+  Vec3 plane_normal;
+  double height = 0.0;
+  const collision::PosedShape *sphere = nullptr, *plane = nullptr;
+  ContactTangent tangent(const ShapeTangent& ts, const ShapeTangent& tp) const {
+    const double radius = sphere->size.x;
+    const Vec3 normal_tangent = cross(tp.spin, plane_normal);
+    const double height_tangent = dot(normal_tangent, sphere->position - plane->position) +
+                                  dot(plane_normal, ts.position - tp.position);
+    ContactTangent out;
+    out.normal = normal_tangent;
+    out.gap = height_tangent - ts.size.x;
+    // position = ½ (c − n r + c − n h)
+    out.position = (ts.position * 2.0 - normal_tangent * (radius + height) - plane_normal * (ts.size.x + height_tangent)) * 0.5;
+    return out;
+  }
+};
+
+// sphere_box (narrow_phase.cpp) for a centre outside the box: the clamped closest point.
+struct SphereBoxGeometry {
+  Vec3 center_local, on_box, normal_local, normal;
+  double distance = 0.0;
+  const collision::PosedShape *sphere = nullptr, *box = nullptr;
+  ContactTangent tangent(const ShapeTangent& ts, const ShapeTangent& tb) const {
+    const Mat3& rotation = box->rotation;
+    const double radius = sphere->size.x;
+    // c_local = Rᵀ (c − o), δR = [ω]× R.
+    const Vec3 center_tangent =
+        rotation.transpose_times(ts.position - tb.position - cross(tb.spin, sphere->position - box->position));
+    Vec3 on_box_tangent;
+    for (int k = 0; k < 3; ++k) {  // std::clamp(c, −h, h)'s branches
+      const double half = box->size[k];
+      on_box_tangent[k] = center_local[k] < -half ? -tb.size[k] : (half < center_local[k] ? tb.size[k] : center_tangent[k]);
+    }
+    const Vec3 offset_tangent = center_tangent - on_box_tangent;
+    const double distance_tangent = dot(normal_local, offset_tangent);
+    const Vec3 normal_local_tangent = (offset_tangent - normal_local * distance_tangent) / distance;
+    ContactTangent out;
+    out.gap = distance_tangent - ts.size.x;
+    out.normal = cross(tb.spin, normal) + rotation * normal_local_tangent;
+    const Vec3 on_box_world = rotation * on_box;
+    // position = ½ (c − n r + o + R p_box)
+    out.position = (ts.position - out.normal * radius - normal * ts.size.x + tb.position + cross(tb.spin, on_box_world) +
+                    rotation * on_box_tangent) * 0.5;
+    return out;
+  }
+};
+
+// Fills the Jacobian from a geometry's tangents. sphere_is_a: the sphere is the contact's
+// shape a; otherwise collide() swapped the pair and negated the normal.
+template <typename Geometry>
+void fill_from_tangents(const Geometry& geometry, bool sphere_is_a, const Vec3& lever_a, const Vec3& lever_b,
+                        ContactGeometryJacobian& jacobian) {
+  const double normal_sign = sphere_is_a ? 1.0 : -1.0;
+  for (int j = 0; j < kContactGeometryInputs; ++j) {
+    const ShapeTangent ta = shape_tangent(0, lever_a, j), tb = shape_tangent(1, lever_b, j);
+    const ContactTangent t = sphere_is_a ? geometry.tangent(ta, tb) : geometry.tangent(tb, ta);
+    for (int k = 0; k < 3; ++k) {
+      jacobian.position[k][j] = t.position[k];
+      jacobian.normal[k][j] = normal_sign * t.normal[k];
+    }
+    jacobian.gap[j] = t.gap;
+  }
+  jacobian.found = true;
+}
+
+// The closed forms above; false when they do not apply (the caller runs the dual narrow phase).
+bool sphere_contact_geometry(const Model& model, const Params& params, const State& state, const Contact& contact,
+                             ContactGeometryJacobian& jacobian) {
+  const Shape& shape_a = model.shapes[static_cast<std::size_t>(contact.shape_a)];
+  const Shape& shape_b = model.shapes[static_cast<std::size_t>(contact.shape_b)];
+  const bool sphere_is_a = shape_a.type == ShapeType::Sphere;
+  if (!sphere_is_a && shape_b.type != ShapeType::Sphere) return false;
+  const ShapeType other_type = sphere_is_a ? shape_b.type : shape_a.type;
+  if (other_type != ShapeType::Sphere && other_type != ShapeType::Plane && other_type != ShapeType::Box) return false;
+  const collision::PosedShape posed_a = collision::pose_shape(model, params, state, contact.shape_a);
+  const collision::PosedShape posed_b = collision::pose_shape(model, params, state, contact.shape_b);
+  const Vec3 lever_a = state.orientation[static_cast<std::size_t>(shape_a.body)].rotate(shape_a.local_position);
+  const Vec3 lever_b = state.orientation[static_cast<std::size_t>(shape_b.body)].rotate(shape_b.local_position);
+  const collision::PosedShape& sphere = sphere_is_a ? posed_a : posed_b;
+  const collision::PosedShape& other = sphere_is_a ? posed_b : posed_a;
+  const double margin = model.solver.contact_margin;
+  using collision::detail::kTinyLength;
+
+  if (other_type == ShapeType::Sphere) {  // both spheres: never swapped
+    SphereSphereGeometry geometry;
+    geometry.a = &posed_a;
+    geometry.b = &posed_b;
+    const Vec3 offset = posed_a.position - posed_b.position;
+    geometry.distance = norm(offset);
+    if (!(geometry.distance > kTinyLength) || contact.feature != 0) return false;
+    if (geometry.distance - posed_a.size.x - posed_b.size.x >= margin) return false;
+    geometry.normal = offset / geometry.distance;
+    fill_from_tangents(geometry, true, lever_a, lever_b, jacobian);
+    return true;
+  }
+  if (other_type == ShapeType::Plane) {
+    SpherePlaneGeometry geometry;
+    geometry.sphere = &sphere;
+    geometry.plane = &other;
+    geometry.plane_normal = other.rotation.col(2);
+    geometry.height = dot(geometry.plane_normal, sphere.position - other.position);
+    if (contact.feature != 0 || geometry.height - sphere.size.x >= margin) return false;
+    fill_from_tangents(geometry, sphere_is_a, lever_a, lever_b, jacobian);
+    return true;
+  }
+  SphereBoxGeometry geometry;
+  geometry.sphere = &sphere;
+  geometry.box = &other;
+  geometry.center_local = other.rotation.transpose_times(sphere.position - other.position);
+  for (int k = 0; k < 3; ++k) geometry.on_box[k] = std::clamp(geometry.center_local[k], -other.size[k], other.size[k]);
+  const Vec3 offset = geometry.center_local - geometry.on_box;
+  geometry.distance = norm(offset);
+  if (!(geometry.distance > kTinyLength)) return false;  // centre inside: the dual path
+  if (geometry.distance - sphere.size.x >= margin) return false;
+  // box_region(center, half, 0): the feature the forward pass recorded.
+  int region = 0, weight = 1;
+  for (int k = 0; k < 3; ++k) {
+    const double half = other.size[k];
+    const int status = geometry.center_local[k] > half ? 1 : (geometry.center_local[k] < -half ? -1 : 0);
+    region += (status + 1) * weight;
+    weight *= 3;
+  }
+  if (region != contact.feature) return false;
+  geometry.normal_local = offset / geometry.distance;
+  geometry.normal = other.rotation * geometry.normal_local;
+  fill_from_tangents(geometry, sphere_is_a, lever_a, lever_b, jacobian);
+  return true;
+}
+
 }  // namespace
 
 ContactGeometryJacobian contact_geometry_jacobian(const Model& model, const Params& params,
                                                   const State& state, const Contact& contact) {
+  {
+    ContactGeometryJacobian closed_form;
+    if (sphere_contact_geometry(model, params, state, contact, closed_form)) return closed_form;
+  }
+  return contact_geometry_jacobian_dual(model, params, state, contact);
+}
+
+ContactGeometryJacobian contact_geometry_jacobian_dual(const Model& model, const Params& params,
+                                                       const State& state, const Contact& contact) {
   const collision::PosedShapeT<GeometryDual> shape_a = pose_shape_with_tangents(
       model, params, state, contact.shape_a, kBodyATranslationInput, kShapeASizeInput);
   const collision::PosedShapeT<GeometryDual> shape_b = pose_shape_with_tangents(

@@ -2,7 +2,8 @@
 // normal, gap) with respect to the two body poses and the two shape sizes, for the
 // backward pass.
 //
-// The narrow phase (collision/narrow_phase.hpp) is re-run on Dual<18> at the state that
+// The narrow phase (collision/narrow_phase.hpp) is re-run on Dual<18> (or, for a sphere
+// against a sphere, plane or box, its formulas are differentiated in closed form) at the state that
 // produced the contact; its discrete decisions are taken on the values, so the contact set
 // is held fixed and the derivatives are those of the smooth geometry of that feature pair.
 //
@@ -49,5 +50,11 @@ struct ContactGeometryJacobian {
 // that one rounding of the dual arithmetic can flip.
 ContactGeometryJacobian contact_geometry_jacobian(const Model& model, const Params& params,
                                                   const State& state, const Contact& contact);
+
+// The same, always through the dual narrow phase. contact_geometry_jacobian takes closed
+// forms instead for a sphere against a sphere, a plane or a box (centre outside the box);
+// tests compare the two.
+ContactGeometryJacobian contact_geometry_jacobian_dual(const Model& model, const Params& params,
+                                                       const State& state, const Contact& contact);
 
 }  // namespace diffphys::adjoint

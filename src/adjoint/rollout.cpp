@@ -104,6 +104,9 @@ void Rollout::forward(const State& initial, std::span<const double> controls, in
   records_kept_ = options_.keep_step_records && interval_ == 1 && steps > 0;
   record_bytes_ = 0;
   if (records_.size() > total_steps) records_.resize(total_steps);  // grown one step at a time below
+  solutions_kept_ = interval_ == 1 && steps > 0;
+  solutions_.clear();  // keeps its capacity: later runs do not allocate
+  solution_start_.assign(1, 0);
   State current = initial, next = initial;
   Workspace workspace;
   for (int t = 0; t < steps; ++t) {
@@ -120,6 +123,23 @@ void Rollout::forward(const State& initial, std::span<const double> controls, in
     Workspace& step_workspace = records_kept_ ? records_[static_cast<std::size_t>(t)] : workspace;
     statuses_[static_cast<std::size_t>(t)] = step(model_, params_, current, controls_t, next, step_workspace);
     contact_signatures_[static_cast<std::size_t>(t)] = contact_signature(step_workspace.contacts());
+    if (solutions_kept_) {
+      const Workspace::Impl& solved = step_workspace.impl();
+      // From the first step, the whole run's solutions are estimated (with room for contacts
+      // to come); kept only when they fit in half the budget beside the states.
+      const std::size_t step_values = solved.lambda.size() + solved.velocity.size();
+      if (t == 0 && state_storage + step_values * sizeof(double) * total_steps / 4 * 5 > options_.memory_budget / 2) {
+        solutions_kept_ = false;
+      } else {
+        solutions_.insert(solutions_.end(), solved.lambda.begin(), solved.lambda.end());
+        solutions_.insert(solutions_.end(), solved.velocity.begin(), solved.velocity.end());
+        solution_start_.push_back(solutions_.size());
+        if (state_storage + solutions_.capacity() * sizeof(double) > options_.memory_budget / 2) {
+          solutions_kept_ = false;
+          std::vector<double>().swap(solutions_);
+        }
+      }
+    }
     if (records_kept_) {
       const std::size_t bytes_now = workspace_bytes(step_workspace.impl());
       record_bytes_ += bytes_now;
@@ -275,6 +295,18 @@ Gradients Rollout::backward(const LossGradient& loss_gradient) const {
           reverse_step(t, state_t, records[static_cast<std::size_t>(t - segment_start)], next_state);
         } else {
           next = state_t;
+          if (solutions_kept_ && interval_ == 1) {
+            // Replay step t with its stored solution: the rows, contacts and integration are
+            // rebuilt, the velocity solve is skipped (λ first, then v⁺).
+            const std::span<const double> stored(solutions_.data() + solution_start_[static_cast<std::size_t>(t)],
+                                                 solution_start_[static_cast<std::size_t>(t) + 1] -
+                                                     solution_start_[static_cast<std::size_t>(t)]);
+            const std::size_t dof = static_cast<std::size_t>(6 * model_.body_count());
+            if (stored.size() >= dof) {
+              workspace.impl().replay_lambda = stored.first(stored.size() - dof);
+              workspace.impl().replay_velocity = stored.last(dof);
+            }
+          }
           step(model_, params_, state_t,
                std::span<const double>(controls_).subspan(static_cast<std::size_t>(t) * actuators, actuators), next,
                workspace);

@@ -91,12 +91,25 @@ StepStatus step(const Model& model, const Params& params, const State& state_in,
     rigid::apply_warm_start(ws.warm_start, state_in, ws.rows, row_blocks, ws.limit_sources, ws.contacts, ws.lambda);
   const solve::MassBlocks mass = ws.bodies.mass_blocks();
   const SolverSettings& settings = model.solver;
-  solve::MlcpResult solved =
-      settings.type == SolverType::InteriorPoint
-          ? solve::solve_interior_point(ws.rows, mass, ws.free_velocity, settings.max_iterations, settings.tolerance,
-                                        ws.solver, ws.lambda, ws.velocity)
-          : solve::solve_projected_gauss_seidel(ws.rows, mass, ws.free_velocity, settings.max_iterations,
-                                                settings.tolerance, ws.solver, ws.lambda, ws.velocity);
+  // (Not for a problem of joint rows only: its solve also leaves the factorisation that the
+  // joint projection and the backward pass reuse.)
+  const bool replay = ws.replay_lambda.data() != nullptr && ws.rows.size() > joint_row_count &&
+                      ws.replay_lambda.size() == ws.rows.size() && ws.replay_velocity.size() == dof;
+  solve::MlcpResult solved;
+  if (replay) {
+    std::copy(ws.replay_lambda.begin(), ws.replay_lambda.end(), ws.lambda.begin());
+    std::copy(ws.replay_velocity.begin(), ws.replay_velocity.end(), ws.velocity.begin());
+    solved.converged = true;
+    solved.exact = true;
+  } else {
+    solved = settings.type == SolverType::InteriorPoint
+                 ? solve::solve_interior_point(ws.rows, mass, ws.free_velocity, settings.max_iterations,
+                                               settings.tolerance, ws.solver, ws.lambda, ws.velocity)
+                 : solve::solve_projected_gauss_seidel(ws.rows, mass, ws.free_velocity, settings.max_iterations,
+                                                       settings.tolerance, ws.solver, ws.lambda, ws.velocity);
+  }
+  ws.replay_lambda = {};
+  ws.replay_velocity = {};
   if (settings.type == SolverType::InteriorPoint && ws.rows.size() > joint_row_count && !solved.exact) {
     // The exact solution of the interior point's active set (solve/polish.hpp).
     solved.residual = solve::polish_solution(ws.rows, ws.free_velocity, solved.residual, ws.solver, ws.lambda, ws.velocity);

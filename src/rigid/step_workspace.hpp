@@ -4,6 +4,7 @@
 // re-running the step from its recorded or recomputed state.
 #pragma once
 
+#include <span>
 #include <vector>
 
 #include "collision/detect_contacts.hpp"
@@ -37,6 +38,11 @@ struct Workspace::Impl {
   bool joint_factorization_valid = false;
   rigid::StabilizationBuffers stabilization;
   rigid::WarmStart warm_start;  // the previous step's λ, for PGS (rigid/warm_start.hpp)
+  // Replay (set by Rollout::backward, cleared by the step that uses it): this step's solution
+  // (λ, v⁺) as its first run computed it. The step rebuilds everything else and takes these
+  // instead of solving the velocity problem again; the solvers are deterministic, so the
+  // record is the one a full re-run would write. Ignored when the sizes do not match.
+  std::span<const double> replay_lambda, replay_velocity;
 };
 
 // Bytes a Workspace holds (vector capacities): what keeping one per step costs (Rollout).
