@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "experiment_test_helpers.hpp"
+#include "cli_test_helpers.hpp"
 #include "experiments/arm_model.hpp"
 
 namespace diffphys::experiments {

@@ -5,7 +5,7 @@
 // finite differences and beat them in time; and the files each run promises are written.
 #include "experiments/experiments.hpp"
 
-#include "experiment_test_helpers.hpp"
+#include "cli_test_helpers.hpp"
 
 #include <gtest/gtest.h>
 

@@ -18,7 +18,7 @@
 
 #include "diffphys/error.hpp"
 #include "diffphys/simulator.hpp"
-#include "experiment_test_helpers.hpp"
+#include "cli_test_helpers.hpp"
 #include "experiments/quadruped_model.hpp"
 
 namespace diffphys::experiments {

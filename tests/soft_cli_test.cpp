@@ -2,6 +2,8 @@
 // as a user runs them (the built CLI): what they print and their exit codes.
 #include <gtest/gtest.h>
 
+#include "cli_test_helpers.hpp"
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -12,16 +14,7 @@ namespace {
 
 const std::string kExamples = std::string(DIFFPHYS_SOURCE_DIR) + "/examples/soft/";
 
-// Runs the CLI with `arguments`; returns its exit code and stdout.
-std::pair<int, std::string> run_cli(const std::string& arguments, const std::string& name) {
-  const std::string out = ::testing::TempDir() + name + ".txt";
-  const std::string command = std::string(DIFFPHYS_CLI) + " " + arguments + " > " + out + " 2>&1";
-  const int status = std::system(command.c_str());
-  std::ifstream file(out);
-  std::stringstream text;
-  text << file.rdbuf();
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text.str()};
-}
+using diffphys::testing::run_cli;
 
 TEST(SoftCli, InfoPrintsTheSoftSceneAndItsParameters) {
   const auto [code, text] = run_cli("info " + kExamples + "tet_drop.json", "soft_info");

@@ -4,6 +4,8 @@
 // code 3 on disagreement and clear errors for bad coupled scenes.
 #include <gtest/gtest.h>
 
+#include "cli_test_helpers.hpp"
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -14,16 +16,7 @@ namespace {
 
 const std::string kPendulumScene = std::string(DIFFPHYS_SOURCE_DIR) + "/examples/soft/cloth_on_pendulum.json";
 
-// Runs the CLI with `arguments`; returns its exit code and what it printed (stdout and stderr).
-std::pair<int, std::string> run_cli(const std::string& arguments, const std::string& name) {
-  const std::string out = ::testing::TempDir() + name + ".txt";
-  const std::string command = std::string(DIFFPHYS_CLI) + " " + arguments + " > " + out + " 2>&1";
-  const int status = std::system(command.c_str());
-  std::ifstream file(out);
-  std::stringstream text;
-  text << file.rdbuf();
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text.str()};
-}
+using diffphys::testing::run_cli;
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 

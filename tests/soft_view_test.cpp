@@ -5,6 +5,8 @@
 // scenes the rigid "model" block), and `simulate --view` / `view` accept soft and coupled
 // scenes and files.
 #include <gtest/gtest.h>
+
+#include "cli_test_helpers.hpp"
 #include <sys/wait.h>
 
 #include <cmath>
@@ -29,15 +31,7 @@ const std::string kSoftExamples = std::string(DIFFPHYS_SOURCE_DIR) + "/examples/
 
 soft::SoftModel soft_model(const std::string& file) { return soft::build_soft(soft::load_soft_scene(kSoftExamples + file)).model; }
 
-std::pair<int, std::string> run_cli(const std::string& arguments, const std::string& name) {
-  const std::string out = ::testing::TempDir() + name + ".txt";
-  const std::string command = std::string(DIFFPHYS_CLI) + " " + arguments + " > " + out + " 2>&1";
-  const int status = std::system(command.c_str());
-  std::ifstream file(out);
-  std::stringstream text;
-  text << file.rdbuf();
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text.str()};
-}
+using diffphys::testing::run_cli;
 
 std::string read_text(const std::string& path) {
   std::ifstream file(path);

@@ -1,21 +1,36 @@
-// tests/experiment_test_helpers.hpp — running an experiment's --quick variant from the tests:
-// a fresh output folder per test process (test runs of other checkouts on the same machine
-// must not share it), and the `diffphys experiment NAME --quick --json` command line run end
-// to end, its final JSON line parsed.
+// tests/cli_test_helpers.hpp — running the `diffphys` command line from the tests: a command
+// with its exit code and output, a fresh output folder per test process (test runs of other
+// checkouts on the same machine must not share it), and an experiment's --quick variant run
+// end to end, its final JSON line parsed.
 #pragma once
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
 namespace diffphys::testing {
+
+// Runs `diffphys ARGUMENTS`; returns its exit code and what it printed (stdout and stderr),
+// kept in <gtest temp dir>/<name>.txt.
+inline std::pair<int, std::string> run_cli(const std::string& arguments, const std::string& name) {
+  const std::string out = ::testing::TempDir() + name + ".txt";
+  const std::string command = std::string(DIFFPHYS_CLI) + " " + arguments + " > " + out + " 2>&1";
+  const int status = std::system(command.c_str());
+  std::ifstream file(out);
+  std::stringstream text;
+  text << file.rdbuf();
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text.str()};
+}
 
 // <temp>/diffphys_<name>_<pid>, emptied.
 inline std::filesystem::path fresh_test_folder(std::string_view name) {
