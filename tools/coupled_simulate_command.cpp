@@ -19,6 +19,7 @@
 #include "diffphys/trajectory.hpp"
 #include "replay_html.hpp"
 #include "soft_view_json.hpp"
+#include "output_paths.hpp"
 
 namespace diffphys::cli {
 
@@ -45,14 +46,8 @@ bool is_coupled_scene(const std::string& path) { return is_coupled_scene_file(pa
 int run_coupled_simulate(const CoupledSimulateOptions& options) {
   const CoupledSystem system = load_coupled_scene(options.scene_path);
   if (options.steps > 1000000) throw Error(message("--steps: at most 1000000 soft steps for a coupled scene, got ", options.steps));
-  if (!options.trajectory_path.empty()) {
-    std::ofstream probe(options.trajectory_path, std::ios::app);
-    if (!probe) throw Error(options.trajectory_path + ": cannot open the trajectory file for writing");
-  }
-  if (!options.replay_path.empty()) {
-    std::ofstream probe(options.replay_path, std::ios::app);
-    if (!probe) throw Error(options.replay_path + ": cannot open the replay page for writing");
-  }
+  // Fail before simulating, not after, if an output cannot be written.
+  cli::check_output_paths(options.trajectory_path, options.replay_path);
   const bool recording = !options.trajectory_path.empty() || !options.replay_path.empty();
   const Model& rigid = system.rigid_model;
   const soft::SoftModel& soft_model = system.soft_model;

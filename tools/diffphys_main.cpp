@@ -9,6 +9,7 @@
 //   4  `experiment` ran but fell short of its target
 // New subcommands (gradcheck, experiment, view) add an options struct, a run_ function and
 // a block in main(). Nothing here does physics: it calls the library's public API only.
+#include "output_paths.hpp"
 #include "experiment_command.hpp"
 #include "gradcheck_command.hpp"
 #include "view_command.hpp"
@@ -163,16 +164,8 @@ int run_simulate(const SimulateOptions& options) {
   } else if (options.solver_override == "pgs") {
     scene.model.solver.type = SolverType::ProjectedGaussSeidel;
   }
-  if (!options.trajectory_path.empty()) {
-    // Fail before simulating, not after, if the trajectory cannot be written.
-    std::ofstream probe(options.trajectory_path, std::ios::app);
-    if (!probe)
-      throw Error(options.trajectory_path + ": cannot open the trajectory file for writing");
-  }
-  if (!options.replay_path.empty()) {
-    std::ofstream probe(options.replay_path, std::ios::app);
-    if (!probe) throw Error(options.replay_path + ": cannot open the replay page for writing");
-  }
+  // Fail before simulating, not after, if an output cannot be written.
+  cli::check_output_paths(options.trajectory_path, options.replay_path);
   const bool recording = !options.trajectory_path.empty() || !options.replay_path.empty();
   const std::vector<double> controls = scene.controls;
   Simulator simulator(std::move(scene.model), std::move(scene.params), std::move(scene.state));

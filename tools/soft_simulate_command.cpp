@@ -16,6 +16,7 @@
 #include "diffphys/soft_scene.hpp"
 #include "replay_html.hpp"
 #include "soft_view_json.hpp"
+#include "output_paths.hpp"
 
 namespace diffphys::cli {
 
@@ -33,14 +34,8 @@ int run_soft_simulate(const SoftSimulateOptions& options) {
   using namespace diffphys::soft;
   const SoftBuild built = build_soft(load_soft_scene(options.scene_path));
   const SoftModel& model = built.model;
-  if (!options.trajectory_path.empty()) {
-    std::ofstream probe(options.trajectory_path, std::ios::app);
-    if (!probe) throw Error(options.trajectory_path + ": cannot open the trajectory file for writing");
-  }
-  if (!options.replay_path.empty()) {
-    std::ofstream probe(options.replay_path, std::ios::app);
-    if (!probe) throw Error(options.replay_path + ": cannot open the replay page for writing");
-  }
+  // Fail before simulating, not after, if an output cannot be written.
+  cli::check_output_paths(options.trajectory_path, options.replay_path);
   const bool recording = !options.trajectory_path.empty() || !options.replay_path.empty();
   nlohmann::json frames = nlohmann::json::array();
   const auto record = [&](long long step, const SoftState& state, const SoftStepStatus& status) {
