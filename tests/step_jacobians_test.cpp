@@ -202,6 +202,19 @@ TEST(StepJacobians, DifferenceUndoesRetract) {
     EXPECT_NEAR(recovered[static_cast<std::size_t>(i)], tangent[static_cast<std::size_t>(i)], 1e-14);
 }
 
+TEST(StepJacobians, PerturbedMovesOneTangentComponentOnly) {
+  const Scene scene = servo_arm();
+  const int n = state_tangent_size(scene.model);
+  std::vector<double> recovered(static_cast<std::size_t>(n));
+  for (int i = 12; i < n; ++i) {
+    const State moved = state_perturbed(scene.state, i / 12, i % 12, 1e-3);
+    state_difference(scene.model, moved, scene.state, recovered);
+    for (int j = 0; j < n; ++j)
+      EXPECT_NEAR(recovered[static_cast<std::size_t>(j)], j == i ? 1e-3 : 0.0, 1e-15) << i << ", " << j;
+  }
+  EXPECT_THROW(state_perturbed(scene.state, 1, 12, 1e-3), Error);
+}
+
 TEST(StepJacobians, RefusesMisSizedOutputs) {
   const Scene scene = servo_arm();
   std::vector<double> A(3), B(3);

@@ -27,6 +27,7 @@
 
 #include "diffphys/coupled.hpp"
 #include "diffphys/error.hpp"
+#include "diffphys/jacobians.hpp"
 #include "gradcheck_table.hpp"
 
 namespace diffphys::cli {
@@ -53,19 +54,6 @@ std::vector<int> spread(int size, int count) {
   return picked;
 }
 
-// Rigid x₀ moved along tangent component k of body b by ε (orientation: exp(ε e) ⊗ q).
-State perturbed(State state, int body, int component, double epsilon) {
-  const auto b = static_cast<std::size_t>(body);
-  Vec3 e;
-  e[component % 3] = epsilon;
-  switch (component / 3) {
-    case 0: state.position[b] += e; break;
-    case 1: state.orientation[b] = (Quat::from_rotation_vector(e) * state.orientation[b]).normalized(); break;
-    case 2: state.linear_velocity[b] += e; break;
-    default: state.angular_velocity[b] += e; break;
-  }
-  return state;
-}
 
 struct CoupledCheck {
   const CoupledSystem& system;
@@ -292,7 +280,7 @@ int run_coupled_gradcheck(const GradcheckOptions& options) {
     for (int k = 0; k < kTangent; ++k) {
       const double numeric = fourth_order_central(
           [&](double delta) {
-            return evaluate_with(system.rigid_params, perturbed(system.rigid_state, b, k, delta), rigid_controls, system.soft_params,
+            return evaluate_with(system.rigid_params, state_perturbed(system.rigid_state, b, k, delta), rigid_controls, system.soft_params,
                                  system.soft_state, soft_forces);
           },
           epsilon);

@@ -35,6 +35,11 @@ void state_difference(const Model& model, const State& state, const State& refer
 // gradient measures. `out` may alias `state`. Throws Error on a size mismatch.
 void state_retract(const Model& model, const State& state, std::span<const double> tangent, State& out);
 
+// `state` moved by ε along one tangent component (body `body`, component 0–11 of its 12:
+// δp, δθ, δv, δω), the other bodies untouched: the perturbation of central differences of a
+// state gradient (gradcheck).
+State state_perturbed(State state, int body, int component, double epsilon);
+
 // Reusable buffers for Jacobians of steps of one model (one per thread). The model is
 // copied with PGS warm start off, so that each call depends on its inputs only.
 class StepJacobians {

@@ -4,6 +4,7 @@
 #include <random>
 
 #include "diffphys/gradcheck.hpp"
+#include "diffphys/jacobians.hpp"
 #include "diffphys/rollout.hpp"
 
 namespace diffphys {
@@ -12,19 +13,6 @@ namespace {
 constexpr int kTangent = kStateTangentPerBody;
 const char* const kComponent[4] = {"position", "rotation", "linear_velocity", "angular_velocity"};
 
-// x0 moved along tangent component k of body b by ε (orientation: exp(ε e) ⊗ q).
-State perturbed(State state, int body, int component, double epsilon) {
-  const auto b = static_cast<std::size_t>(body);
-  Vec3 e;
-  e[component % 3] = epsilon;
-  switch (component / 3) {
-    case 0: state.position[b] += e; break;
-    case 1: state.orientation[b] = (Quat::from_rotation_vector(e) * state.orientation[b]).normalized(); break;
-    case 2: state.linear_velocity[b] += e; break;
-    case 3: state.angular_velocity[b] += e; break;
-  }
-  return state;
-}
 
 struct WeightedLoss {
   std::vector<double> weights;  // 12 per body
@@ -136,7 +124,7 @@ GradientCheckReport check_gradients(const Scene& scene_in, std::span<const doubl
       add("x0/" + model.bodies[static_cast<std::size_t>(b)].name + "/" + kComponent[k / 3] + "[" + std::to_string(k % 3) + "]",
           gradients.initial_state[static_cast<std::size_t>(kTangent * b + k)],
           [&](double delta) {
-            return trajectory_loss(model, scene.params, perturbed(scene.state, b, k, delta), controls, options.steps, loss);
+            return trajectory_loss(model, scene.params, state_perturbed(scene.state, b, k, delta), controls, options.steps, loss);
           },
           options.state_epsilon);
   }

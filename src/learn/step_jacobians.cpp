@@ -65,6 +65,20 @@ void state_retract(const Model& model, const State& state, std::span<const doubl
   }
 }
 
+State state_perturbed(State state, int body, int component, double epsilon) {
+  const auto b = static_cast<std::size_t>(body);
+  Vec3 e;
+  e[component % 3] = epsilon;
+  switch (component / 3) {
+    case 0: state.position[b] += e; break;
+    case 1: state.orientation[b] = (Quat::from_rotation_vector(e) * state.orientation[b]).normalized(); break;
+    case 2: state.linear_velocity[b] += e; break;
+    case 3: state.angular_velocity[b] += e; break;
+    default: throw Error(message("state_perturbed: tangent component ", component, " is not in 0–11"));
+  }
+  return state;
+}
+
 struct StepJacobians::Impl {
   Model model;
   Workspace workspace;
