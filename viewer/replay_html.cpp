@@ -26,6 +26,16 @@ std::string shortened(const nlohmann::json& value) {
   return text;
 }
 
+// Frame f's time (`where` names it in messages): a number, not before the previous frame's.
+double checked_frame_time(const nlohmann::json& frame, const std::string& where, std::size_t f, double previous_time) {
+  if (!frame.is_object() || !frame.contains("time") || !frame["time"].is_number())
+    throw Error(message(where, ".time must be a number"));
+  const double time = frame["time"].get<double>();
+  if (f > 0 && time < previous_time)
+    throw Error(message(where, ".time ", time, " is before the previous frame's ", previous_time));
+  return time;
+}
+
 // Node indices of a topology block's items (`width` per item) within [0, node_count).
 void check_index_lists(const nlohmann::json& topology, const char* key, std::size_t width, long long node_count,
                        const std::string& source) {
@@ -67,12 +77,7 @@ void check_soft_trajectory(const nlohmann::json& trajectory, const std::string& 
   for (std::size_t f = 0; f < frames->size(); ++f) {
     const nlohmann::json& frame = (*frames)[f];
     const std::string where = message(source, ": frames[", f, "]");
-    if (!frame.is_object() || !frame.contains("time") || !frame["time"].is_number())
-      throw Error(message(where, ".time must be a number"));
-    const double time = frame["time"].get<double>();
-    if (f > 0 && time < previous_time)
-      throw Error(message(where, ".time ", time, " is before the previous frame's ", previous_time));
-    previous_time = time;
+    previous_time = checked_frame_time(frame, where, f, previous_time);
     if (!frame.contains("positions") || !is_number_array(frame["positions"], static_cast<std::size_t>(3 * node_count)))
       throw Error(message(where, ".positions must be ", 3 * node_count, " numbers (x, y, z of each of the ", node_count,
                           " nodes)"));
@@ -123,12 +128,7 @@ void check_trajectory(std::string_view trajectory_json, std::string_view source_
   for (std::size_t f = 0; f < frames->size(); ++f) {
     const nlohmann::json& frame = (*frames)[f];
     const std::string where = message(source, ": frames[", f, "]");
-    if (!frame.is_object() || !frame.contains("time") || !frame["time"].is_number())
-      throw Error(message(where, ".time must be a number"));
-    const double time = frame["time"].get<double>();
-    if (f > 0 && time < previous_time)
-      throw Error(message(where, ".time ", time, " is before the previous frame's ", previous_time));
-    previous_time = time;
+    previous_time = checked_frame_time(frame, where, f, previous_time);
     if (!frame.contains("bodies") || !frame["bodies"].is_array() || frame["bodies"].size() != bodies->size()) {
       throw Error(message(where, ".bodies must have ", bodies->size(), " entries, one per name in \"bodies\""));
     }
