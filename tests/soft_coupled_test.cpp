@@ -165,36 +165,25 @@ void check_coupled_gradients(const CoupledSystem& original, int steps, const std
                    "dL/d rigid x0, body " + std::to_string(b) + " component " + std::to_string(component));
     }
   }
-  // Rigid parameters.
-  for (const std::string& name : rigid_slices) {
-    std::span<double> slice = system.rigid_params.slice(system.rigid_model, name);
-    const std::span<const double> analytic = g.rigid.param(system.rigid_model, name);
+  // Every component of a parameter slice, by a relative step (inertias are ~1e-4).
+  const auto check_slice = [&](std::span<double> slice, std::span<const double> analytic, const std::string& label) {
     for (std::size_t k = 0; k < slice.size(); ++k) {
       const double original_value = slice[k];
-      const double epsilon = original_value != 0.0 ? 1e-6 * std::abs(original_value) : 1e-6;  // relative: inertias are ~1e-4
+      const double epsilon = original_value != 0.0 ? 1e-6 * std::abs(original_value) : 1e-6;
       slice[k] = original_value + epsilon;
       const double plus = evaluate(system.rigid_state, system.soft_state);
       slice[k] = original_value - epsilon;
       const double minus = evaluate(system.rigid_state, system.soft_state);
       slice[k] = original_value;
-      expect_close(analytic[k], (plus - minus) / (2 * epsilon), "dL/d rigid " + name + "[" + std::to_string(k) + "]");
+      expect_close(analytic[k], (plus - minus) / (2 * epsilon), label + "[" + std::to_string(k) + "]");
     }
-  }
-  // Soft parameters.
-  for (const std::string& name : soft_slices) {
-    std::span<double> slice = system.soft_params.slice(system.soft_model, name);
-    const std::span<const double> analytic = g.soft.param(system.soft_model, name);
-    for (std::size_t k = 0; k < slice.size(); ++k) {
-      const double original_value = slice[k];
-      const double epsilon = original_value != 0.0 ? 1e-6 * std::abs(original_value) : 1e-6;  // relative: inertias are ~1e-4
-      slice[k] = original_value + epsilon;
-      const double plus = evaluate(system.rigid_state, system.soft_state);
-      slice[k] = original_value - epsilon;
-      const double minus = evaluate(system.rigid_state, system.soft_state);
-      slice[k] = original_value;
-      expect_close(analytic[k], (plus - minus) / (2 * epsilon), "dL/d soft " + name + "[" + std::to_string(k) + "]");
-    }
-  }
+  };
+  for (const std::string& name : rigid_slices)
+    check_slice(system.rigid_params.slice(system.rigid_model, name), g.rigid.param(system.rigid_model, name),
+                "dL/d rigid " + name);
+  for (const std::string& name : soft_slices)
+    check_slice(system.soft_params.slice(system.soft_model, name), g.soft.param(system.soft_model, name),
+                "dL/d soft " + name);
   // Soft initial state (a few DOFs).
   for (std::size_t k = 1; k < system.soft_state.positions.size(); k += 4)
     for (const bool velocity : {false, true}) {
