@@ -24,11 +24,12 @@ std::string indexed_name(const char* prefix, int index) {
 }
 
 // The chain's bodies and joints, ready for more items (actuators) before build().
-ModelBuilder chain_builder(int link_count) {
+ModelBuilder chain_builder(int link_count, Coordinates coordinates) {
   using D = ChainDimensions;
   ModelBuilder builder;
   builder.name = "chain" + std::to_string(link_count);
   builder.dt = D::time_step;
+  builder.solver.coordinates = coordinates;
 
   // Links point along d = (sin θ, 0, −cos θ): body x turned about y by π/2 − θ.
   const Vec3 link_direction{std::sin(D::release_angle), 0.0, -std::cos(D::release_angle)};
@@ -65,12 +66,12 @@ ModelBuilder chain_builder(int link_count) {
 
 }  // namespace
 
-Scene build_chain_scene(int link_count) {
-  return chain_builder(link_count).build();
+Scene build_chain_scene(int link_count, Coordinates coordinates) {
+  return chain_builder(link_count, coordinates).build();
 }
 
-Scene build_motor_chain_scene(int link_count) {
-  ModelBuilder builder = chain_builder(link_count);
+Scene build_motor_chain_scene(int link_count, Coordinates coordinates) {
+  ModelBuilder builder = chain_builder(link_count, coordinates);
   builder.name = "motor_chain" + std::to_string(link_count);
   for (int link = 0; link < link_count; ++link) {
     ActuatorSpec motor;

@@ -7,12 +7,13 @@
 
 namespace diffphys::bench {
 
-// `link_count` capsule links on revolute joints (axis y), hanging from the world.
-Scene build_chain_scene(int link_count);
+// `link_count` capsule links on revolute joints (axis y), hanging from the world, simulated
+// in maximal or in joint coordinates (Coordinates::Reduced, rigid/articulated.hpp).
+Scene build_chain_scene(int link_count, Coordinates coordinates = Coordinates::Maximal);
 
 // The same chain with a motor on every hinge ("motor<k>" on "hinge<k>", torque unbounded):
 // scene.controls holds the N hinge torques, all zero.
-Scene build_motor_chain_scene(int link_count);
+Scene build_motor_chain_scene(int link_count, Coordinates coordinates = Coordinates::Maximal);
 
 // One sphere above the ground plane, restitution 0.5.
 Scene build_bouncing_sphere_scene();

@@ -7,7 +7,8 @@
 // Families (one iteration = one whole trajectory):
 //
 //   BM_Rollout/<model>/<phase>      a 1,000-step rollout of chain10 (10-link chain, a motor
-//                                   on every hinge, zero torques), arm (4-DoF servo arm,
+//                                   on every hinge, zero torques; chain10_reduced: the same
+//                                   in joint coordinates), arm (4-DoF servo arm,
 //                                   the servo targets as per-step controls) and pile_pgs
 //                                   (100 settled spheres, PGS; one iteration, one
 //                                   repetition: minutes). Phases:
@@ -20,7 +21,8 @@
 //                                   finite_differences (central, 2 N plain rollouts);
 //                                   forward is one plain rollout, the unit of both.
 //   BM_ChainGradient/<method>       dL/dx_0 and dL/du_t of a 1,000-step rollout of the
-//                                   10-link motor chain: diffphys (run + backward) against
+//                                   10-link motor chain: diffphys (run + backward, in
+//                                   maximal and in joint coordinates) against
 //                                   MuJoCo (roll out storing states, mjd_transitionFD at
 //                                   every step, centred or forward, and the vector–Jacobian
 //                                   products back in time). MuJoCo rows only when CMake
@@ -184,6 +186,12 @@ const RolloutProblem& chain_rollout_problem() {
   return problem;
 }
 
+const RolloutProblem& reduced_chain_rollout_problem() {
+  static const RolloutProblem problem =
+      held_controls_problem(build_motor_chain_scene(trajectory_chain_links, Coordinates::Reduced), rollout_steps);
+  return problem;
+}
+
 const RolloutProblem& arm_rollout_problem() {
   static const RolloutProblem problem = held_controls_problem(build_arm_scene(), rollout_steps);
   return problem;
@@ -278,8 +286,8 @@ void mass_gradient_finite_differences(benchmark::State& bench_state) {
 // ---------------------------------------------------------------------------------------
 // BM_ChainGradient: dL/dx_0 and dL/du_t, diffphys against MuJoCo's transition Jacobians.
 
-void chain_gradient_diffphys(benchmark::State& bench_state) {
-  const RolloutProblem& problem = chain_rollout_problem();
+void chain_gradient_diffphys(benchmark::State& bench_state, const RolloutProblem& (*chain_problem)()) {
+  const RolloutProblem& problem = chain_problem();
   const Model& model = problem.scene.model;
   Rollout rollout(model, problem.scene.params);
   Gradients gradients;
@@ -496,6 +504,7 @@ void register_rollout_benchmarks(const std::string& model, const RolloutProblem&
 void register_benchmarks() {
   using benchmark::RegisterBenchmark;
   register_rollout_benchmarks("chain10", chain_rollout_problem, false);
+  register_rollout_benchmarks("chain10_reduced", reduced_chain_rollout_problem, false);
   register_rollout_benchmarks("arm", arm_rollout_problem, false);
   // The pile: 10–100 s per iteration (and ~15 s to settle it first), so one iteration and
   // one repetition whatever --benchmark_repetitions says.
@@ -512,7 +521,11 @@ void register_benchmarks() {
         ->DenseRange(1, mass_gradient_max_links)
         ->Unit(benchmark::kMillisecond);
 
-  RegisterBenchmark("BM_ChainGradient/diffphys", chain_gradient_diffphys)->Unit(benchmark::kMillisecond);
+  RegisterBenchmark("BM_ChainGradient/diffphys", chain_gradient_diffphys, chain_rollout_problem)
+      ->Unit(benchmark::kMillisecond);
+  // The same chain in joint coordinates (rigid/articulated.hpp), MuJoCo's own description.
+  RegisterBenchmark("BM_ChainGradient/diffphys_reduced", chain_gradient_diffphys, reduced_chain_rollout_problem)
+      ->Unit(benchmark::kMillisecond);
 #ifdef DIFFPHYS_BENCH_HAVE_MUJOCO
   RegisterBenchmark("BM_ChainGradient/mujoco_forward_only", chain_rollout_mujoco)->Unit(benchmark::kMillisecond);
   RegisterBenchmark("BM_ChainGradient/mujoco_fd_centred", chain_gradient_mujoco, true)->Unit(benchmark::kMillisecond);

@@ -126,8 +126,8 @@ void time_diffphys_steps(benchmark::State& state, DiffphysStepper& stepper, bool
   time_diffphys_steps(state, stepper, with_contacts, [](long) {});
 }
 
-void chain_diffphys(benchmark::State& state) {
-  DiffphysStepper stepper(build_chain_scene(static_cast<int>(state.range(0))));
+void chain_diffphys(benchmark::State& state, Coordinates coordinates) {
+  DiffphysStepper stepper(build_chain_scene(static_cast<int>(state.range(0)), coordinates));
   stepper.advance(chain_warmup_steps);
   time_diffphys_steps(state, stepper, false);
 }
@@ -289,7 +289,9 @@ void register_benchmarks() {
   const auto with_chain_sizes = [](benchmark::internal::Benchmark* benchmark) {
     for (const int links : chain_link_counts) benchmark->Arg(links);
   };
-  with_chain_sizes(RegisterBenchmark("BM_Chain/diffphys", chain_diffphys));
+  with_chain_sizes(RegisterBenchmark("BM_Chain/diffphys", chain_diffphys, Coordinates::Maximal));
+  // The chain in joint coordinates (rigid/articulated.hpp), as MuJoCo simulates it.
+  with_chain_sizes(RegisterBenchmark("BM_Chain/diffphys_reduced", chain_diffphys, Coordinates::Reduced));
 #ifdef DIFFPHYS_BENCH_HAVE_MUJOCO
   with_chain_sizes(RegisterBenchmark("BM_Chain/mujoco", chain_mujoco));
 #endif

@@ -93,6 +93,23 @@ TEST(Step, AllocatesNothingAfterWarmUp) {
   }
 }
 
+// Joint coordinates (rigid/articulated.hpp): the reduced step of a 3D tree with motors.
+TEST(Step, ReducedCoordinatesAllocateNothingAfterTheFirstStep) {
+  const Scene scene = testing::reduced_tree(1e-3);
+  State current = scene.state, next = scene.state;
+  Workspace workspace;
+  step(scene.model, scene.params, current, scene.controls, next, workspace);
+  std::swap(current, next);
+  allocations = 0;
+  counting = true;
+  for (int i = 0; i < 200; ++i) {
+    step(scene.model, scene.params, current, scene.controls, next, workspace);
+    std::swap(current, next);
+  }
+  counting = false;
+  EXPECT_EQ(allocations.load(), 0);
+}
+
 // Soft bodies (issue 5): a Newton step (assembly, LDLᵀ, line search) allocates nothing once
 // the SoftWorkspace is built. The scenes are stepped in tests/soft_physics_test.cpp (which
 // keeps their construction out of this file); this file owns the counting operator new.

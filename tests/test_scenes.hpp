@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 #include <numbers>
 #include <string>
 #include <vector>
@@ -37,8 +38,10 @@ inline BodySpec box_body(const std::string& name, Vec3 position, Vec3 half_exten
 }
 
 // A chain of `links` boxes hanging from the world along −z, hinged about y, each link
-// `length` long, rotated by `initial_angle` about the top hinge so that it swings.
-inline ModelBuilder hinge_chain(int links, double length, double mass, double initial_angle) {
+// `length` long, rotated by `initial_angle` about the top hinge so that it swings. Its boxes
+// collide with `collision_mask` (0: with nothing).
+inline ModelBuilder hinge_chain(int links, double length, double mass, double initial_angle,
+                                std::uint32_t collision_mask = ~0u) {
   ModelBuilder builder;
   builder.name = "chain";
   builder.dt = 1e-3;
@@ -49,6 +52,7 @@ inline ModelBuilder hinge_chain(int links, double length, double mass, double in
     const Vec3 top = down * (length * i);
     BodySpec link = box_body("link" + std::to_string(i), top + down * (0.5 * length),
                              {0.1 * length, 0.1 * length, 0.5 * length}, mass);
+    link.shapes[0].collision_mask = collision_mask;
     link.orientation = tilt;
     builder.add_body(link);
     JointSpec joint;
@@ -94,6 +98,69 @@ void run(const Scene& scene, int steps, Observe&& observe, std::vector<double> c
     std::swap(current, next);
     observe(current, status);
   }
+}
+
+}  // namespace diffphys::testing
+
+namespace diffphys::testing {
+
+// A contact-free tree in joint coordinates (Coordinates::Reduced): a turntable on the world
+// (revolute about z), an upper arm on it (revolute about a tilted axis, its principal axes
+// turned off the body frame), and two children of the arm — a forearm (revolute about x)
+// and a slider (prismatic along the arm, with body damping, an external force and torque).
+// Joint damping and three motors, one clipped at its bound, so that every term of the
+// reduced step and its backward pass is exercised.
+inline Scene reduced_tree(double dt) {
+  ModelBuilder builder;
+  builder.name = "reduced_tree";
+  builder.dt = dt;
+  builder.solver.coordinates = Coordinates::Reduced;
+  const auto link = [](const std::string& name, Vec3 position, Vec3 half_extents, double mass) {
+    BodySpec body = box_body(name, position, half_extents, mass);
+    body.shapes[0].collision_mask = 0;  // nothing touches: what reduced coordinates simulate
+    return body;
+  };
+  BodySpec base = link("base", {0, 0, 0.1}, {0.1, 0.1, 0.05}, 2.0);
+  base.angular_velocity = {0, 0, 0.8};
+  builder.add_body(base);
+  BodySpec arm = link("arm", {0.25, 0, 0.2}, {0.25, 0.04, 0.04}, 1.2);
+  arm.orientation = Quat::from_axis_angle(normalized(Vec3{1, 1, 0}), 0.4);
+  builder.add_body(arm);
+  builder.add_body(link("forearm", {0.5, 0, 0.0}, {0.03, 0.03, 0.2}, 0.7));
+  BodySpec slider = link("slider", {0.25, 0.1, 0.2}, {0.05, 0.05, 0.05}, 0.4);
+  slider.linear_damping = 0.3;
+  slider.angular_damping = 0.2;
+  slider.force = {0.5, 0.2, 0.1};
+  slider.torque = {0.0, 0.1, 0.05};
+  builder.add_body(slider);
+  const auto joint = [&](const std::string& name, JointType type, const std::string& parent, const std::string& child,
+                         Vec3 anchor, Vec3 axis, double damping) {
+    JointSpec spec;
+    spec.name = name;
+    spec.type = type;
+    spec.parent = parent;
+    spec.child = child;
+    spec.anchor = anchor;
+    spec.axis = normalized(axis);
+    spec.damping = damping;
+    builder.add_joint(spec);
+  };
+  joint("turn", JointType::Revolute, "world", "base", {0, 0, 0.1}, {0, 0, 1}, 0.05);
+  joint("shoulder", JointType::Revolute, "base", "arm", {0, 0, 0.2}, {0, 1, 0.3}, 0.0);
+  joint("elbow", JointType::Revolute, "arm", "forearm", {0.5, 0, 0.2}, {1, 0, 0}, 0.02);
+  joint("slide", JointType::Prismatic, "arm", "slider", {0.25, 0.1, 0.2}, {1, 0, 0}, 0.1);
+  const auto motor = [&](const std::string& name, const std::string& on, double control, double max_torque) {
+    ActuatorSpec spec;
+    spec.name = name;
+    spec.joint = on;
+    spec.control = control;
+    spec.max_torque = max_torque;
+    builder.add_actuator(spec);
+  };
+  motor("turn_motor", "turn", 0.3, 2.0);
+  motor("elbow_motor", "elbow", 0.2, 0.05);  // clipped: dL/du = 0, dL/d(max_torque) ≠ 0
+  motor("slide_motor", "slide", -0.4, 5.0);
+  return builder.build();
 }
 
 }  // namespace diffphys::testing

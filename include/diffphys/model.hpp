@@ -44,6 +44,13 @@ enum class ActuatorType { Motor, Servo };
 
 enum class SolverType { InteriorPoint, ProjectedGaussSeidel };
 
+// How a step describes an articulated body. Maximal: every body has 6 velocities and joints
+// are constraint rows of the mixed LCP (anything: contacts, limits, servos, loops). Reduced:
+// one coordinate per joint, the joints exact by construction (Featherstone's algorithms); for
+// contact-free trees of revolute and prismatic joints with motors (rigid/articulated.hpp says
+// what is supported, docs/simulation.md "Reduced coordinates").
+enum class Coordinates { Maximal, Reduced };
+
 struct Body {
   std::string name;
   BodyType type = BodyType::Dynamic;
@@ -137,6 +144,7 @@ struct Actuator {
 // joint manifold by Newton iterations on φ(q) = 0 in the mass metric (post-stabilisation,
 // Cline & Pai 2003), so no Baumgarte term enters the velocity problem.
 struct SolverSettings {
+  Coordinates coordinates = Coordinates::Maximal;
   SolverType type = SolverType::InteriorPoint;
   int max_iterations = 100;        // interior point: Newton iterations; PGS: sweeps
   double tolerance = 1e-10;        // on the mixed-LCP residual, a velocity (m/s; solve/mlcp.hpp)

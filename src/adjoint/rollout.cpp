@@ -8,6 +8,7 @@
 
 #include "adjoint/step_vjp.hpp"
 #include "diffphys/error.hpp"
+#include "rigid/articulated.hpp"
 #include "rigid/step_workspace.hpp"
 
 namespace diffphys {
@@ -49,6 +50,7 @@ Rollout::Rollout(const Model& model, const Params& params, RolloutOptions option
     : model_(model), params_(params), options_(options) {
   model_.solver.warm_start = false;
   validate_params(model_, params_);
+  if (model_.solver.coordinates == Coordinates::Reduced) rigid::validate_reduced_coordinates(model_);
   if (!(options_.gradient_decay > 0 && options_.gradient_decay <= 1))
     throw Error(message("rollout: gradient_decay must lie in (0, 1], got ", options_.gradient_decay));
   if (!(options_.gradient_clip >= 0))

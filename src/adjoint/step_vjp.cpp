@@ -121,6 +121,12 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
               std::span<double> state_adjoint, std::span<double> control_adjoint, std::span<double> param_adjoint,
               StepVjpWorkspace& vjp) {
   const Workspace::Impl& record = workspace.impl();
+  vjp.non_finite_stage.clear();
+  if (model.solver.coordinates == Coordinates::Reduced) {
+    articulated_step_vjp(model, params, state_in, controls, record.articulated, next_state_adjoint, state_adjoint,
+                         control_adjoint, param_adjoint, vjp.articulated);
+    return;
+  }
   const ParamLayout& layout = model.layout;
   const SolverSettings& settings = model.solver;
   const double h = model.dt;

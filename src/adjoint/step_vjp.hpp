@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "adjoint/articulated_vjp.hpp"
 #include "adjoint/lcp_vjp.hpp"
 #include "solve/envelope_lu.hpp"
 #include "diffphys/model.hpp"
@@ -44,6 +45,7 @@ struct StepVjpWorkspace {
   solve::EnvelopeLuWorkspace projection_lu;           // of Sᵀ = J_t M⁻¹ Lᵀ Gᵀ
   solve::MlcpWorkspace solver;
   State integrated;
+  ArticulatedVjpWorkspace articulated;  // Coordinates::Reduced steps
   std::string non_finite_stage;  // the first stage of the last call whose output was not finite
 };
 

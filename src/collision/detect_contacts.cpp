@@ -13,6 +13,27 @@ constexpr int kPartnerScanLimit = 64;
 
 }  // namespace
 
+void excluded_body_pairs(const Model& model, std::vector<std::pair<int, int>>& pairs) {
+  pairs.clear();
+  for (const Joint& joint : model.joints)
+    if (!joint.collide_connected) pairs.emplace_back(std::min(joint.parent, joint.child), std::max(joint.parent, joint.child));
+  pairs.insert(pairs.end(), model.collision_exclusions.begin(), model.collision_exclusions.end());
+  std::sort(pairs.begin(), pairs.end());
+}
+
+bool may_collide(const Model& model, std::span<const std::pair<int, int>> excluded, int shape_i, int shape_j) {
+  const Shape& si = model.shapes[static_cast<std::size_t>(shape_i)];
+  const Shape& sj = model.shapes[static_cast<std::size_t>(shape_j)];
+  if (si.body == sj.body) return false;
+  if (model.bodies[static_cast<std::size_t>(si.body)].type != BodyType::Dynamic &&
+      model.bodies[static_cast<std::size_t>(sj.body)].type != BodyType::Dynamic)
+    return false;
+  if ((si.collision_group & sj.collision_mask) == 0 || (sj.collision_group & si.collision_mask) == 0) return false;
+  if (excluded.empty()) return true;
+  const std::pair<int, int> bodies{std::min(si.body, sj.body), std::max(si.body, sj.body)};
+  return !std::binary_search(excluded.begin(), excluded.end(), bodies);
+}
+
 PosedShape pose_shape(const Model& model, const Params& params, const State& state, int shape_index) {
   const Shape& shape = model.shapes[static_cast<std::size_t>(shape_index)];
   const auto b = static_cast<std::size_t>(shape.body);
@@ -59,25 +80,9 @@ void detect_contacts(const Model& model, const Params& params, const State& stat
   for (int s = 0; s < shape_count; ++s) live += switched_off(s) ? 0 : 1;
   if (live < 2) return;
 
-  ws.excluded_body_pairs.clear();
-  for (const Joint& joint : model.joints)
-    if (!joint.collide_connected)
-      ws.excluded_body_pairs.emplace_back(std::min(joint.parent, joint.child), std::max(joint.parent, joint.child));
-  ws.excluded_body_pairs.insert(ws.excluded_body_pairs.end(), model.collision_exclusions.begin(),
-                                model.collision_exclusions.end());
-  std::sort(ws.excluded_body_pairs.begin(), ws.excluded_body_pairs.end());
-
-  const auto may_collide = [&](int shape_i, int shape_j) {
-    const Shape& si = model.shapes[static_cast<std::size_t>(shape_i)];
-    const Shape& sj = model.shapes[static_cast<std::size_t>(shape_j)];
-    if (si.body == sj.body) return false;
-    if (model.bodies[static_cast<std::size_t>(si.body)].type != BodyType::Dynamic &&
-        model.bodies[static_cast<std::size_t>(sj.body)].type != BodyType::Dynamic)
-      return false;
-    if ((si.collision_group & sj.collision_mask) == 0 || (sj.collision_group & si.collision_mask) == 0) return false;
-    if (ws.excluded_body_pairs.empty()) return true;
-    const std::pair<int, int> bodies{std::min(si.body, sj.body), std::max(si.body, sj.body)};
-    return !std::binary_search(ws.excluded_body_pairs.begin(), ws.excluded_body_pairs.end(), bodies);
+  excluded_body_pairs(model, ws.excluded_body_pairs);
+  const auto pair_may_collide = [&](int shape_i, int shape_j) {
+    return may_collide(model, ws.excluded_body_pairs, shape_i, shape_j);
   };
   // Keep a shape only if some other shape may collide with it. The search looks at the next
   // kPartnerScanLimit shapes (cyclically) and keeps the shape if it stops there.
@@ -86,7 +91,7 @@ void detect_contacts(const Model& model, const Params& params, const State& stat
     for (int examined = 0; examined < kPartnerScanLimit; ++examined) {
       if (++other == shape_count) other = 0;
       if (other == shape) return false;  // every other shape examined
-      if (!switched_off(other) && may_collide(shape, other)) return true;
+      if (!switched_off(other) && pair_may_collide(shape, other)) return true;
     }
     return true;
   };
@@ -102,7 +107,7 @@ void detect_contacts(const Model& model, const Params& params, const State& stat
   }
 
   const auto collide_pair = [&](int shape_a, int shape_b) {
-    if (!may_collide(shape_a, shape_b)) return;
+    if (!pair_may_collide(shape_a, shape_b)) return;
     ContactPoint points[kMaxPairContacts];
     const int count = collide(ws.posed[static_cast<std::size_t>(shape_a)], ws.posed[static_cast<std::size_t>(shape_b)],
                               margin, points);

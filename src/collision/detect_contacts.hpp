@@ -5,6 +5,7 @@
 // backward pass holds fixed (DESIGN.md §1).
 #pragma once
 
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -39,6 +40,13 @@ struct CollisionWorkspace {
 // the same order; workspace.posed holds current poses for the shapes kept only.
 void detect_contacts(const Model& model, const Params& params, const State& state, CollisionWorkspace& workspace,
                      std::vector<Contact>& contacts);
+
+// The body pairs whose shapes never touch: joined by a joint without collide_connected, or
+// listed in model.collision_exclusions; sorted (min, max), for may_collide.
+void excluded_body_pairs(const Model& model, std::vector<std::pair<int, int>>& pairs);
+// The pair filter: may shapes i and j ever touch? Not on the same body, not both on
+// non-dynamic bodies, each one's group in the other's mask, the bodies not excluded.
+bool may_collide(const Model& model, std::span<const std::pair<int, int>> excluded, int shape_i, int shape_j);
 
 // The Contact between shapes a and b for one narrow-phase point.
 inline Contact contact_from_point(const Model& model, int shape_a, int shape_b, const ContactPoint& point) {

@@ -163,13 +163,17 @@ ModelBuilder SceneReader::read(const Json& root, ItemLocations& locations) const
 void SceneReader::read_solver(const Json& object, const std::string& path,
                               SolverSettings& solver) const {
   check_keys(object, path,
-             {"type", "max_iterations", "tolerance", "friction_directions", "contact_margin",
+             {"coordinates", "type", "max_iterations", "tolerance", "friction_directions", "contact_margin",
               "contact_erp", "penetration_slop", "restitution_threshold",
               "stabilization_iterations", "stabilization_tolerance", "warm_start", "time_of_impact"});
   const auto field = [&](const char* key) { return key_path(path, key); };
   if (object.contains("warm_start")) solver.warm_start = read_bool(object["warm_start"], field("warm_start"));
   if (object.contains("time_of_impact"))
     solver.time_of_impact = read_bool(object["time_of_impact"], field("time_of_impact"));
+  if (object.contains("coordinates")) {
+    solver.coordinates = read_enum<Coordinates>(object["coordinates"], field("coordinates"), "coordinates",
+                                                {{"maximal", Coordinates::Maximal}, {"reduced", Coordinates::Reduced}});
+  }
   if (object.contains("type")) {
     solver.type = read_enum<SolverType>(
         object["type"], field("type"), "solver type",

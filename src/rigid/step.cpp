@@ -10,6 +10,7 @@
 #include "collision/detect_contacts.hpp"
 #include "diffphys/error.hpp"
 #include "diffphys/simulator.hpp"
+#include "rigid/articulated.hpp"
 #include "rigid/body_dynamics.hpp"
 #include "rigid/forces.hpp"
 #include "rigid/inequality_rows.hpp"
@@ -61,6 +62,13 @@ StepStatus step(const Model& model, const Params& params, const State& state_in,
       throw Error(message("step: control of actuator '", model.actuators[a].name, "' must be finite, got ", controls[a]));
   if (&state_in == &state_out) throw Error("step: state_in and state_out must be different objects");
   Workspace::Impl& ws = workspace.impl();
+  if (model.solver.coordinates == Coordinates::Reduced) {
+    // Joint coordinates (rigid/articulated.hpp): no contacts, no rows, joints exact.
+    ws.contacts.clear();
+    ws.rows.clear();
+    rigid::step_reduced(model, params, state_in, controls, state_out, ws.articulated);
+    return StepStatus{};
+  }
   const auto dof = static_cast<std::size_t>(6 * model.body_count());
   ws.free_velocity.resize(dof);
   ws.velocity.resize(dof);
@@ -180,6 +188,7 @@ Simulator::Simulator(Model model, Params params, State initial_state)
     : model_(std::move(model)), params_(std::move(params)), state_(std::move(initial_state)) {
   validate_params(model_, params_);
   validate_state(model_, state_);
+  if (model_.solver.coordinates == Coordinates::Reduced) rigid::validate_reduced_coordinates(model_);
   next_ = state_;
   zero_controls_.assign(static_cast<std::size_t>(model_.actuator_count()), 0.0);
 }

@@ -10,6 +10,7 @@
 #include "collision/detect_contacts.hpp"
 #include "diffphys/contact.hpp"
 #include "diffphys/simulator.hpp"
+#include "rigid/articulated.hpp"
 #include "rigid/body_dynamics.hpp"
 #include "rigid/inequality_rows.hpp"
 #include "rigid/integrate.hpp"
@@ -43,6 +44,8 @@ struct Workspace::Impl {
   // instead of solving the velocity problem again; the solvers are deterministic, so the
   // record is the one a full re-run would write. Ignored when the sizes do not match.
   std::span<const double> replay_lambda, replay_velocity;
+  // The step in joint coordinates (Coordinates::Reduced) and its record.
+  rigid::ArticulatedRecord articulated;
 };
 
 // Bytes a Workspace holds (vector capacities): what keeping one per step costs (Rollout).
@@ -75,6 +78,12 @@ inline std::size_t workspace_bytes(const rigid::BodyDynamics& b) {
          capacity_bytes(b.inverse_inertia_world);
 }
 
+inline std::size_t workspace_bytes(const rigid::ArticulatedRecord& r) {
+  return capacity_bytes(r.links) + capacity_bytes(r.body_link) + capacity_bytes(r.q) + capacity_bytes(r.velocity) +
+         capacity_bytes(r.acceleration) + capacity_bytes(r.applied) + capacity_bytes(r.bias) +
+         capacity_bytes(r.mass_factor) + capacity_bytes(r.composite) + capacity_bytes(r.subtree_force);
+}
+
 inline std::size_t workspace_bytes(const Workspace::Impl& w) {
   const collision::CollisionWorkspace& c = w.collision;
   return sizeof(Workspace::Impl) + workspace_bytes(w.bodies) + capacity_bytes(c.posed) + capacity_bytes(c.boxes) +
@@ -89,7 +98,7 @@ inline std::size_t workspace_bytes(const Workspace::Impl& w) {
          capacity_bytes(w.warm_start.limits) + capacity_bytes(w.warm_start.contacts) +
          capacity_bytes(w.warm_start.contact_lambda) + capacity_bytes(w.impacts.contact_time) +
          capacity_bytes(w.impacts.contact_closing) + capacity_bytes(w.impacts.body_time) +
-         capacity_bytes(w.impacts.body_contact);
+         capacity_bytes(w.impacts.body_contact) + workspace_bytes(w.articulated);
 }
 
 }  // namespace diffphys

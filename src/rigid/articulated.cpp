@@ -1,0 +1,301 @@
+// rigid/articulated.cpp — see articulated.hpp.
+#include "rigid/articulated.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "collision/detect_contacts.hpp"
+#include "diffphys/error.hpp"
+
+namespace diffphys::rigid {
+namespace {
+
+// Orders the joints into links (parents first) and checks what the step can simulate, but
+// for the shape pairs (validate_reduced_coordinates).
+void build_tree(const Model& model, ArticulatedRecord& record) {
+  const auto body_count = static_cast<std::size_t>(model.body_count());
+  record.body_link.assign(body_count, -1);
+  record.links.clear();
+  for (const Actuator& actuator : model.actuators)
+    if (actuator.type != ActuatorType::Motor)
+      throw Error(message("actuator '", actuator.name,
+                          "': reduced coordinates support motors only, not servos (use \"coordinates\": \"maximal\")"));
+  // body_link doubles as "has a parent joint" (-2) until the body is placed.
+  for (const Joint& joint : model.joints) {
+    if (joint.type != JointType::Revolute && joint.type != JointType::Prismatic)
+      throw Error(message("joint '", joint.name, "': reduced coordinates support revolute and prismatic joints, this one is ",
+                          type_name(joint.type)));
+    if (joint.has_limits)
+      throw Error(message("joint '", joint.name, "': reduced coordinates do not support joint limits yet"));
+    int& slot = record.body_link[static_cast<std::size_t>(joint.child)];
+    if (slot != -1)
+      throw Error(message("joint '", joint.name, "': body '", model.bodies[static_cast<std::size_t>(joint.child)].name,
+                          "' is the child of two joints: reduced coordinates need a tree (no loops)"));
+    slot = -2;
+  }
+  for (std::size_t b = 0; b < body_count; ++b)
+    if (model.bodies[b].type == BodyType::Dynamic && record.body_link[b] == -1)
+      throw Error(message("body '", model.bodies[b].name,
+                          "': reduced coordinates need every dynamic body to hang from a revolute or prismatic joint"));
+  // Place joints whose parent is static or placed, pass after pass (one pass when the joints
+  // are listed parents first).
+  const int joint_count = model.joint_count();
+  bool progress = true;
+  while (static_cast<int>(record.links.size()) < joint_count && progress) {
+    progress = false;
+    for (int j = 0; j < joint_count; ++j) {
+      const Joint& joint = model.joints[static_cast<std::size_t>(j)];
+      if (record.body_link[static_cast<std::size_t>(joint.child)] >= 0) continue;
+      const bool static_parent = model.bodies[static_cast<std::size_t>(joint.parent)].type != BodyType::Dynamic;
+      const int parent_link = static_parent ? -1 : record.body_link[static_cast<std::size_t>(joint.parent)];
+      if (!static_parent && parent_link < 0) continue;
+      ArticulatedLink link;
+      link.joint = j;
+      link.body = joint.child;
+      link.parent_body = joint.parent;
+      link.parent = parent_link;
+      link.revolute = joint.type == JointType::Revolute;
+      record.body_link[static_cast<std::size_t>(joint.child)] = static_cast<int>(record.links.size());
+      record.links.push_back(link);
+      progress = true;
+    }
+  }
+  if (static_cast<int>(record.links.size()) < joint_count) {
+    for (const Joint& joint : model.joints)
+      if (record.body_link[static_cast<std::size_t>(joint.child)] < 0)
+        throw Error(message("joint '", joint.name, "': its chain does not reach a static body (a joint loop): "
+                            "reduced coordinates need a tree"));
+  }
+}
+
+struct LinkPose {
+  Quat orientation;
+  Mat3 rotation;
+  Vec3 com, axis;
+  Spatial motion_subspace;
+};
+
+// Forward kinematics of one link from its parent's pose: the joint's world axis a and point
+// o are fixed in the parent; the child turns by q about a (revolute, q_child = q_parent ⊗
+// exp(q u) ⊗ q_rest) or slides by q along it (prismatic), its anchor staying on o (+ q a).
+LinkPose place_link(const Joint& joint, bool revolute, const Quat& parent_orientation, const Mat3& parent_rotation,
+                    const Vec3& parent_com, double q) {
+  LinkPose pose;
+  pose.axis = parent_rotation * joint.axis_parent;
+  const Vec3 point = parent_com + parent_rotation * joint.anchor_parent;
+  pose.orientation = revolute ? parent_orientation * Quat::from_axis_angle(joint.axis_parent, q) * joint.rest_relative
+                              : parent_orientation * joint.rest_relative;
+  pose.rotation = pose.orientation.to_matrix();
+  pose.com = point - pose.rotation * joint.anchor_child;
+  if (revolute) {
+    pose.motion_subspace = {pose.axis, cross(point, pose.axis)};
+  } else {
+    pose.com += pose.axis * q;
+    pose.motion_subspace = {Vec3{}, pose.axis};
+  }
+  return pose;
+}
+
+// The joint coordinate and its rate in state (rigid/joints.hpp's coordinate_value and
+// coordinate_rate, written out for one revolute or prismatic joint).
+void read_coordinate(const Joint& joint, bool revolute, const State& state, double& q, double& rate) {
+  const auto p = static_cast<std::size_t>(joint.parent), c = static_cast<std::size_t>(joint.child);
+  const Vec3 axis = state.orientation[p].rotate(joint.axis_parent);
+  if (revolute) {
+    const Quat relative = state.orientation[p].conjugate() * state.orientation[c] * joint.rest_relative.conjugate();
+    q = 2.0 * std::atan2(dot(relative.vec(), joint.axis_parent), relative.w);
+    rate = dot(axis, state.angular_velocity[c] - state.angular_velocity[p]);
+    return;
+  }
+  const Vec3 offset_parent = state.orientation[p].rotate(joint.anchor_parent);
+  const Vec3 offset_child = state.orientation[c].rotate(joint.anchor_child);
+  const Vec3 separation = state.position[c] + offset_child - state.position[p] - offset_parent;
+  q = dot(separation, axis);
+  rate = dot(axis, state.linear_velocity[c] + cross(state.angular_velocity[c], offset_child) - state.linear_velocity[p] -
+                       cross(state.angular_velocity[p], offset_parent)) +
+         dot(cross(state.angular_velocity[p], axis), separation);
+}
+
+// build_tree, then the check that no two shapes may collide.
+void build_validated_tree(const Model& model, ArticulatedRecord& record) {
+  build_tree(model, record);
+  std::vector<std::pair<int, int>> excluded;
+  collision::excluded_body_pairs(model, excluded);
+  for (int a = 0; a < model.shape_count(); ++a)
+    for (int b = a + 1; b < model.shape_count(); ++b)
+      if (collision::may_collide(model, excluded, a, b))
+        throw Error(message("shapes '", model.shapes[static_cast<std::size_t>(a)].name, "' and '",
+                            model.shapes[static_cast<std::size_t>(b)].name,
+                            "' may collide: reduced coordinates do not handle contacts (set their collision_mask to 0, "
+                            "exclude the pair, or use \"coordinates\": \"maximal\")"));
+}
+
+}  // namespace
+
+void validate_reduced_coordinates(const Model& model) {
+  ArticulatedRecord record;
+  build_validated_tree(model, record);
+}
+
+void solve_mass_matrix(const ArticulatedRecord& record, std::span<double> values) {
+  const auto n = static_cast<std::size_t>(record.size());
+  const double* factor = record.mass_factor.data();
+  for (std::size_t i = 0; i < n; ++i) {  // L z = b
+    double sum = values[i];
+    for (std::size_t k = 0; k < i; ++k) sum -= factor[i * n + k] * values[k];
+    values[i] = sum / factor[i * n + i];
+  }
+  for (std::size_t i = n; i-- > 0;) {  // Lᵀ x = z
+    double sum = values[i];
+    for (std::size_t k = i + 1; k < n; ++k) sum -= factor[k * n + i] * values[k];
+    values[i] = sum / factor[i * n + i];
+  }
+}
+
+void step_reduced(const Model& model, const Params& params, const State& state_in, std::span<const double> controls,
+                  State& state_out, ArticulatedRecord& record) {
+  if (record.tree_model != &model || record.body_link.size() != model.bodies.size() ||
+      record.links.size() != model.joints.size()) {
+    record.tree_model = nullptr;
+    build_validated_tree(model, record);
+    record.tree_model = &model;
+  }
+  const ParamLayout& layout = model.layout;
+  const auto n = static_cast<std::size_t>(record.size());
+  const double h = model.dt;
+  record.q.resize(n);
+  record.velocity.resize(n);
+  record.acceleration.resize(n);
+  record.applied.assign(n, 0.0);
+  record.bias.resize(n);
+  record.mass_factor.assign(n * n, 0.0);
+  record.composite.resize(n);
+  record.subtree_force.resize(n);
+  const Vec3 gravity = params.vec3_at(layout.gravity);
+  const Spatial origin_acceleration{Vec3{}, -gravity};  // gravity as an upward acceleration of the base
+
+  // Coordinates, then the kinematics and body quantities at the start of the step.
+  for (std::size_t k = 0; k < n; ++k) {
+    ArticulatedLink& link = record.links[k];
+    const Joint& joint = model.joints[static_cast<std::size_t>(link.joint)];
+    read_coordinate(joint, link.revolute, state_in, record.q[k], record.velocity[k]);
+    const bool static_parent = link.parent < 0;
+    const ArticulatedLink* parent = static_parent ? nullptr : &record.links[static_cast<std::size_t>(link.parent)];
+    const auto pb = static_cast<std::size_t>(link.parent_body);
+    const LinkPose pose =
+        static_parent ? place_link(joint, link.revolute, state_in.orientation[pb], state_in.orientation[pb].to_matrix(),
+                                   state_in.position[pb], record.q[k])
+                      : place_link(joint, link.revolute, parent->orientation, parent->rotation, parent->com, record.q[k]);
+    link.orientation = pose.orientation;
+    link.rotation = pose.rotation;
+    link.com = pose.com;
+    link.axis = pose.axis;
+    link.motion_subspace = pose.motion_subspace;
+    const Spatial joint_velocity = pose.motion_subspace * record.velocity[k];
+    const Spatial parent_velocity = static_parent ? Spatial{} : parent->velocity;
+    link.velocity = parent_velocity + joint_velocity;
+    link.bias_acceleration = (static_parent ? origin_acceleration : parent->bias_acceleration) +
+                             cross_motion(parent_velocity, joint_velocity);
+    const auto b = static_cast<std::size_t>(link.body);
+    const double mass = params.at(layout.body_mass[b]);
+    link.principal_rotation = pose.rotation * model.bodies[b].principal_frame.to_matrix();
+    const Mat3 inertia_com = link.principal_rotation * Mat3::diagonal(params.vec3_at(layout.body_inertia[b])) *
+                             link.principal_rotation.transposed();
+    link.inertia = spatial_inertia(mass, pose.com, inertia_com);
+    const double linear_damping = params.at(layout.body_linear_damping[b]);
+    const double angular_damping = params.at(layout.body_angular_damping[b]);
+    link.damping = spatial_inertia(mass * linear_damping, pose.com, Mat3{});
+    link.damping.rotational = link.damping.rotational + inertia_com * angular_damping;
+    link.external_force = params.vec3_at(layout.body_force[b]);
+    link.external_torque = params.vec3_at(layout.body_torque[b]);
+  }
+
+  // C(q, q̇): recursive Newton–Euler at q̈ = 0 (Featherstone Table 5.1, in world coordinates),
+  // f = I A + V ×* I V + D V − f_ext, then joint forces S·F over each subtree.
+  for (std::size_t k = 0; k < n; ++k) {
+    const ArticulatedLink& link = record.links[k];
+    const Spatial external{link.external_torque + cross(link.com, link.external_force), link.external_force};
+    record.subtree_force[k] = link.inertia.apply(link.bias_acceleration) +
+                              cross_force(link.velocity, link.inertia.apply(link.velocity)) +
+                              link.damping.apply(link.velocity) - external;
+  }
+  for (std::size_t k = n; k-- > 0;) {
+    const ArticulatedLink& link = record.links[k];
+    const double damping = params.at(layout.joint_damping[static_cast<std::size_t>(link.joint)]);
+    record.bias[k] = dot(link.motion_subspace, record.subtree_force[k]) + damping * record.velocity[k];
+    if (link.parent >= 0) record.subtree_force[static_cast<std::size_t>(link.parent)] += record.subtree_force[k];
+  }
+
+  // τ: each motor's clipped control on its joint's coordinate.
+  for (std::size_t a = 0; a < controls.size(); ++a) {
+    const Actuator& actuator = model.actuators[a];
+    const int link = record.body_link[static_cast<std::size_t>(model.joints[static_cast<std::size_t>(actuator.joint)].child)];
+    record.applied[static_cast<std::size_t>(link)] +=
+        clipped_motor_torque(controls[a], params.at(layout.actuator_max_torque[a]));
+  }
+
+  // M(q): composite-rigid-body algorithm (Featherstone Table 6.2): M_kj = S_j · (I^C_k S_k)
+  // for every ancestor j of k, I^C_k the inertia of k's subtree. Lower triangle, then L Lᵀ.
+  for (std::size_t k = 0; k < n; ++k) record.composite[k] = record.links[k].inertia;
+  for (std::size_t k = n; k-- > 0;)
+    if (record.links[k].parent >= 0) record.composite[static_cast<std::size_t>(record.links[k].parent)] += record.composite[k];
+  double* factor = record.mass_factor.data();
+  for (std::size_t k = 0; k < n; ++k) {
+    const Spatial force = record.composite[k].apply(record.links[k].motion_subspace);
+    factor[k * n + k] = dot(record.links[k].motion_subspace, force);
+    for (int j = record.links[k].parent; j >= 0; j = record.links[static_cast<std::size_t>(j)].parent)
+      factor[k * n + static_cast<std::size_t>(j)] = dot(record.links[static_cast<std::size_t>(j)].motion_subspace, force);
+  }
+  for (std::size_t j = 0; j < n; ++j) {
+    double pivot = factor[j * n + j];
+    for (std::size_t p = 0; p < j; ++p) pivot -= factor[j * n + p] * factor[j * n + p];
+    if (!(pivot > 0))
+      throw Error(message("reduced step: the joint-space mass matrix is not positive definite at joint '",
+                          model.joints[static_cast<std::size_t>(record.links[j].joint)].name, "' (pivot ", pivot, ")"));
+    const double diagonal = std::sqrt(pivot);
+    factor[j * n + j] = diagonal;
+    for (std::size_t i = j + 1; i < n; ++i) {
+      double sum = factor[i * n + j];
+      for (std::size_t p = 0; p < j; ++p) sum -= factor[i * n + p] * factor[j * n + p];
+      factor[i * n + j] = sum / diagonal;
+    }
+  }
+  for (std::size_t k = 0; k < n; ++k) record.acceleration[k] = record.applied[k] - record.bias[k];
+  solve_mass_matrix(record, record.acceleration);
+
+  // Semi-implicit Euler, then forward kinematics of (q', q̇') into state_out.
+  state_out.resize(model.body_count());
+  state_out.time = state_in.time + h;
+  for (std::size_t b = 0; b < state_in.position.size(); ++b)
+    if (model.bodies[b].type != BodyType::Dynamic) {
+      state_out.position[b] = state_in.position[b];
+      state_out.orientation[b] = state_in.orientation[b];
+      state_out.linear_velocity[b] = state_in.linear_velocity[b];
+      state_out.angular_velocity[b] = state_in.angular_velocity[b];
+    }
+  for (std::size_t k = 0; k < n; ++k) {
+    ArticulatedLink& link = record.links[k];
+    const Joint& joint = model.joints[static_cast<std::size_t>(link.joint)];
+    const double rate = record.velocity[k] + h * record.acceleration[k];
+    const double q = record.q[k] + h * rate;
+    const auto pb = static_cast<std::size_t>(link.parent_body);
+    const LinkPose pose =
+        link.parent < 0
+            ? place_link(joint, link.revolute, state_in.orientation[pb], state_in.orientation[pb].to_matrix(),
+                         state_in.position[pb], q)
+            : place_link(joint, link.revolute, state_out.orientation[pb], state_out.orientation[pb].to_matrix(),
+                         state_out.position[pb], q);
+    link.end_motion_subspace = pose.motion_subspace;
+    link.end_velocity = pose.motion_subspace * rate;
+    if (link.parent >= 0) link.end_velocity += record.links[static_cast<std::size_t>(link.parent)].end_velocity;
+    link.end_com = pose.com;
+    link.end_linear_velocity = link.end_velocity.linear + cross(link.end_velocity.angular, pose.com);
+    const auto b = static_cast<std::size_t>(link.body);
+    state_out.position[b] = pose.com;
+    state_out.orientation[b] = pose.orientation;
+    state_out.linear_velocity[b] = link.end_linear_velocity;
+    state_out.angular_velocity[b] = link.end_velocity.angular;
+  }
+}
+
+}  // namespace diffphys::rigid

@@ -1,0 +1,156 @@
+// rigid/articulated.hpp — reduced (joint) coordinates for contact-free trees of revolute and
+// prismatic joints: the step taken when SolverSettings::coordinates is Coordinates::Reduced.
+//
+// Why it exists: in maximal coordinates a chain of N hinges is 6N velocities held together
+// by 5N constraint rows that are solved and projected every step; in joint coordinates it is
+// N numbers, the joints hold exactly (no drift, no projection) and the step and its gradient
+// cost a fraction (docs/BENCHMARKS.md). It serves what touches nothing: arms in free space,
+// pendulums and chains, trajectory optimisation of a manipulator — what MuJoCo and
+// Pinocchio simulate in the same coordinates.
+//
+// The State stays the maximal one. A step reads the joint coordinates q, q̇ of state_in (the
+// definitions of rigid/joints.hpp: the revolute angle of q_parentᵀ q_child q_restᵀ about the
+// parent-frame axis, the prismatic slide of the child's anchor along it, their rates), takes
+// one semi-implicit Euler step
+//   q̇' = q̇ + h M(q)⁻¹ (τ(u) − C(q, q̇)),   q' = q + h q̇',
+// and writes every body's pose and velocity by forward kinematics. M comes from the
+// composite-rigid-body algorithm and C from recursive Newton–Euler (Featherstone 2008,
+// "Rigid Body Dynamics Algorithms", §6.2 and §5.3), both in world coordinates with spatial
+// vectors taken at the world origin, so no transform is needed between links (Featherstone
+// §2.9: a tree's spatial quantities can all live in one frame). C holds gravity, velocity
+// products, joint damping, body damping (explicit: −m d_lin v at the centre of mass,
+// −d_ang I ω) and the external forces of Params.
+//
+// Supported: every dynamic body the child of exactly one revolute or prismatic joint, no
+// joint limits, motors only (no servos), and no pair of shapes that may collide.
+// validate_reduced_coordinates() says which item breaks this; step() refuses such a model.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "diffphys/model.hpp"
+#include "diffphys/params.hpp"
+#include "diffphys/state.hpp"
+
+namespace diffphys::rigid {
+
+// A spatial vector in world coordinates at the world origin (Featherstone §2.2). As a motion:
+// (ω, v_O), v_O the velocity of the body-fixed point passing through the origin. As a force:
+// (n_O, f), n_O the moment about the origin.
+struct Spatial {
+  Vec3 angular, linear;
+};
+
+inline Spatial operator+(const Spatial& a, const Spatial& b) { return {a.angular + b.angular, a.linear + b.linear}; }
+inline Spatial operator-(const Spatial& a, const Spatial& b) { return {a.angular - b.angular, a.linear - b.linear}; }
+inline Spatial operator*(const Spatial& a, double s) { return {a.angular * s, a.linear * s}; }
+inline Spatial& operator+=(Spatial& a, const Spatial& b) {
+  a.angular += b.angular;
+  a.linear += b.linear;
+  return a;
+}
+inline Spatial& operator-=(Spatial& a, const Spatial& b) {
+  a.angular -= b.angular;
+  a.linear -= b.linear;
+  return a;
+}
+// motion · force (power)
+inline double dot(const Spatial& motion, const Spatial& force) {
+  return dot(motion.angular, force.angular) + dot(motion.linear, force.linear);
+}
+// a ×ₘ b, the derivative of motion b moving with velocity a (Featherstone eq. 2.31)
+inline Spatial cross_motion(const Spatial& a, const Spatial& b) {
+  return {cross(a.angular, b.angular), cross(a.angular, b.linear) + cross(a.linear, b.angular)};
+}
+// a ×* f, the derivative of force f moving with velocity a (Featherstone eq. 2.32)
+inline Spatial cross_force(const Spatial& a, const Spatial& f) {
+  return {cross(a.angular, f.angular) + cross(a.linear, f.linear), cross(a.angular, f.linear)};
+}
+
+// A spatial inertia about the world origin: mass m, first moment h = m c (c the centre of
+// mass) and rotational inertia Ī = I_c − m [c]ײ about the origin (Featherstone eq. 2.63).
+struct SpatialInertia {
+  double mass = 0.0;
+  Vec3 first_moment;
+  Mat3 rotational;
+
+  // The momentum I·V = (Ī ω + h × v_O, m v_O + ω × h).
+  Spatial apply(const Spatial& velocity) const {
+    return {rotational * velocity.angular + cross(first_moment, velocity.linear),
+            velocity.linear * mass + cross(velocity.angular, first_moment)};
+  }
+  SpatialInertia& operator+=(const SpatialInertia& o) {
+    mass += o.mass;
+    first_moment += o.first_moment;
+    rotational = rotational + o.rotational;
+    return *this;
+  }
+};
+
+// The inertia of a body of mass m at c with inertia I_c about c (world frame), about the origin.
+inline SpatialInertia spatial_inertia(double mass, const Vec3& com, const Mat3& inertia_com) {
+  const Mat3 skew = Mat3::skew(com);
+  return {mass, com * mass, inertia_com - skew * skew * mass};
+}
+
+// One link of the tree: a dynamic body and the joint that carries it, in an order where a
+// parent's link comes before its children's.
+struct ArticulatedLink {
+  int joint = 0, body = 0, parent_body = 0;
+  int parent = -1;  // the parent body's link, or -1 when the parent is static
+  bool revolute = true;
+  // At the start of the step (forward kinematics of q, q̇):
+  Quat orientation;  // of the body
+  Mat3 rotation;     // of the body, and of its principal axes (rotation · principal frame)
+  Mat3 principal_rotation;
+  Vec3 com;                 // centre of mass, m
+  Vec3 axis;                // joint axis in the world (fixed in the parent)
+  Spatial motion_subspace;  // S: revolute (a, o × a) about the joint point o; prismatic (0, a)
+  Spatial velocity;         // V = V_parent + S q̇
+  Spatial bias_acceleration;  // A at q̈ = 0, gravity included as the origin's upward acceleration
+  SpatialInertia inertia;     // of the body alone
+  SpatialInertia damping;     // D: −D V is the body-damping force
+  Vec3 external_force, external_torque;  // of Params, world frame
+  // At the end of the step (written into state_out):
+  Spatial end_motion_subspace, end_velocity;
+  Vec3 end_com, end_linear_velocity;
+};
+
+// What one reduced step keeps for its backward pass (adjoint/articulated_vjp.hpp).
+struct ArticulatedRecord {
+  // The model whose tree `links` and `body_link` describe: validated and ordered on the first
+  // step with a model (a Model is immutable once built, docs/DESIGN §2), reused after.
+  const Model* tree_model = nullptr;
+  std::vector<ArticulatedLink> links;  // (n) in tree order
+  std::vector<int> body_link;          // (nbody) the link of each body, -1 for static bodies
+  std::vector<double> q, velocity, acceleration;  // (n) q, q̇, q̈ at the start of the step
+  std::vector<double> applied;       // (n) τ: motor torques or forces on each coordinate
+  std::vector<double> bias;          // (n) C(q, q̇)
+  std::vector<double> mass_factor;   // (n × n) row-major Cholesky factor L of M = L Lᵀ
+  std::vector<SpatialInertia> composite;  // (n) CRBA scratch
+  std::vector<Spatial> subtree_force;     // (n) RNEA scratch
+  int size() const { return static_cast<int>(links.size()); }
+};
+
+// Throws Error naming the first item that reduced coordinates cannot simulate: a joint that
+// is not revolute or prismatic, a joint with limits, a servo, a dynamic body without exactly
+// one parent joint, a joint loop, a pair of shapes that may collide.
+void validate_reduced_coordinates(const Model& model);
+
+// One step in joint coordinates (see above); same contract as diffphys::step. Validates the
+// model and orders its tree on the first call with a model (see ArticulatedRecord).
+void step_reduced(const Model& model, const Params& params, const State& state_in, std::span<const double> controls,
+                  State& state_out, ArticulatedRecord& record);
+
+// Solves L Lᵀ x = b in place (b ← x) with the record's factor.
+void solve_mass_matrix(const ArticulatedRecord& record, std::span<double> values);
+
+// Torque or force of a motor after its clip: max_torque > 0 bounds it, 0 leaves it free.
+inline double clipped_motor_torque(double control, double bound) {
+  if (bound > 0 && control > bound) return bound;
+  if (bound > 0 && control < -bound) return -bound;
+  return control;
+}
+
+}  // namespace diffphys::rigid
