@@ -111,14 +111,17 @@ void articulated_step_vjp(const Model& model, const Params& params, const State&
     const Spatial& Y = vjp.seed_motion[k];
     const Spatial& V = link.velocity;
     const Spatial& A = vjp.acceleration[k];
-    const Spatial momentum = link.inertia.apply(V);
+    const Spatial& momentum = link.momentum;
     const Spatial seed_cross_velocity = cross_motion(Y, V);
     const Spatial external{link.external_torque + cross(link.com, link.external_force), link.external_force};
     // Ȳ_k = F_k (the subtree's force), Ā_k = Σ I Y, V̄_k, and the external forces' free vectors.
-    vjp.force_adjoint[k] += link.inertia.apply(A) + cross_force(V, momentum) + link.damping.apply(V) - external;
+    vjp.force_adjoint[k] += link.inertia.apply(A) + cross_force(V, momentum) - external;
     vjp.acceleration_adjoint[k] += link.inertia.apply(Y);
-    vjp.velocity_adjoint_sum[k] +=
-        link.inertia.apply(seed_cross_velocity) - cross_force(Y, momentum) + link.damping.apply(Y);
+    vjp.velocity_adjoint_sum[k] += link.inertia.apply(seed_cross_velocity) - cross_force(Y, momentum);
+    if (link.damped) {
+      vjp.force_adjoint[k] += link.damping.apply(V);
+      vjp.velocity_adjoint_sum[k] += link.damping.apply(Y);
+    }
     const Vec3 seed_at_com = point_velocity(Y, link.com);
     vjp.external_sum[k] -= cross(link.external_force, seed_at_com) + cross(link.external_torque, Y.angular);
 

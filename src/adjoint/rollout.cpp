@@ -34,7 +34,12 @@ std::uint64_t contact_signature(std::span<const Contact> contacts) {
 }
 
 bool all_finite(std::span<const double> values) {
-  return std::all_of(values.begin(), values.end(), [](double v) { return std::isfinite(v); });
+  // A finite sum of squares has finite terms (a vectorisable pass); an infinite one may come
+  // from large finite entries, so then look entry by entry.
+  double squared = 0.0;
+  for (const double v : values) squared += v * v;
+  return std::isfinite(squared) ||
+         std::all_of(values.begin(), values.end(), [](double v) { return std::isfinite(v); });
 }
 
 }  // namespace
@@ -96,8 +101,11 @@ void Rollout::forward(const State& initial, std::span<const double> controls, in
         interval_ *= 2;
     }
   }
-  checkpoints_.clear();
-  checkpoints_.reserve(total_steps / static_cast<std::size_t>(interval_) + 1);
+  // The checkpoints' States are kept from run to run and assigned, so that a Rollout run
+  // again (an optimisation loop) reuses their buffers instead of allocating 4 per state.
+  const auto interval = static_cast<std::size_t>(interval_);
+  checkpoints_.resize(steps == 0 ? 1 : (total_steps + interval - 1) / interval);
+  std::size_t checkpoint = 0;
   statuses_.assign(total_steps, StepStatus{});
   contact_signatures_.assign(total_steps, 0);
   // Step records: one Workspace per step, reused by later runs of this Rollout (no
@@ -112,7 +120,7 @@ void Rollout::forward(const State& initial, std::span<const double> controls, in
   State current = initial, next = initial;
   Workspace workspace;
   for (int t = 0; t < steps; ++t) {
-    if (t % interval_ == 0) checkpoints_.push_back(current);
+    if (t % interval_ == 0) checkpoints_[checkpoint++] = current;
     const std::span<double> controls_t = std::span<double>(controls_).subspan(static_cast<std::size_t>(t) * actuators, actuators);
     if (controller_ != nullptr) {
       controller_->act(t, current, controls_t);
@@ -143,7 +151,10 @@ void Rollout::forward(const State& initial, std::span<const double> controls, in
       }
     }
     if (records_kept_) {
-      const std::size_t bytes_now = workspace_bytes(step_workspace.impl());
+      // A step in joint coordinates keeps a record of the same size every step (no contacts).
+      const std::size_t bytes_now = t > 0 && model_.solver.coordinates == Coordinates::Reduced
+                                        ? largest_record_bytes_
+                                        : workspace_bytes(step_workspace.impl());
       record_bytes_ += bytes_now;
       largest_record_bytes_ = std::max(largest_record_bytes_, bytes_now);
       // After the first step, the whole run's records are estimated from it (with room for
@@ -159,7 +170,7 @@ void Rollout::forward(const State& initial, std::span<const double> controls, in
     std::swap(current, next);
   }
   if (!records_kept_) largest_record_bytes_ = std::max(largest_record_bytes_, workspace_bytes(workspace.impl()));
-  if (steps == 0) checkpoints_.push_back(current);
+  if (steps == 0) checkpoints_[0] = current;
   final_state_ = current;
 }
 
@@ -218,14 +229,18 @@ Gradients Rollout::backward(const LossGradient& loss_gradient) const {
     }
   };
   // x̄_t: the user's dL/dx_t, decay, clipping, bookkeeping.
+  std::vector<double> loss(tangent, 0.0);
   const auto finish_state_adjoint = [&](int t, const State& state, std::vector<double>& x) {
-    std::vector<double> loss(tangent, 0.0);
+    std::fill(loss.begin(), loss.end(), 0.0);
     loss_gradient(t, state, loss);
     if (!all_finite(loss)) note_non_finite(t, "loss gradient");
-    for (std::size_t k = 0; k < tangent; ++k) x[k] += loss[k];
+    zero_static_rows(loss);
     zero_static_rows(x);
     double squared = 0.0;
-    for (const double v : x) squared += v * v;
+    for (std::size_t k = 0; k < tangent; ++k) {
+      x[k] += loss[k];
+      squared += x[k] * x[k];
+    }
     double norm_value = std::sqrt(squared);
     if (options_.gradient_clip > 0 && norm_value > options_.gradient_clip) {
       for (double& v : x) v *= options_.gradient_clip / norm_value;

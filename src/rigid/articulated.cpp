@@ -76,37 +76,46 @@ struct LinkPose {
 };
 
 // Forward kinematics of one link from its parent's pose: the joint's world axis a and point
-// o are fixed in the parent; the child turns by q about a (revolute, q_child = q_parent ⊗
-// exp(q u) ⊗ q_rest) or slides by q along it (prismatic), its anchor staying on o (+ q a).
+// o are fixed in the parent; the child turns about a by joint_rotation = exp(q u) (revolute,
+// q_child = q_parent ⊗ exp(q u) ⊗ q_rest) or slides by q along it (prismatic), its anchor
+// staying on o (+ q a).
 LinkPose place_link(const Joint& joint, bool revolute, const Quat& parent_orientation, const Mat3& parent_rotation,
-                    const Vec3& parent_com, double q) {
+                    const Vec3& parent_com, const Quat& joint_rotation, double slide) {
   LinkPose pose;
   pose.axis = parent_rotation * joint.axis_parent;
   const Vec3 point = parent_com + parent_rotation * joint.anchor_parent;
-  pose.orientation = revolute ? parent_orientation * Quat::from_axis_angle(joint.axis_parent, q) * joint.rest_relative
+  pose.orientation = revolute ? parent_orientation * joint_rotation * joint.rest_relative
                               : parent_orientation * joint.rest_relative;
   pose.rotation = pose.orientation.to_matrix();
   pose.com = point - pose.rotation * joint.anchor_child;
   if (revolute) {
     pose.motion_subspace = {pose.axis, cross(point, pose.axis)};
   } else {
-    pose.com += pose.axis * q;
+    pose.com += pose.axis * slide;
     pose.motion_subspace = {Vec3{}, pose.axis};
   }
   return pose;
 }
 
 // The joint coordinate and its rate in state (rigid/joints.hpp's coordinate_value and
-// coordinate_rate, written out for one revolute or prismatic joint).
-void read_coordinate(const Joint& joint, bool revolute, const State& state, double& q, double& rate) {
+// coordinate_rate, written out for one revolute or prismatic joint). A revolute joint's
+// angle q = 2 atan2(s, w) of the relative rotation (w, v), s = v·u, is returned as
+// exp(q u) = (w, s u)/|(w, s)|, which is all the step needs of it.
+void read_coordinate(const Joint& joint, bool revolute, const State& state, Quat& joint_rotation, double& q,
+                     double& rate) {
   const auto p = static_cast<std::size_t>(joint.parent), c = static_cast<std::size_t>(joint.child);
   const Vec3 axis = state.orientation[p].rotate(joint.axis_parent);
   if (revolute) {
     const Quat relative = state.orientation[p].conjugate() * state.orientation[c] * joint.rest_relative.conjugate();
-    q = 2.0 * std::atan2(dot(relative.vec(), joint.axis_parent), relative.w);
+    const double along = dot(relative.vec(), joint.axis_parent);
+    const double scale = 1.0 / std::sqrt(relative.w * relative.w + along * along);
+    joint_rotation = {relative.w * scale, joint.axis_parent.x * (along * scale), joint.axis_parent.y * (along * scale),
+                      joint.axis_parent.z * (along * scale)};
+    q = 0.0;
     rate = dot(axis, state.angular_velocity[c] - state.angular_velocity[p]);
     return;
   }
+  joint_rotation = Quat::identity();
   const Vec3 offset_parent = state.orientation[p].rotate(joint.anchor_parent);
   const Vec3 offset_child = state.orientation[c].rotate(joint.anchor_child);
   const Vec3 separation = state.position[c] + offset_child - state.position[p] - offset_parent;
@@ -114,6 +123,15 @@ void read_coordinate(const Joint& joint, bool revolute, const State& state, doub
   rate = dot(axis, state.linear_velocity[c] + cross(state.angular_velocity[c], offset_child) - state.linear_velocity[p] -
                        cross(state.angular_velocity[p], offset_parent)) +
          dot(cross(state.angular_velocity[p], axis), separation);
+}
+
+// exp((q + δ) u) = exp(δ u) ⊗ exp(q u): both turn about u, so the product is the sum of
+// two half angles (a rotation of (w, s) in the plane).
+Quat turned_further(const Quat& joint_rotation, const Vec3& axis, double angle) {
+  const double c = std::cos(0.5 * angle), s = std::sin(0.5 * angle);
+  const double along = dot(joint_rotation.vec(), axis);
+  const double w = c * joint_rotation.w - s * along, v = c * along + s * joint_rotation.w;
+  return {w, axis.x * v, axis.y * v, axis.z * v};
 }
 
 // build_tree, then the check that no two shapes may collide.
@@ -143,12 +161,12 @@ void solve_mass_matrix(const ArticulatedRecord& record, std::span<double> values
   for (std::size_t i = 0; i < n; ++i) {  // L z = b
     double sum = values[i];
     for (std::size_t k = 0; k < i; ++k) sum -= factor[i * n + k] * values[k];
-    values[i] = sum / factor[i * n + i];
+    values[i] = sum * record.inverse_diagonal[i];
   }
-  for (std::size_t i = n; i-- > 0;) {  // Lᵀ x = z
-    double sum = values[i];
-    for (std::size_t k = i + 1; k < n; ++k) sum -= factor[k * n + i] * values[k];
-    values[i] = sum / factor[i * n + i];
+  for (std::size_t i = n; i-- > 0;) {  // Lᵀ x = z, by rows of L (contiguous): x_i, then z_k −= L_ik x_i
+    const double x = values[i] * record.inverse_diagonal[i];
+    values[i] = x;
+    for (std::size_t k = 0; k < i; ++k) values[k] -= factor[i * n + k] * x;
   }
 }
 
@@ -178,14 +196,15 @@ void step_reduced(const Model& model, const Params& params, const State& state_i
   for (std::size_t k = 0; k < n; ++k) {
     ArticulatedLink& link = record.links[k];
     const Joint& joint = model.joints[static_cast<std::size_t>(link.joint)];
-    read_coordinate(joint, link.revolute, state_in, record.q[k], record.velocity[k]);
+    read_coordinate(joint, link.revolute, state_in, link.joint_rotation, record.q[k], record.velocity[k]);
     const bool static_parent = link.parent < 0;
     const ArticulatedLink* parent = static_parent ? nullptr : &record.links[static_cast<std::size_t>(link.parent)];
     const auto pb = static_cast<std::size_t>(link.parent_body);
     const LinkPose pose =
         static_parent ? place_link(joint, link.revolute, state_in.orientation[pb], state_in.orientation[pb].to_matrix(),
-                                   state_in.position[pb], record.q[k])
-                      : place_link(joint, link.revolute, parent->orientation, parent->rotation, parent->com, record.q[k]);
+                                   state_in.position[pb], link.joint_rotation, record.q[k])
+                      : place_link(joint, link.revolute, parent->orientation, parent->rotation, parent->com,
+                                   link.joint_rotation, record.q[k]);
     link.orientation = pose.orientation;
     link.rotation = pose.rotation;
     link.com = pose.com;
@@ -198,14 +217,28 @@ void step_reduced(const Model& model, const Params& params, const State& state_i
                              cross_motion(parent_velocity, joint_velocity);
     const auto b = static_cast<std::size_t>(link.body);
     const double mass = params.at(layout.body_mass[b]);
-    link.principal_rotation = pose.rotation * model.bodies[b].principal_frame.to_matrix();
-    const Mat3 inertia_com = link.principal_rotation * Mat3::diagonal(params.vec3_at(layout.body_inertia[b])) *
-                             link.principal_rotation.transposed();
+    const Quat& principal_frame = model.bodies[b].principal_frame;
+    link.principal_rotation =
+        principal_frame == Quat::identity() ? pose.rotation : pose.rotation * principal_frame.to_matrix();
+    // R diag(I) Rᵀ, R = principal_rotation: Σ_i I_i r_i r_iᵀ over R's columns.
+    const Vec3 moments = params.vec3_at(layout.body_inertia[b]);
+    Mat3 inertia_com;
+    for (int row = 0; row < 3; ++row)
+      for (int column = 0; column <= row; ++column) {
+        const Mat3& r = link.principal_rotation;
+        inertia_com(row, column) = inertia_com(column, row) = moments.x * r(row, 0) * r(column, 0) +
+                                                              moments.y * r(row, 1) * r(column, 1) +
+                                                              moments.z * r(row, 2) * r(column, 2);
+      }
     link.inertia = spatial_inertia(mass, pose.com, inertia_com);
     const double linear_damping = params.at(layout.body_linear_damping[b]);
     const double angular_damping = params.at(layout.body_angular_damping[b]);
-    link.damping = spatial_inertia(mass * linear_damping, pose.com, Mat3{});
-    link.damping.rotational = link.damping.rotational + inertia_com * angular_damping;
+    link.damped = linear_damping != 0.0 || angular_damping != 0.0;
+    link.damping = {};
+    if (link.damped) {
+      link.damping = spatial_inertia(mass * linear_damping, pose.com, Mat3{});
+      link.damping.rotational = link.damping.rotational + inertia_com * angular_damping;
+    }
     link.external_force = params.vec3_at(layout.body_force[b]);
     link.external_torque = params.vec3_at(layout.body_torque[b]);
   }
@@ -213,11 +246,12 @@ void step_reduced(const Model& model, const Params& params, const State& state_i
   // C(q, q̇): recursive Newton–Euler at q̈ = 0 (Featherstone Table 5.1, in world coordinates),
   // f = I A + V ×* I V + D V − f_ext, then joint forces S·F over each subtree.
   for (std::size_t k = 0; k < n; ++k) {
-    const ArticulatedLink& link = record.links[k];
+    ArticulatedLink& link = record.links[k];
     const Spatial external{link.external_torque + cross(link.com, link.external_force), link.external_force};
-    record.subtree_force[k] = link.inertia.apply(link.bias_acceleration) +
-                              cross_force(link.velocity, link.inertia.apply(link.velocity)) +
-                              link.damping.apply(link.velocity) - external;
+    link.momentum = link.inertia.apply(link.velocity);
+    record.subtree_force[k] =
+        link.inertia.apply(link.bias_acceleration) + cross_force(link.velocity, link.momentum) - external;
+    if (link.damped) record.subtree_force[k] += link.damping.apply(link.velocity);
   }
   for (std::size_t k = n; k-- > 0;) {
     const ArticulatedLink& link = record.links[k];
@@ -239,6 +273,7 @@ void step_reduced(const Model& model, const Params& params, const State& state_i
   for (std::size_t k = 0; k < n; ++k) record.composite[k] = record.links[k].inertia;
   for (std::size_t k = n; k-- > 0;)
     if (record.links[k].parent >= 0) record.composite[static_cast<std::size_t>(record.links[k].parent)] += record.composite[k];
+  record.inverse_diagonal.resize(n);
   double* factor = record.mass_factor.data();
   for (std::size_t k = 0; k < n; ++k) {
     const Spatial force = record.composite[k].apply(record.links[k].motion_subspace);
@@ -252,12 +287,13 @@ void step_reduced(const Model& model, const Params& params, const State& state_i
     if (!(pivot > 0))
       throw Error(message("reduced step: the joint-space mass matrix is not positive definite at joint '",
                           model.joints[static_cast<std::size_t>(record.links[j].joint)].name, "' (pivot ", pivot, ")"));
-    const double diagonal = std::sqrt(pivot);
+    const double diagonal = std::sqrt(pivot), inverse = 1.0 / diagonal;
     factor[j * n + j] = diagonal;
+    record.inverse_diagonal[j] = inverse;
     for (std::size_t i = j + 1; i < n; ++i) {
       double sum = factor[i * n + j];
       for (std::size_t p = 0; p < j; ++p) sum -= factor[i * n + p] * factor[j * n + p];
-      factor[i * n + j] = sum / diagonal;
+      factor[i * n + j] = sum * inverse;
     }
   }
   for (std::size_t k = 0; k < n; ++k) record.acceleration[k] = record.applied[k] - record.bias[k];
@@ -277,14 +313,18 @@ void step_reduced(const Model& model, const Params& params, const State& state_i
     ArticulatedLink& link = record.links[k];
     const Joint& joint = model.joints[static_cast<std::size_t>(link.joint)];
     const double rate = record.velocity[k] + h * record.acceleration[k];
-    const double q = record.q[k] + h * rate;
+    const double slide = record.q[k] + h * rate;
+    const Quat joint_rotation =
+        link.revolute ? turned_further(link.joint_rotation, joint.axis_parent, h * rate) : link.joint_rotation;
     const auto pb = static_cast<std::size_t>(link.parent_body);
     const LinkPose pose =
         link.parent < 0
             ? place_link(joint, link.revolute, state_in.orientation[pb], state_in.orientation[pb].to_matrix(),
-                         state_in.position[pb], q)
-            : place_link(joint, link.revolute, state_out.orientation[pb], state_out.orientation[pb].to_matrix(),
-                         state_out.position[pb], q);
+                         state_in.position[pb], joint_rotation, slide)
+            : place_link(joint, link.revolute, state_out.orientation[pb],
+                         record.links[static_cast<std::size_t>(link.parent)].end_rotation, state_out.position[pb],
+                         joint_rotation, slide);
+    link.end_rotation = pose.rotation;
     link.end_motion_subspace = pose.motion_subspace;
     link.end_velocity = pose.motion_subspace * rate;
     if (link.parent >= 0) link.end_velocity += record.links[static_cast<std::size_t>(link.parent)].end_velocity;

@@ -90,8 +90,12 @@ struct SpatialInertia {
 
 // The inertia of a body of mass m at c with inertia I_c about c (world frame), about the origin.
 inline SpatialInertia spatial_inertia(double mass, const Vec3& com, const Mat3& inertia_com) {
-  const Mat3 skew = Mat3::skew(com);
-  return {mass, com * mass, inertia_com - skew * skew * mass};
+  // −m [c]ײ = m (|c|² 1 − c cᵀ)
+  SpatialInertia inertia{mass, com * mass, inertia_com};
+  const double squared = dot(com, com);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) inertia.rotational(i, j) += mass * ((i == j ? squared : 0.0) - com[i] * com[j]);
+  return inertia;
 }
 
 // One link of the tree: a dynamic body and the joint that carries it, in an order where a
@@ -100,19 +104,23 @@ struct ArticulatedLink {
   int joint = 0, body = 0, parent_body = 0;
   int parent = -1;  // the parent body's link, or -1 when the parent is static
   bool revolute = true;
+  bool damped = false;  // the body has linear or angular damping (else `damping` is zero)
   // At the start of the step (forward kinematics of q, q̇):
-  Quat orientation;  // of the body
-  Mat3 rotation;     // of the body, and of its principal axes (rotation · principal frame)
+  Quat joint_rotation;  // revolute: exp(q u), the child's turn about the parent-frame axis u
+  Quat orientation;     // of the body
+  Mat3 rotation;        // of the body, and of its principal axes (rotation · principal frame)
   Mat3 principal_rotation;
   Vec3 com;                 // centre of mass, m
   Vec3 axis;                // joint axis in the world (fixed in the parent)
   Spatial motion_subspace;  // S: revolute (a, o × a) about the joint point o; prismatic (0, a)
   Spatial velocity;         // V = V_parent + S q̇
+  Spatial momentum;         // I V
   Spatial bias_acceleration;  // A at q̈ = 0, gravity included as the origin's upward acceleration
   SpatialInertia inertia;     // of the body alone
   SpatialInertia damping;     // D: −D V is the body-damping force
   Vec3 external_force, external_torque;  // of Params, world frame
   // At the end of the step (written into state_out):
+  Mat3 end_rotation;
   Spatial end_motion_subspace, end_velocity;
   Vec3 end_com, end_linear_velocity;
 };
@@ -124,10 +132,14 @@ struct ArticulatedRecord {
   const Model* tree_model = nullptr;
   std::vector<ArticulatedLink> links;  // (n) in tree order
   std::vector<int> body_link;          // (nbody) the link of each body, -1 for static bodies
-  std::vector<double> q, velocity, acceleration;  // (n) q, q̇, q̈ at the start of the step
+  // (n) q, q̇, q̈ at the start of the step. q is read for prismatic joints only: a revolute
+  // joint's q enters through exp(q u) alone, which is read from the state without atan2 and
+  // advanced by exp(h q̇' u) (link.joint_rotation).
+  std::vector<double> q, velocity, acceleration;
   std::vector<double> applied;       // (n) τ: motor torques or forces on each coordinate
   std::vector<double> bias;          // (n) C(q, q̇)
   std::vector<double> mass_factor;   // (n × n) row-major Cholesky factor L of M = L Lᵀ
+  std::vector<double> inverse_diagonal;  // (n) 1 / L_kk
   std::vector<SpatialInertia> composite;  // (n) CRBA scratch
   std::vector<Spatial> subtree_force;     // (n) RNEA scratch
   int size() const { return static_cast<int>(links.size()); }
