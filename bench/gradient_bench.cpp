@@ -286,10 +286,13 @@ void mass_gradient_finite_differences(benchmark::State& bench_state) {
 // ---------------------------------------------------------------------------------------
 // BM_ChainGradient: dL/dx_0 and dL/du_t, diffphys against MuJoCo's transition Jacobians.
 
-void chain_gradient_diffphys(benchmark::State& bench_state, const RolloutProblem& (*chain_problem)()) {
+void chain_gradient_diffphys(benchmark::State& bench_state, const RolloutProblem& (*chain_problem)(),
+                             bool parameter_gradients) {
   const RolloutProblem& problem = chain_problem();
   const Model& model = problem.scene.model;
-  Rollout rollout(model, problem.scene.params);
+  RolloutOptions options;
+  options.parameter_gradients = parameter_gradients;
+  Rollout rollout(model, problem.scene.params, options);
   Gradients gradients;
   for (auto _ : bench_state) {
     rollout.run(problem.scene.state, problem.controls, problem.steps);
@@ -521,10 +524,15 @@ void register_benchmarks() {
         ->DenseRange(1, mass_gradient_max_links)
         ->Unit(benchmark::kMillisecond);
 
-  RegisterBenchmark("BM_ChainGradient/diffphys", chain_gradient_diffphys, chain_rollout_problem)
+  // dL/dθ as well (185 parameters), unless the name ends in _state_controls: dL/dx_0 and
+  // dL/du_t only (RolloutOptions::parameter_gradients off), what MuJoCo's rows compute.
+  RegisterBenchmark("BM_ChainGradient/diffphys", chain_gradient_diffphys, chain_rollout_problem, true)
       ->Unit(benchmark::kMillisecond);
   // The same chain in joint coordinates (rigid/articulated.hpp), MuJoCo's own description.
-  RegisterBenchmark("BM_ChainGradient/diffphys_reduced", chain_gradient_diffphys, reduced_chain_rollout_problem)
+  RegisterBenchmark("BM_ChainGradient/diffphys_reduced", chain_gradient_diffphys, reduced_chain_rollout_problem, true)
+      ->Unit(benchmark::kMillisecond);
+  RegisterBenchmark("BM_ChainGradient/diffphys_reduced_state_controls", chain_gradient_diffphys,
+                    reduced_chain_rollout_problem, false)
       ->Unit(benchmark::kMillisecond);
 #ifdef DIFFPHYS_BENCH_HAVE_MUJOCO
   RegisterBenchmark("BM_ChainGradient/mujoco_forward_only", chain_rollout_mujoco)->Unit(benchmark::kMillisecond);

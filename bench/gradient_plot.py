@@ -121,30 +121,36 @@ def mass_table(times, markdown):
 
 
 def chain_table(times, markdown):
+    """Every diffphys variant of BM_ChainGradient against MuJoCo's finite-differenced rows."""
     rows = rows_of(times, CHAIN_FAMILY)
-    ours = rows.get("diffphys")
+    ours = {key: value for key, value in rows.items() if key.startswith("diffphys")}
     if not ours:
         return
     print(f"10-link chain, 1,000 steps: dL/dx_0 and dL/du_t, MuJoCo mjd_transitionFD against diffphys "
           f"(target ≥ {MUJOCO_TARGET:g}×)\n")
     labels = {
-        "diffphys": "diffphys: Rollout::run + backward",
+        "diffphys": "diffphys, maximal coordinates: run + backward (dL/dθ too)",
+        "diffphys_reduced": "diffphys, reduced coordinates: run + backward (dL/dθ too)",
+        "diffphys_reduced_state_controls": "diffphys, reduced coordinates: run + backward, dL/dx_0 and dL/du_t only",
         "mujoco_forward_only": "MuJoCo: rollout storing states only",
         "mujoco_fd_centred": "MuJoCo: rollout + mjd_transitionFD centred + VJPs",
         "mujoco_fd_forward": "MuJoCo: rollout + mjd_transitionFD forward + VJPs",
     }
+    centred, forward = rows.get("mujoco_fd_centred"), rows.get("mujoco_fd_forward")
     table = []
     for key, label in labels.items():
         if key not in rows:
             continue
         seconds, entry = rows[key]
-        ratio = seconds / ours[0]
-        gradient_row = key.startswith("mujoco_fd")
-        agreement = entry.get("control_gradient_rel_diff_vs_diffphys_100_steps")
-        table.append([label, format_time(seconds), f"{ratio:.2f}×" if key != "diffphys" else "1×",
-                      ("met" if ratio >= MUJOCO_TARGET else "not met") if gradient_row else "—",
-                      f"{agreement:.1e}" if agreement is not None else "—"])
-    print_table(["method", "time", "MuJoCo / diffphys", "≥ 30×", "dL/du vs diffphys (100 steps)"], table, markdown)
+        if key in ours:
+            versus = [f"{other[0] / seconds:.2f}×" if other else "—" for other in (centred, forward)]
+            met = ("met" if centred[0] / seconds >= MUJOCO_TARGET else "not met") if centred else "—"
+            table.append([label, format_time(seconds)] + versus + [met, "—"])
+        else:
+            agreement = entry.get("control_gradient_rel_diff_vs_diffphys_100_steps")
+            table.append([label, format_time(seconds), "—", "—", "—", f"{agreement:.1e}" if agreement is not None else "—"])
+    print_table(["method", "time", "MuJoCo centred / this", "MuJoCo forward / this", "≥ 30× (centred)",
+                 "dL/du vs diffphys (100 steps)"], table, markdown)
     print()
 
 

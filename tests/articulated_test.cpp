@@ -212,6 +212,29 @@ TEST(Articulated, CheckpointingAndStepRecordsGiveTheSameBits) {
   EXPECT_EQ(0, std::memcmp(a.controls.data(), b.controls.data(), a.controls.size() * sizeof(double)));
 }
 
+TEST(Articulated, WithoutParameterGradientsTheStateAndControlGradientsAreTheSameBits) {
+  // Both descriptions: the option only drops dL/dθ.
+  for (const Coordinates coordinates : {Coordinates::Reduced, Coordinates::Maximal}) {
+    Scene scene = reduced_tree(5e-3);
+    scene.model.solver.coordinates = coordinates;
+    const auto loss = [](int t, const State&, std::span<double> gradient) {
+      for (std::size_t k = 0; k < gradient.size(); ++k) gradient[k] += 1e-3 * static_cast<double>((k + t) % 5);
+    };
+    Rollout full(scene.model, scene.params);
+    full.run(scene.state, {}, 100);
+    const Gradients a = full.backward(loss);
+    RolloutOptions options;
+    options.parameter_gradients = false;
+    Rollout partial(scene.model, scene.params, options);
+    partial.run(scene.state, {}, 100);
+    const Gradients b = partial.backward(loss);
+    EXPECT_TRUE(b.params.empty());
+    EXPECT_EQ(a.initial_state, b.initial_state);
+    EXPECT_EQ(a.controls, b.controls);
+    EXPECT_THROW(b.param(scene.model, "gravity"), Error);
+  }
+}
+
 // The message of the Error that `build_and_run` throws, or "" if it throws none.
 template <typename Function>
 std::string error_of(Function&& build_and_run) {

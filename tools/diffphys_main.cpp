@@ -87,6 +87,12 @@ const char* solver_type_name(SolverType type) {
   return type == SolverType::InteriorPoint ? "interior_point" : "pgs";
 }
 
+// The step's solver as a user set it: joint coordinates need none (rigid/articulated.hpp).
+const char* solver_name(const SolverSettings& solver) {
+  return solver.coordinates == Coordinates::Reduced ? "none (reduced coordinates: joints exact, no contacts)"
+                                                    : solver_type_name(solver.type);
+}
+
 const char* body_type_name(BodyType type) {
   return type == BodyType::Dynamic ? "dynamic" : "static";
 }
@@ -229,7 +235,7 @@ int run_simulate(const SimulateOptions& options) {
     std::cout << "\n";
     std::cout << "contacts    " << contact_steps << " of " << plural(options.steps, "step", "steps")
               << " had contacts (at most " << max_contacts << " at once)\n";
-    std::cout << "solver      " << solver_type_name(model.solver.type) << ": "
+    std::cout << "solver      " << solver_name(model.solver) << ": "
               << (non_converged_count == 0
                       ? std::string("converged at every step")
                       : "did not converge at " + plural(non_converged_count, "step", "steps"))
@@ -294,7 +300,8 @@ void print_rigid_info(const std::string& heading, const Scene& scene) {
 
   std::cout << heading << ": \"" << model.name << "\", dt "
             << format_number(model.dt) << " s\n";
-  std::cout << "solver " << solver_type_name(solver.type) << ": max_iterations "
+  std::cout << "coordinates " << (solver.coordinates == Coordinates::Reduced ? "reduced" : "maximal") << "; solver "
+            << solver_type_name(solver.type) << ": max_iterations "
             << solver.max_iterations << ", tolerance " << format_number(solver.tolerance)
             << ", friction_directions " << solver.friction_directions << ", contact_margin "
             << format_number(solver.contact_margin) << " m, contact_erp "

@@ -46,6 +46,10 @@ struct RolloutOptions {
   // re-running them. Otherwise backward re-runs each step, or keeps the records of one
   // checkpoint segment at a time.
   bool keep_step_records = true;
+  // dL/dθ too. Off: Gradients::params stays empty, for users who need dL/dx_0 and dL/du_t
+  // only (trajectory optimisation, MPC); the backward pass in joint coordinates then skips
+  // the parameter terms (the maximal-coordinate one computes and drops them).
+  bool parameter_gradients = true;
 };
 
 // What the backward pass saw.
@@ -65,7 +69,7 @@ struct GradientHealth {
 struct Gradients {
   std::vector<double> initial_state;  // (12 nbody) dL/dx_0
   std::vector<double> controls;       // (T × nactuator) dL/du_t
-  std::vector<double> params;         // (nparam) dL/dθ, Params layout
+  std::vector<double> params;         // (nparam) dL/dθ, Params layout (empty: parameter_gradients off)
   GradientHealth health;
   // Parameter slices at a value where the loss is not differentiable, whose entry in
   // `params` is therefore not a gradient (e.g. a motor's max_torque of 0, meaning unbounded),

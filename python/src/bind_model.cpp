@@ -59,6 +59,11 @@ void bind_model(py::module_& module) {
   actuator_type.value("Motor", ActuatorType::Motor).value("Servo", ActuatorType::Servo);
   accept_names(actuator_type, "actuator type");
 
+  py::enum_<Coordinates>(module, "Coordinates",
+                         "Maximal (6 per body, joints as constraint rows) or Reduced (one per joint: contact-free "
+                         "trees of revolute and prismatic joints with motors; docs/simulation.md).")
+      .value("Maximal", Coordinates::Maximal)
+      .value("Reduced", Coordinates::Reduced);
   py::enum_<SolverType> solver_type(module, "SolverType", "Solver of the velocity-level mixed LCP.");
   solver_type.value("InteriorPoint", SolverType::InteriorPoint)
       .value("ProjectedGaussSeidel", SolverType::ProjectedGaussSeidel);
@@ -118,6 +123,7 @@ void bind_model(py::module_& module) {
 
   py::class_<SolverSettings>(module, "SolverSettings", "Velocity-solver settings (docs/scene-format.md, Solver).")
       .def(py::init<>())
+      .def_readwrite("coordinates", &SolverSettings::coordinates)
       .def_readwrite("type", &SolverSettings::type)
       .def_readwrite("max_iterations", &SolverSettings::max_iterations)
       .def_readwrite("tolerance", &SolverSettings::tolerance)

@@ -96,7 +96,9 @@ void bind_rollout(py::module_& module) {
                      "Keep one state every k steps (0: every state if they fit in memory_budget, else ⌈√T⌉).")
       .def_readwrite("memory_budget", &RolloutOptions::memory_budget, "Bytes of stored states.")
       .def_readwrite("gradient_decay", &RolloutOptions::gradient_decay, "α ∈ (0, 1]: x̄_t ← α x̄_t per step back.")
-      .def_readwrite("gradient_clip", &RolloutOptions::gradient_clip, "Clip |x̄_t| to this norm per step (0: off).");
+      .def_readwrite("gradient_clip", &RolloutOptions::gradient_clip, "Clip |x̄_t| to this norm per step (0: off).")
+      .def_readwrite("parameter_gradients", &RolloutOptions::parameter_gradients,
+                     "dL/dθ too (False: Gradients.params stays empty; dL/dx_0 and dL/du_t only, faster).");
 
   py::class_<GradientHealth>(module, "GradientHealth", "What the backward pass saw.")
       .def_property_readonly(

@@ -24,6 +24,46 @@ void add_param3(std::span<double> params, int offset, const Vec3& value) {
 // The velocity of motion m at point p: m.linear + m.angular × p.
 Vec3 point_velocity(const Spatial& motion, const Vec3& point) { return motion.linear + cross(motion.angular, point); }
 
+// θ̄ −= ∂Φ_k/∂θ for link k's body and joint, Φ_k = Y·(I A + V ×* I V + D V − f_ext) + y d q̇
+// (stage 3 of the header): with P·(I Q) = P_ω·I_c Q_ω + m P(c)·Q(c) (P(c) the velocity of P at
+// the centre of mass c), ∂/∂m and ∂/∂I_i (principal moments, I_c = R diag(I) Rᵀ) of the pairs
+// (A, Y) and (Y × V, V), and the damping D = d_lin m (point mass at c) + d_ang I_c.
+void add_parameter_adjoints(const Model& model, const Params& params, const rigid::ArticulatedLink& link,
+                            const Spatial& Y, const Spatial& A, const Spatial& seed_cross_velocity, double seed,
+                            double q_rate, std::span<double> param_adjoint) {
+  const ParamLayout& layout = model.layout;
+  const auto b = static_cast<std::size_t>(link.body);
+  const Spatial& V = link.velocity;
+  const Vec3 seed_at_com = point_velocity(Y, link.com);
+  const Vec3 acceleration_at_com = point_velocity(A, link.com);
+  const Vec3 velocity_at_com = point_velocity(V, link.com);
+  const Vec3 cross_at_com = point_velocity(seed_cross_velocity, link.com);
+  const double linear_damping = params.at(layout.body_linear_damping[b]);
+  const double angular_damping = params.at(layout.body_angular_damping[b]);
+  const double mass = params.at(layout.body_mass[b]);
+  add_param(param_adjoint, layout.body_mass[b],
+            -(dot(acceleration_at_com, seed_at_com) + dot(cross_at_com, velocity_at_com) +
+              linear_damping * dot(seed_at_com, velocity_at_com)));
+  const Mat3& axes = link.principal_rotation;
+  const Vec3 seed_angular = axes.transpose_times(Y.angular), acceleration_angular = axes.transpose_times(A.angular);
+  const Vec3 cross_angular = axes.transpose_times(seed_cross_velocity.angular);
+  const Vec3 velocity_angular = axes.transpose_times(V.angular);
+  const Vec3 moments = params.vec3_at(layout.body_inertia[b]);
+  Vec3 moments_bar;
+  double angular_damping_bar = 0.0;
+  for (int i = 0; i < 3; ++i) {
+    moments_bar[i] = -(acceleration_angular[i] * seed_angular[i] + cross_angular[i] * velocity_angular[i] +
+                       angular_damping * seed_angular[i] * velocity_angular[i]);
+    angular_damping_bar -= moments[i] * seed_angular[i] * velocity_angular[i];
+  }
+  add_param3(param_adjoint, layout.body_inertia[b], moments_bar);
+  add_param(param_adjoint, layout.body_linear_damping[b], -mass * dot(seed_at_com, velocity_at_com));
+  add_param(param_adjoint, layout.body_angular_damping[b], angular_damping_bar);
+  add_param3(param_adjoint, layout.body_force[b], seed_at_com);
+  add_param3(param_adjoint, layout.body_torque[b], Y.angular);
+  add_param(param_adjoint, layout.joint_damping[static_cast<std::size_t>(link.joint)], -seed * q_rate);
+}
+
 }  // namespace
 
 void articulated_step_vjp(const Model& model, const Params& params, const State& state_in,
@@ -32,6 +72,7 @@ void articulated_step_vjp(const Model& model, const Params& params, const State&
                           std::span<double> control_adjoint, std::span<double> param_adjoint,
                           ArticulatedVjpWorkspace& vjp) {
   const ParamLayout& layout = model.layout;
+  const bool parameters = !param_adjoint.empty();  // empty: dL/dθ not wanted (RolloutOptions)
   const auto n = static_cast<std::size_t>(record.size());
   const double h = model.dt;
   vjp.position_adjoint.assign(n, 0.0);
@@ -83,9 +124,9 @@ void articulated_step_vjp(const Model& model, const Params& params, const State&
         record.body_link[static_cast<std::size_t>(model.joints[static_cast<std::size_t>(actuator.joint)].child)])];
     const int bound_offset = layout.actuator_max_torque[a];
     const double bound = params.at(bound_offset);
-    if (bound > 0 && (controls[a] > bound || controls[a] < -bound))
-      add_param(param_adjoint, bound_offset, controls[a] > bound ? y : -y);
-    else
+    if (bound > 0 && (controls[a] > bound || controls[a] < -bound)) {
+      if (parameters) add_param(param_adjoint, bound_offset, controls[a] > bound ? y : -y);
+    } else
       control_adjoint[a] += y;
   }
 
@@ -138,42 +179,14 @@ void articulated_step_vjp(const Model& model, const Params& params, const State&
                                dot(cross_motion(parent_velocity, S), vjp.acceleration_adjoint[k]) +
                                vjp.seed[k] * joint_damping;
 
-    // Parameters of this body and joint.
-    const auto b = static_cast<std::size_t>(link.body);
-    const Vec3 acceleration_at_com = point_velocity(A, link.com);
-    const Vec3 velocity_at_com = point_velocity(V, link.com);
-    const Vec3 cross_at_com = point_velocity(seed_cross_velocity, link.com);
-    const double linear_damping = params.at(layout.body_linear_damping[b]);
-    const double angular_damping = params.at(layout.body_angular_damping[b]);
-    const double mass = params.at(layout.body_mass[b]);
-    add_param(param_adjoint, layout.body_mass[b],
-              -(dot(acceleration_at_com, seed_at_com) + dot(cross_at_com, velocity_at_com) +
-                linear_damping * dot(seed_at_com, velocity_at_com)));
-    const Mat3& axes = link.principal_rotation;
-    const Vec3 seed_angular = axes.transpose_times(Y.angular), acceleration_angular = axes.transpose_times(A.angular);
-    const Vec3 cross_angular = axes.transpose_times(seed_cross_velocity.angular);
-    const Vec3 velocity_angular = axes.transpose_times(V.angular);
-    const Vec3 moments = params.vec3_at(layout.body_inertia[b]);
-    Vec3 moments_bar;
-    for (int i = 0; i < 3; ++i)
-      moments_bar[i] = -(acceleration_angular[i] * seed_angular[i] + cross_angular[i] * velocity_angular[i] +
-                         angular_damping * seed_angular[i] * velocity_angular[i]);
-    add_param3(param_adjoint, layout.body_inertia[b], moments_bar);
-    add_param(param_adjoint, layout.body_linear_damping[b], -mass * dot(seed_at_com, velocity_at_com));
-    double angular_damping_bar = 0.0;
-    for (int i = 0; i < 3; ++i) angular_damping_bar -= moments[i] * seed_angular[i] * velocity_angular[i];
-    add_param(param_adjoint, layout.body_angular_damping[b], angular_damping_bar);
-    add_param3(param_adjoint, layout.body_force[b], seed_at_com);
-    add_param3(param_adjoint, layout.body_torque[b], Y.angular);
-    add_param(param_adjoint, layout.joint_damping[static_cast<std::size_t>(link.joint)], -vjp.seed[k] * q_rate);
-
+    if (parameters) add_parameter_adjoints(model, params, link, Y, A, seed_cross_velocity, vjp.seed[k], q_rate, param_adjoint);
     if (link.parent >= 0) {
       const auto p = static_cast<std::size_t>(link.parent);
       vjp.force_adjoint[p] += vjp.force_adjoint[k];
       vjp.acceleration_adjoint[p] += vjp.acceleration_adjoint[k];
       vjp.velocity_adjoint_sum[p] += vjp.velocity_adjoint_sum[k] + cross_force(S * q_rate, vjp.acceleration_adjoint[k]);
       vjp.external_sum[p] += vjp.external_sum[k];
-    } else {
+    } else if (parameters) {
       // The base's acceleration is −g (gravity as an upward acceleration of the world).
       add_param3(param_adjoint, layout.gravity, vjp.acceleration_adjoint[k].linear);
     }

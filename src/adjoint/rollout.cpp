@@ -47,6 +47,8 @@ bool all_finite(std::span<const double> values) {
 std::span<const double> Gradients::param(const Model& model, std::string_view name) const {
   const int index = model.layout.find(name);
   if (index < 0) throw Error(message("unknown parameter '", name, "'"));
+  if (params.empty())
+    throw Error(message("no gradient for '", name, "': the rollout ran with RolloutOptions::parameter_gradients off"));
   const auto& slice = model.layout.slices[static_cast<std::size_t>(index)];
   return {params.data() + slice.offset, static_cast<std::size_t>(slice.size)};
 }
@@ -195,7 +197,16 @@ Gradients Rollout::backward(const LossGradient& loss_gradient) const {
   const auto actuators = static_cast<std::size_t>(model_.actuator_count());
   Gradients gradients;
   gradients.controls.assign(static_cast<std::size_t>(steps_) * actuators, 0.0);
-  gradients.params.assign(static_cast<std::size_t>(model_.param_count()), 0.0);
+  // Without parameter gradients the joint-coordinate VJP gets an empty span and skips them;
+  // the maximal one writes into a scratch vector that is dropped.
+  const bool reduced = model_.solver.coordinates == Coordinates::Reduced;
+  std::vector<double> discarded_params;
+  if (options_.parameter_gradients)
+    gradients.params.assign(static_cast<std::size_t>(model_.param_count()), 0.0);
+  else if (!reduced)
+    discarded_params.assign(static_cast<std::size_t>(model_.param_count()), 0.0);
+  const std::span<double> param_adjoint = options_.parameter_gradients ? std::span<double>(gradients.params)
+                                                                      : std::span<double>(discarded_params);
   GradientHealth& health = gradients.health;
   health.state_gradient_norm.assign(static_cast<std::size_t>(steps_) + 1, 0.0);
   for (int t = 1; t < steps_; ++t)
@@ -259,7 +270,7 @@ Gradients Rollout::backward(const LossGradient& loss_gradient) const {
     std::fill(previous.begin(), previous.end(), 0.0);
     adjoint::step_vjp(model_, params_, state_t, controls_t, record, state_next, adjoint, previous,
                       std::span<double>(gradients.controls).subspan(static_cast<std::size_t>(t) * actuators, actuators),
-                      gradients.params, vjp);
+                      param_adjoint, vjp);
     if (!all_finite(previous)) note_non_finite(t, vjp.non_finite_stage.empty() ? "step" : vjp.non_finite_stage.c_str());
     if (vjp.lcp.used_sparse) health.lcp_adjoint_residual = std::max(health.lcp_adjoint_residual, vjp.lcp.relative_residual);
     // Closed loop: u_t = π(x_t), so ū_t also reaches x_t through the controller.
