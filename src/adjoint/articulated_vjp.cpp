@@ -98,7 +98,8 @@ void articulated_step_vjp(const Model& model, const Params& params, const State&
     const Vec3 linear_bar = read3(next_state_adjoint, o + 6), angular_bar = read3(next_state_adjoint, o + 9);
     vjp.pose_sum[k] += Spatial{rotation_bar + cross(link.end_com, position_bar), position_bar};
     vjp.velocity_sum[k] += Spatial{angular_bar + cross(link.end_com, linear_bar), linear_bar};
-    vjp.rotation_sum[k] += cross(linear_bar, link.end_linear_velocity) + cross(angular_bar, link.end_velocity.angular);
+    const Vec3 end_linear_velocity = point_velocity(link.end_velocity, link.end_com);
+    vjp.rotation_sum[k] += cross(linear_bar, end_linear_velocity) + cross(angular_bar, link.end_velocity.angular);
     const Spatial& subspace = link.end_motion_subspace;
     vjp.velocity_adjoint[k] = dot(subspace, vjp.velocity_sum[k]);
     vjp.position_adjoint[k] = dot(subspace, vjp.pose_sum[k]) -
@@ -154,17 +155,18 @@ void articulated_step_vjp(const Model& model, const Params& params, const State&
     const Spatial& A = vjp.acceleration[k];
     const Spatial& momentum = link.momentum;
     const Spatial seed_cross_velocity = cross_motion(Y, V);
-    const Spatial external{link.external_torque + cross(link.com, link.external_force), link.external_force};
     // Ȳ_k = F_k (the subtree's force), Ā_k = Σ I Y, V̄_k, and the external forces' free vectors.
-    vjp.force_adjoint[k] += link.inertia.apply(A) + cross_force(V, momentum) - external;
+    vjp.force_adjoint[k] += link.inertia.apply(A) + cross_force(V, momentum);
     vjp.acceleration_adjoint[k] += link.inertia.apply(Y);
     vjp.velocity_adjoint_sum[k] += link.inertia.apply(seed_cross_velocity) - cross_force(Y, momentum);
-    if (link.damped) {
-      vjp.force_adjoint[k] += link.damping.apply(V);
-      vjp.velocity_adjoint_sum[k] += link.damping.apply(Y);
+    if (link.loaded) {
+      const rigid::LinkLoads& loads = record.loads[k];
+      const Spatial external{loads.external_torque + cross(link.com, loads.external_force), loads.external_force};
+      vjp.force_adjoint[k] += loads.damping.apply(V) - external;
+      vjp.velocity_adjoint_sum[k] += loads.damping.apply(Y);
+      vjp.external_sum[k] -=
+          cross(loads.external_force, point_velocity(Y, link.com)) + cross(loads.external_torque, Y.angular);
     }
-    const Vec3 seed_at_com = point_velocity(Y, link.com);
-    vjp.external_sum[k] -= cross(link.external_force, seed_at_com) + cross(link.external_torque, Y.angular);
 
     const Spatial& S = link.motion_subspace;
     const double q_rate = record.velocity[k];

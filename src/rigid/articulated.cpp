@@ -181,6 +181,8 @@ void step_reduced(const Model& model, const Params& params, const State& state_i
   const ParamLayout& layout = model.layout;
   const auto n = static_cast<std::size_t>(record.size());
   const double h = model.dt;
+  record.loads.resize(n);
+  record.frames.resize(n);
   record.q.resize(n);
   record.velocity.resize(n);
   record.acceleration.resize(n);
@@ -196,19 +198,20 @@ void step_reduced(const Model& model, const Params& params, const State& state_i
   for (std::size_t k = 0; k < n; ++k) {
     ArticulatedLink& link = record.links[k];
     const Joint& joint = model.joints[static_cast<std::size_t>(link.joint)];
-    read_coordinate(joint, link.revolute, state_in, link.joint_rotation, record.q[k], record.velocity[k]);
+    LinkFrame& frame = record.frames[k];
+    read_coordinate(joint, link.revolute, state_in, frame.joint_rotation, record.q[k], record.velocity[k]);
     const bool static_parent = link.parent < 0;
     const ArticulatedLink* parent = static_parent ? nullptr : &record.links[static_cast<std::size_t>(link.parent)];
     const auto pb = static_cast<std::size_t>(link.parent_body);
     const LinkPose pose =
         static_parent ? place_link(joint, link.revolute, state_in.orientation[pb], state_in.orientation[pb].to_matrix(),
-                                   state_in.position[pb], link.joint_rotation, record.q[k])
-                      : place_link(joint, link.revolute, parent->orientation, parent->rotation, parent->com,
-                                   link.joint_rotation, record.q[k]);
-    link.orientation = pose.orientation;
-    link.rotation = pose.rotation;
+                                   state_in.position[pb], frame.joint_rotation, record.q[k])
+                      : place_link(joint, link.revolute, record.frames[static_cast<std::size_t>(link.parent)].orientation,
+                                   record.frames[static_cast<std::size_t>(link.parent)].rotation, parent->com,
+                                   frame.joint_rotation, record.q[k]);
+    frame.orientation = pose.orientation;
+    frame.rotation = pose.rotation;
     link.com = pose.com;
-    link.axis = pose.axis;
     link.motion_subspace = pose.motion_subspace;
     const Spatial joint_velocity = pose.motion_subspace * record.velocity[k];
     const Spatial parent_velocity = static_parent ? Spatial{} : parent->velocity;
@@ -233,25 +236,26 @@ void step_reduced(const Model& model, const Params& params, const State& state_i
     link.inertia = spatial_inertia(mass, pose.com, inertia_com);
     const double linear_damping = params.at(layout.body_linear_damping[b]);
     const double angular_damping = params.at(layout.body_angular_damping[b]);
-    link.damped = linear_damping != 0.0 || angular_damping != 0.0;
-    link.damping = {};
-    if (link.damped) {
-      link.damping = spatial_inertia(mass * linear_damping, pose.com, Mat3{});
-      link.damping.rotational = link.damping.rotational + inertia_com * angular_damping;
-    }
-    link.external_force = params.vec3_at(layout.body_force[b]);
-    link.external_torque = params.vec3_at(layout.body_torque[b]);
+    LinkLoads& loads = record.loads[k];
+    loads.external_force = params.vec3_at(layout.body_force[b]);
+    loads.external_torque = params.vec3_at(layout.body_torque[b]);
+    link.loaded = linear_damping != 0.0 || angular_damping != 0.0 || loads.external_force != Vec3{} ||
+                  loads.external_torque != Vec3{};
+    loads.damping = spatial_inertia(mass * linear_damping, pose.com, Mat3{});
+    loads.damping.rotational = loads.damping.rotational + inertia_com * angular_damping;
   }
 
   // C(q, q̇): recursive Newton–Euler at q̈ = 0 (Featherstone Table 5.1, in world coordinates),
   // f = I A + V ×* I V + D V − f_ext, then joint forces S·F over each subtree.
   for (std::size_t k = 0; k < n; ++k) {
     ArticulatedLink& link = record.links[k];
-    const Spatial external{link.external_torque + cross(link.com, link.external_force), link.external_force};
     link.momentum = link.inertia.apply(link.velocity);
-    record.subtree_force[k] =
-        link.inertia.apply(link.bias_acceleration) + cross_force(link.velocity, link.momentum) - external;
-    if (link.damped) record.subtree_force[k] += link.damping.apply(link.velocity);
+    record.subtree_force[k] = link.inertia.apply(link.bias_acceleration) + cross_force(link.velocity, link.momentum);
+    if (link.loaded) {
+      const LinkLoads& loads = record.loads[k];
+      const Spatial external{loads.external_torque + cross(link.com, loads.external_force), loads.external_force};
+      record.subtree_force[k] += loads.damping.apply(link.velocity) - external;
+    }
   }
   for (std::size_t k = n; k-- > 0;) {
     const ArticulatedLink& link = record.links[k];
@@ -314,26 +318,27 @@ void step_reduced(const Model& model, const Params& params, const State& state_i
     const Joint& joint = model.joints[static_cast<std::size_t>(link.joint)];
     const double rate = record.velocity[k] + h * record.acceleration[k];
     const double slide = record.q[k] + h * rate;
+    LinkFrame& frame = record.frames[k];
     const Quat joint_rotation =
-        link.revolute ? turned_further(link.joint_rotation, joint.axis_parent, h * rate) : link.joint_rotation;
+        link.revolute ? turned_further(frame.joint_rotation, joint.axis_parent, h * rate) : frame.joint_rotation;
     const auto pb = static_cast<std::size_t>(link.parent_body);
     const LinkPose pose =
         link.parent < 0
             ? place_link(joint, link.revolute, state_in.orientation[pb], state_in.orientation[pb].to_matrix(),
                          state_in.position[pb], joint_rotation, slide)
             : place_link(joint, link.revolute, state_out.orientation[pb],
-                         record.links[static_cast<std::size_t>(link.parent)].end_rotation, state_out.position[pb],
+                         record.frames[static_cast<std::size_t>(link.parent)].rotation, state_out.position[pb],
                          joint_rotation, slide);
-    link.end_rotation = pose.rotation;
+    frame.orientation = pose.orientation;  // the end pose, for the children
+    frame.rotation = pose.rotation;
     link.end_motion_subspace = pose.motion_subspace;
     link.end_velocity = pose.motion_subspace * rate;
     if (link.parent >= 0) link.end_velocity += record.links[static_cast<std::size_t>(link.parent)].end_velocity;
     link.end_com = pose.com;
-    link.end_linear_velocity = link.end_velocity.linear + cross(link.end_velocity.angular, pose.com);
     const auto b = static_cast<std::size_t>(link.body);
     state_out.position[b] = pose.com;
     state_out.orientation[b] = pose.orientation;
-    state_out.linear_velocity[b] = link.end_linear_velocity;
+    state_out.linear_velocity[b] = link.end_velocity.linear + cross(link.end_velocity.angular, pose.com);
     state_out.angular_velocity[b] = link.end_velocity.angular;
   }
 }

@@ -99,30 +99,38 @@ inline SpatialInertia spatial_inertia(double mass, const Vec3& com, const Mat3& 
 }
 
 // One link of the tree: a dynamic body and the joint that carries it, in an order where a
-// parent's link comes before its children's.
+// parent's link comes before its children's. What the backward pass reads of it; the rest
+// of a step's quantities live apart (LinkLoads, LinkFrame) so that it stays small.
 struct ArticulatedLink {
   int joint = 0, body = 0, parent_body = 0;
   int parent = -1;  // the parent body's link, or -1 when the parent is static
   bool revolute = true;
-  bool damped = false;  // the body has linear or angular damping (else `damping` is zero)
+  bool loaded = false;  // the body has damping or an external force or torque (LinkLoads)
   // At the start of the step (forward kinematics of q, q̇):
-  Quat joint_rotation;  // revolute: exp(q u), the child's turn about the parent-frame axis u
-  Quat orientation;     // of the body
-  Mat3 rotation;        // of the body, and of its principal axes (rotation · principal frame)
-  Mat3 principal_rotation;
+  Mat3 principal_rotation;  // of the body's principal axes (rotation · principal frame)
   Vec3 com;                 // centre of mass, m
-  Vec3 axis;                // joint axis in the world (fixed in the parent)
   Spatial motion_subspace;  // S: revolute (a, o × a) about the joint point o; prismatic (0, a)
   Spatial velocity;         // V = V_parent + S q̇
   Spatial momentum;         // I V
   Spatial bias_acceleration;  // A at q̈ = 0, gravity included as the origin's upward acceleration
   SpatialInertia inertia;     // of the body alone
-  SpatialInertia damping;     // D: −D V is the body-damping force
-  Vec3 external_force, external_torque;  // of Params, world frame
   // At the end of the step (written into state_out):
-  Mat3 end_rotation;
   Spatial end_motion_subspace, end_velocity;
-  Vec3 end_com, end_linear_velocity;
+  Vec3 end_com;
+};
+
+// A body's damping and external load (zero unless ArticulatedLink::loaded).
+struct LinkLoads {
+  SpatialInertia damping;  // D: −D V is the body-damping force
+  Vec3 external_force, external_torque;  // of Params, world frame
+};
+
+// Forward kinematics scratch of one link: its pose at the start of the step, overwritten by
+// its pose at the end (parents first, so a child always finds its parent's current pose).
+struct LinkFrame {
+  Quat joint_rotation;  // revolute: exp(q u), the child's turn about the parent-frame axis u
+  Quat orientation;
+  Mat3 rotation;
 };
 
 // What one reduced step keeps for its backward pass (adjoint/articulated_vjp.hpp).
@@ -131,10 +139,12 @@ struct ArticulatedRecord {
   // step with a model (a Model is immutable once built, docs/DESIGN §2), reused after.
   const Model* tree_model = nullptr;
   std::vector<ArticulatedLink> links;  // (n) in tree order
+  std::vector<LinkLoads> loads;        // (n)
+  std::vector<LinkFrame> frames;       // (n)
   std::vector<int> body_link;          // (nbody) the link of each body, -1 for static bodies
   // (n) q, q̇, q̈ at the start of the step. q is read for prismatic joints only: a revolute
   // joint's q enters through exp(q u) alone, which is read from the state without atan2 and
-  // advanced by exp(h q̇' u) (link.joint_rotation).
+  // advanced by exp(h q̇' u) (LinkFrame::joint_rotation).
   std::vector<double> q, velocity, acceleration;
   std::vector<double> applied;       // (n) τ: motor torques or forces on each coordinate
   std::vector<double> bias;          // (n) C(q, q̇)
