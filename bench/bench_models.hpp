@@ -23,6 +23,10 @@ struct ChainDimensions {
   // two transverse axes (m L²/12) and a solid cylinder about its own axis (m r²/2).
   static constexpr double axial_inertia = 0.5 * link_mass * link_radius * link_radius;
   static constexpr double transverse_inertia = link_mass * link_length * link_length / 12.0;
+  // The chain in joint coordinates is put back at its release every 5 s of timed steps: its
+  // semi-implicit Euler gains energy over long undamped runs (docs/simulation.md, "Reduced
+  // coordinates"), and the 20- and 50-link chains whip into non-finite states after ~10 s.
+  static constexpr int reduced_reset_period_steps = 5000;
 };
 
 // A sphere dropped on the ground plane; the state is reset to the drop every

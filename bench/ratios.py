@@ -111,11 +111,12 @@ def growth_exponent(points):
     return sum((x - mean_x) * (y - mean_y) for x, y in logs) / spread
 
 
-def chain_series(times, engine):
+def chain_series(times, engine, variant=""):
+    """[(N, seconds)] of one engine's chain rows; variant "reduced" picks diffphys_reduced."""
     series = []
     for name, (seconds, _) in times.items():
-        family, row_engine, _, size = split_name(name)
-        if family == CHAIN_FAMILY and row_engine == engine and size:
+        family, row_engine, row_variant, size = split_name(name)
+        if family == CHAIN_FAMILY and row_engine == engine and row_variant == variant and size:
             series.append((int(size), seconds))
     return sorted(series)
 
@@ -156,9 +157,16 @@ def main(argv):
                       ratio])
     print_table(["model", "diffphys", "MuJoCo", "diffphys / MuJoCo"], table, markdown)
 
-    ours, theirs = chain_series(times, "diffphys"), chain_series(times, "mujoco")
+    theirs = chain_series(times, "mujoco")
+    for variant, title in (("", "maximal coordinates"), ("reduced", "reduced (joint) coordinates")):
+        print_chain_table(chain_series(times, "diffphys", variant), theirs, title, markdown)
+    return 0
+
+
+def print_chain_table(ours, theirs, title, markdown):
+    """The chain's time per step against N, diffphys (one description) beside MuJoCo."""
     if ours:
-        print("\nChain: time per step against the number of links N\n")
+        print(f"\nChain, diffphys in {title}: time per step against the number of links N\n")
         mujoco_by_n = dict(theirs)
 
         def marginal(series, index):
@@ -184,7 +192,6 @@ def main(argv):
             if exponent is not None:
                 print(f"{engine}: t ∝ N^{exponent:.2f} for N ≥ {GROWTH_FIT_MIN_LINKS} "
                       f"(1.00 = linear); t({series[-1][0]}) / t({series[0][0]}) = {series[-1][1] / series[0][1]:.1f}")
-    return 0
 
 
 if __name__ == "__main__":

@@ -129,7 +129,14 @@ void time_diffphys_steps(benchmark::State& state, DiffphysStepper& stepper, bool
 void chain_diffphys(benchmark::State& state, Coordinates coordinates) {
   DiffphysStepper stepper(build_chain_scene(static_cast<int>(state.range(0)), coordinates));
   stepper.advance(chain_warmup_steps);
-  time_diffphys_steps(state, stepper, false);
+  if (coordinates == Coordinates::Maximal) {
+    time_diffphys_steps(state, stepper, false);
+    return;
+  }
+  const State warm = stepper.state();
+  time_diffphys_steps(state, stepper, false, [&](long iteration) {
+    if (iteration % ChainDimensions::reduced_reset_period_steps == 0 && iteration > 0) stepper.state() = warm;
+  });
 }
 
 void bouncing_sphere_diffphys(benchmark::State& state) {
