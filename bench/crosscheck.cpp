@@ -39,13 +39,16 @@ struct DiffphysRun {
 
 void compare_chain(int links, int steps) {
   DiffphysRun ours(build_chain_scene(links));
+  DiffphysRun reduced(build_chain_scene(links, Coordinates::Reduced));
   const MujocoWorld theirs(chain_mjcf(links));
   ours.advance(steps);
+  reduced.advance(steps);
   for (int k = 0; k < steps; ++k) mj_step(theirs.model(), theirs.data());
-  std::printf("chain N=%d after %.2f s: hinge angles (rad), diffphys vs MuJoCo\n", links,
-              steps * ChainDimensions::time_step);
+  std::printf("chain N=%d after %.2f s: hinge angles (rad), diffphys (maximal, reduced coordinates) vs MuJoCo\n",
+              links, steps * ChainDimensions::time_step);
   for (int joint = 0; joint < links; joint += std::max(1, (links - 1) / 2))
-    std::printf("  hinge%-3d %+9.5f  %+9.5f\n", joint, ours.angle(joint, 0), theirs.data()->qpos[joint]);
+    std::printf("  hinge%-3d %+12.8f  %+12.8f  %+12.8f\n", joint, ours.angle(joint, 0), reduced.angle(joint, 0),
+                theirs.data()->qpos[joint]);
 }
 
 // Apex heights of the sphere's centre after each bounce, over `steps`.
