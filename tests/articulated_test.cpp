@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "diffphys/error.hpp"
-#include "diffphys/gradcheck.hpp"
+#include "gradcheck_test_helpers.hpp"
 #include "diffphys/rollout.hpp"
 #include "diffphys/scene.hpp"
 #include "test_scenes.hpp"
@@ -45,24 +45,9 @@ Scene cart_pole() {
   pole.orientation = tilt;
   pole.shapes[0].collision_mask = 0;
   builder.add_body(pole);
-  JointSpec slide;
-  slide.name = "slide";
-  slide.type = JointType::Prismatic;
-  slide.child = "cart";
-  slide.axis = {1, 0, 0};
-  builder.add_joint(slide);
-  JointSpec hinge;
-  hinge.name = "hinge";
-  hinge.parent = "cart";
-  hinge.child = "pole";
-  hinge.axis = {0, 1, 0};
-  hinge.damping = 0.01;
-  builder.add_joint(hinge);
-  ActuatorSpec push;
-  push.name = "push";
-  push.joint = "slide";
-  push.control = 1.5;
-  builder.add_actuator(push);
+  builder.add_joint(testing::joint_spec("slide", JointType::Prismatic, "world", "cart", {}, {1, 0, 0}));
+  builder.add_joint(testing::joint_spec("hinge", JointType::Revolute, "cart", "pole", {}, {0, 1, 0}, 0.01));
+  builder.add_actuator(testing::motor_spec("push", "slide", 1.5));
   return builder.build();
 }
 
@@ -72,12 +57,7 @@ void expect_gradients_match(const Scene& scene, int steps, std::uint32_t seed, d
   options.seed = seed;
   options.param_epsilon = epsilon;
   options.state_epsilon = epsilon;
-  const GradientCheckReport report = check_gradients(scene, {}, options);
-  for (const GradientCheckEntry& entry : report.entries)
-    EXPECT_LE(entry.relative_error, options.tolerance)
-        << entry.name << ": analytic " << entry.analytic << ", numeric " << entry.numeric;
-  EXPECT_TRUE(report.passed);
-  EXPECT_GT(report.entries.size(), 40u);
+  EXPECT_GT(testing::expect_gradients_match_central_differences(scene, options).entries.size(), 40u);
 }
 
 // Largest distance between each joint's two anchors (and, for a prismatic joint, the
@@ -264,11 +244,7 @@ TEST(Articulated, RefusesWhatItCannotSimulateNamingTheItem) {
     BodySpec ball = box_body("ball", {0, 0, -0.5}, {0.1, 0.1, 0.1}, 1.0);
     ball.shapes[0].collision_mask = 0;
     builder.add_body(ball);
-    JointSpec joint;
-    joint.name = "socket";
-    joint.type = JointType::Ball;
-    joint.child = "ball";
-    builder.add_joint(joint);
+    builder.add_joint(testing::joint_spec("socket", JointType::Ball, "world", "ball", {}, {0, 0, 1}));
     EXPECT_NE(error_of([&] { simulate(builder); }).find("joint 'socket'"), std::string::npos);
   }
   {

@@ -37,6 +37,31 @@ inline BodySpec box_body(const std::string& name, Vec3 position, Vec3 half_exten
   return body;
 }
 
+// A joint between two named bodies, its anchor and axis in world coordinates at build time.
+inline JointSpec joint_spec(const std::string& name, JointType type, const std::string& parent,
+                            const std::string& child, Vec3 anchor, Vec3 axis, double damping = 0.0) {
+  JointSpec joint;
+  joint.name = name;
+  joint.type = type;
+  joint.parent = parent;
+  joint.child = child;
+  joint.anchor = anchor;
+  joint.axis = normalized(axis);
+  joint.damping = damping;
+  return joint;
+}
+
+// A motor on a joint's coordinate: torque or force `control`, clipped at max_torque (0: free).
+inline ActuatorSpec motor_spec(const std::string& name, const std::string& joint, double control = 0.0,
+                               double max_torque = 0.0) {
+  ActuatorSpec motor;
+  motor.name = name;
+  motor.joint = joint;
+  motor.control = control;
+  motor.max_torque = max_torque;
+  return motor;
+}
+
 // A chain of `links` boxes hanging from the world along −z, hinged about y, each link
 // `length` long, rotated by `initial_angle` about the top hinge so that it swings. Its boxes
 // collide with `collision_mask` (0: with nothing).
@@ -55,14 +80,9 @@ inline ModelBuilder hinge_chain(int links, double length, double mass, double in
     link.shapes[0].collision_mask = collision_mask;
     link.orientation = tilt;
     builder.add_body(link);
-    JointSpec joint;
-    joint.name = "hinge" + std::to_string(i);
-    joint.type = JointType::Revolute;
-    joint.parent = i == 0 ? "world" : "link" + std::to_string(i - 1);
-    joint.child = "link" + std::to_string(i);
-    joint.anchor = top;
-    joint.axis = axis;
-    builder.add_joint(joint);
+    builder.add_joint(joint_spec("hinge" + std::to_string(i), JointType::Revolute,
+                                 i == 0 ? "world" : "link" + std::to_string(i - 1), "link" + std::to_string(i), top,
+                                 axis));
   }
   return builder;
 }
@@ -74,16 +94,8 @@ inline Scene motor_cart(double mass, double dt, double x) {
   builder.dt = dt;
   builder.gravity = {0, 0, 0};
   builder.add_body(box_body("cart", {x, 0, 0}, {0.2, 0.1, 0.1}, mass));
-  JointSpec slide;
-  slide.name = "slide";
-  slide.type = JointType::Prismatic;
-  slide.child = "cart";
-  slide.axis = {1, 0, 0};
-  builder.add_joint(slide);
-  ActuatorSpec motor;
-  motor.name = "push";
-  motor.joint = "slide";
-  builder.add_actuator(motor);
+  builder.add_joint(joint_spec("slide", JointType::Prismatic, "world", "cart", {}, {1, 0, 0}));
+  builder.add_actuator(motor_spec("push", "slide"));
   return builder.build();
 }
 
@@ -133,33 +145,13 @@ inline Scene reduced_tree(double dt) {
   slider.force = {0.5, 0.2, 0.1};
   slider.torque = {0.0, 0.1, 0.05};
   builder.add_body(slider);
-  const auto joint = [&](const std::string& name, JointType type, const std::string& parent, const std::string& child,
-                         Vec3 anchor, Vec3 axis, double damping) {
-    JointSpec spec;
-    spec.name = name;
-    spec.type = type;
-    spec.parent = parent;
-    spec.child = child;
-    spec.anchor = anchor;
-    spec.axis = normalized(axis);
-    spec.damping = damping;
-    builder.add_joint(spec);
-  };
-  joint("turn", JointType::Revolute, "world", "base", {0, 0, 0.1}, {0, 0, 1}, 0.05);
-  joint("shoulder", JointType::Revolute, "base", "arm", {0, 0, 0.2}, {0, 1, 0.3}, 0.0);
-  joint("elbow", JointType::Revolute, "arm", "forearm", {0.5, 0, 0.2}, {1, 0, 0}, 0.02);
-  joint("slide", JointType::Prismatic, "arm", "slider", {0.25, 0.1, 0.2}, {1, 0, 0}, 0.1);
-  const auto motor = [&](const std::string& name, const std::string& on, double control, double max_torque) {
-    ActuatorSpec spec;
-    spec.name = name;
-    spec.joint = on;
-    spec.control = control;
-    spec.max_torque = max_torque;
-    builder.add_actuator(spec);
-  };
-  motor("turn_motor", "turn", 0.3, 2.0);
-  motor("elbow_motor", "elbow", 0.2, 0.05);  // clipped: dL/du = 0, dL/d(max_torque) ≠ 0
-  motor("slide_motor", "slide", -0.4, 5.0);
+  builder.add_joint(joint_spec("turn", JointType::Revolute, "world", "base", {0, 0, 0.1}, {0, 0, 1}, 0.05));
+  builder.add_joint(joint_spec("shoulder", JointType::Revolute, "base", "arm", {0, 0, 0.2}, {0, 1, 0.3}));
+  builder.add_joint(joint_spec("elbow", JointType::Revolute, "arm", "forearm", {0.5, 0, 0.2}, {1, 0, 0}, 0.02));
+  builder.add_joint(joint_spec("slide", JointType::Prismatic, "arm", "slider", {0.25, 0.1, 0.2}, {1, 0, 0}, 0.1));
+  builder.add_actuator(motor_spec("turn_motor", "turn", 0.3, 2.0));
+  builder.add_actuator(motor_spec("elbow_motor", "elbow", 0.2, 0.05));  // clipped: dL/du = 0, dL/d(max_torque) ≠ 0
+  builder.add_actuator(motor_spec("slide_motor", "slide", -0.4, 5.0));
   return builder.build();
 }
 
