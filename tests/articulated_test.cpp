@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <numbers>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -212,6 +213,40 @@ TEST(Articulated, WithoutParameterGradientsTheStateAndControlGradientsAreTheSame
     EXPECT_EQ(a.initial_state, b.initial_state);
     EXPECT_EQ(a.controls, b.controls);
     EXPECT_THROW(b.param(scene.model, "gravity"), Error);
+  }
+}
+
+TEST(Articulated, AWorkspaceServesAnotherModelAtTheSameAddress) {
+  // One Workspace, two models of the same counts but different trees (a chain, then a fork),
+  // built one after the other into the same storage: the fork is stepped exactly as with a
+  // fresh Workspace (the chain's tree is not reused).
+  const auto fifty_steps = [](const Scene& scene, Workspace& workspace) {
+    State current = scene.state, next = scene.state;
+    for (int i = 0; i < 50; ++i) {
+      step(scene.model, scene.params, current, scene.controls, next, workspace);
+      std::swap(current, next);
+    }
+    return current;
+  };
+  ModelBuilder fork;
+  for (int i = 0; i < 3; ++i) {
+    BodySpec link = box_body("link" + std::to_string(i), {0.1 * i, 0.2 * i, -0.3}, {0.05, 0.05, 0.2}, 1.0);
+    link.shapes[0].collision_mask = 0;
+    fork.add_body(link);
+  }
+  fork.add_joint(testing::joint_spec("hinge0", JointType::Revolute, "world", "link0", {0, 0, 0}, {0, 1, 0}));
+  fork.add_joint(testing::joint_spec("hinge1", JointType::Revolute, "link0", "link1", {0.1, 0.2, -0.1}, {1, 0, 0}));
+  fork.add_joint(testing::joint_spec("hinge2", JointType::Revolute, "link0", "link2", {0.2, 0.4, -0.1}, {0, 0, 1}));
+  std::optional<Scene> scene;
+  Workspace shared, fresh;
+  scene.emplace(reduced(hinge_chain(3, 0.3, 1.0, 0.5, 0)));
+  fifty_steps(*scene, shared);
+  scene.reset();
+  scene.emplace(reduced(fork));
+  const State a = fifty_steps(*scene, shared), b = fifty_steps(*scene, fresh);
+  for (std::size_t k = 0; k < a.position.size(); ++k) {
+    EXPECT_EQ(a.position[k], b.position[k]);
+    EXPECT_EQ(a.angular_velocity[k], b.angular_velocity[k]);
   }
 }
 

@@ -136,7 +136,6 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
   BodyAdjointView out{state_adjoint};
   const auto param = [&](int offset) -> double& { return param_adjoint[static_cast<std::size_t>(offset)]; };
 
-  vjp.non_finite_stage.clear();
   const auto check_stage = [&](std::span<const double> values, const char* stage) {
     if (!vjp.non_finite_stage.empty()) return;
     for (const double v : values)

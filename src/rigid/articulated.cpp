@@ -137,6 +137,8 @@ Quat turned_further(const Quat& joint_rotation, const Vec3& axis, double angle) 
 // build_tree, then the check that no two shapes may collide.
 void build_validated_tree(const Model& model, ArticulatedRecord& record) {
   build_tree(model, record);
+  record.shape_count = model.shape_count();
+  record.actuator_count = model.actuator_count();
   std::vector<std::pair<int, int>> excluded;
   collision::excluded_body_pairs(model, excluded);
   for (int a = 0; a < model.shape_count(); ++a)
@@ -146,6 +148,22 @@ void build_validated_tree(const Model& model, ArticulatedRecord& record) {
                             model.shapes[static_cast<std::size_t>(b)].name,
                             "' may collide: reduced coordinates do not handle contacts (set their collision_mask to 0, "
                             "exclude the pair, or use \"coordinates\": \"maximal\")"));
+}
+
+// Whether the record's tree was built for this model: the same Model object, and — in case
+// another model now sits at the same address — the same counts and, link by link, the same
+// joint between the same bodies (O(n), every step).
+bool tree_describes(const ArticulatedRecord& record, const Model& model) {
+  if (record.tree_model != &model || record.body_link.size() != model.bodies.size() ||
+      record.links.size() != model.joints.size() || record.shape_count != model.shape_count() ||
+      record.actuator_count != model.actuator_count())
+    return false;
+  for (const ArticulatedLink& link : record.links) {
+    const Joint& joint = model.joints[static_cast<std::size_t>(link.joint)];
+    if (joint.child != link.body || joint.parent != link.parent_body || (joint.type == JointType::Revolute) != link.revolute)
+      return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -172,12 +190,12 @@ void solve_mass_matrix(const ArticulatedRecord& record, std::span<double> values
 
 void step_reduced(const Model& model, const Params& params, const State& state_in, std::span<const double> controls,
                   State& state_out, ArticulatedRecord& record) {
-  if (record.tree_model != &model || record.body_link.size() != model.bodies.size() ||
-      record.links.size() != model.joints.size()) {
+  if (!tree_describes(record, model)) {
     record.tree_model = nullptr;
     build_validated_tree(model, record);
     record.tree_model = &model;
   }
+
   const ParamLayout& layout = model.layout;
   const auto n = static_cast<std::size_t>(record.size());
   const double h = model.dt;

@@ -136,8 +136,10 @@ struct LinkFrame {
 // What one reduced step keeps for its backward pass (adjoint/articulated_vjp.hpp).
 struct ArticulatedRecord {
   // The model whose tree `links` and `body_link` describe: validated and ordered on the first
-  // step with a model (a Model is immutable once built, docs/DESIGN §2), reused after.
+  // step with a model (a Model is immutable once built, DESIGN.md §2), reused after while the
+  // same model (address, counts, each link's joint and bodies) comes back.
   const Model* tree_model = nullptr;
+  int shape_count = 0, actuator_count = 0;
   std::vector<ArticulatedLink> links;  // (n) in tree order
   std::vector<LinkLoads> loads;        // (n)
   std::vector<LinkFrame> frames;       // (n)
