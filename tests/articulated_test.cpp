@@ -294,6 +294,16 @@ TEST(Articulated, RefusesWhatItCannotSimulateNamingTheItem) {
     builder.add_actuator(servo);
     EXPECT_NE(error_of([&] { simulate(builder); }).find("actuator 'hold'"), std::string::npos);
   }
+  {
+    // A state with no angle to read: the link turned by π about an axis across its hinge.
+    const Scene scene = reduced(hinge_chain(1, 0.3, 1.0, 0.5, 0));
+    State flipped = scene.state, next = scene.state;
+    flipped.orientation[1] = Quat::from_axis_angle({1, 0, 0}, std::numbers::pi) * flipped.orientation[1];
+    Workspace workspace;
+    EXPECT_NE(error_of([&] { step(scene.model, scene.params, flipped, scene.controls, next, workspace); })
+                  .find("joint 'hinge0'"),
+              std::string::npos);
+  }
   // A plain step() with such a model refuses too (on its first step).
   ModelBuilder ground = hinge_chain(2, 0.3, 1.0, 0.5);  // link1 may touch the ground
   ground.add_ground_plane({0, 0, 1}, -2.0);

@@ -108,7 +108,12 @@ void read_coordinate(const Joint& joint, bool revolute, const State& state, Quat
   if (revolute) {
     const Quat relative = state.orientation[p].conjugate() * state.orientation[c] * joint.rest_relative.conjugate();
     const double along = dot(relative.vec(), joint.axis_parent);
-    const double scale = 1.0 / std::sqrt(relative.w * relative.w + along * along);
+    const double squared = relative.w * relative.w + along * along;
+    // Zero only for a relative rotation by π about an axis ⟂ u: no angle about u to read.
+    if (!(squared > 1e-24))
+      throw Error(message("joint '", joint.name, "': the state turns the child by π about an axis across the joint; ",
+                          "no joint angle can be read from it"));
+    const double scale = 1.0 / std::sqrt(squared);
     joint_rotation = {relative.w * scale, joint.axis_parent.x * (along * scale), joint.axis_parent.y * (along * scale),
                       joint.axis_parent.z * (along * scale)};
     q = 0.0;
