@@ -114,8 +114,14 @@ class RolloutFunction(torch.autograd.Function):
         gradients = ctx.engine.backward(tangent)
         x0_gradient = layout.quaternion_gradient_from_tangent(np.array(gradients.initial_state), states_numpy[0])
         x0_gradient[ctx.static] = 0.0  # static bodies are scenery, not differentiated state
+        params_gradient = None
+        if len(gradients.params) > 0:
+            params_gradient = torch.from_numpy(np.array(gradients.params))
+        elif ctx.needs_input_grad[2]:
+            raise _core.Error("diffphys.torch.rollout: params require a gradient, but the RolloutOptions "
+                              "have parameter_gradients off")
         return (torch.from_numpy(x0_gradient), torch.from_numpy(np.array(gradients.controls)),
-                torch.from_numpy(np.array(gradients.params)), None, None)
+                params_gradient, None, None)
 
 
 def rollout(model, x0, controls, params, options=None):
@@ -123,7 +129,8 @@ def rollout(model, x0, controls, params, options=None):
     (T, nactuator) with parameters θ (nparam), differentiable w.r.t. x0, controls and params.
 
     For a model without actuators pass ``torch.zeros(T, 0)`` as controls. ``options``: a
-    diffphys.RolloutOptions (checkpointing, gradient decay and clipping)."""
+    diffphys.RolloutOptions (checkpointing, gradient decay and clipping; parameter_gradients
+    off when params need no gradient, which skips their work)."""
     x0 = _as_double(x0)
     controls = _as_double(controls)
     params = _as_double(params)

@@ -28,3 +28,10 @@ def test_ball_throw_cmaes_quick_solves():
     result = ball_throw_cmaes.main(["--quick"])
     assert result["solved"] and result["position_error"] < 0.1 and result["linear_speed"] < 0.1
     assert result["evaluations"] > 0 and result["seconds"] > 0
+
+
+def test_arm_reach_torques_in_joint_coordinates():
+    import arm_reach_torques
+    result = arm_reach_torques.main(["--quick"])
+    assert result["first_miss"] > 1.5 and result["simulated_miss"] < 0.1  # 1.9 m → under 10 cm in 20 L-BFGS steps
+    assert abs(result["simulated_miss"] - result["miss"]) < 1e-9  # the plain simulation ends where the rollout did
