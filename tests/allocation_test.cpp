@@ -93,9 +93,14 @@ TEST(Step, AllocatesNothingAfterWarmUp) {
   }
 }
 
-// Joint coordinates (rigid/articulated.hpp): the reduced step of a 3D tree with motors.
+// Joint coordinates (rigid/articulated.hpp): the reduced step of a chain with servos and a motor.
 TEST(Step, ReducedCoordinatesAllocateNothingAfterTheFirstStep) {
-  const Scene scene = testing::reduced_tree(1e-3);
+  ModelBuilder builder = testing::hinge_chain(3, 0.3, 0.5, 0.6, 0);
+  builder.solver.coordinates = Coordinates::Reduced;
+  builder.add_actuator(testing::servo_spec("servo0", "hinge0", 0.5, 10.0, 0.5, 2.0));  // saturates
+  builder.add_actuator(testing::servo_spec("servo2", "hinge2", -0.3, 10.0, 20.0, 2.0));
+  builder.add_actuator(testing::motor_spec("motor1", "hinge1", 0.2));
+  const Scene scene = builder.build();
   State current = scene.state, next = scene.state;
   Workspace workspace;
   step(scene.model, scene.params, current, scene.controls, next, workspace);

@@ -17,6 +17,7 @@
 #include "gradcheck_test_helpers.hpp"
 #include "diffphys/rollout.hpp"
 #include "diffphys/scene.hpp"
+#include "rigid/step_workspace.hpp"
 #include "test_scenes.hpp"
 
 namespace diffphys {
@@ -250,6 +251,108 @@ TEST(Articulated, AWorkspaceServesAnotherModelAtTheSameAddress) {
   }
 }
 
+TEST(Articulated, UnsaturatedServoApproachesItsTargetGeometrically) {
+  // A servo strong enough never to saturate sets the joint rate to gain (target − q) at every
+  // step, against gravity: q_{n+1} = q_n + h g (target − q_n), so q_n − target = (1 − h g)^n (q_0 − target).
+  ModelBuilder builder = hinge_chain(1, 0.5, 1.0, 0.4, 0);
+  builder.dt = 1e-3;
+  const double gain = 8.0, target = 0.3;
+  // (Reaching 2.4 rad/s within the first 1 ms step takes ~200 N·m: the bound is far above.)
+  builder.add_actuator(testing::servo_spec("servo", "hinge0", target, gain, 1e4, 50.0));
+  const Scene scene = reduced(builder);
+  int step_index = 0;
+  double largest = 0.0;
+  testing::run(scene, 300, [&](const State& state, const StepStatus& status) {
+    ++step_index;
+    EXPECT_TRUE(status.converged);
+    const double expected = target + (0.0 - target) * std::pow(1.0 - builder.dt * gain, step_index);
+    largest = std::max(largest, std::abs(joint_position(scene.model, state, 0, 0) - expected));
+  });
+  EXPECT_LT(largest, 1e-12);
+}
+
+TEST(Articulated, SaturatedServoPushesWithItsMaximumTorque) {
+  // A horizontal rod held by a servo weaker than gravity's torque about the pivot: in the first
+  // step the servo pushes with exactly its bound, so the joint's rate differs from the
+  // unservoed fall's by h T / I_pivot.
+  const double length = 0.6, mass = 1.0, bound = 1.0, h = 1e-3;
+  ModelBuilder free_fall = hinge_chain(1, length, mass, std::numbers::pi / 2, 0);
+  free_fall.dt = h;
+  ModelBuilder held = free_fall;
+  held.add_actuator(testing::servo_spec("servo", "hinge0", 0.0, 10.0, bound, 5.0));
+  const auto first_rate = [](const Scene& scene) {
+    State next = scene.state;
+    Workspace workspace;
+    step(scene.model, scene.params, scene.state, scene.controls, next, workspace);
+    return joint_velocity(scene.model, next, 0, 0);
+  };
+  const double falling = first_rate(reduced(free_fall)), holding = first_rate(reduced(held));
+  ASSERT_GT(std::abs(falling), h * bound * 1.5);  // gravity beats the servo: it saturates
+  const double inertia_pivot = mass * (0.04 + 1.0) * length * length / 12.0 + mass * 0.25 * length * length;
+  EXPECT_NEAR(holding - falling, -std::copysign(h * bound / inertia_pivot, falling), 1e-12);
+}
+
+TEST(Articulated, ServosAgreeWithMaximalCoordinates) {
+  // A 2-link arm on servos (targets reached, a velocity-limited swing) in both descriptions,
+  // 0.4 s: both take ω* = clamp(gain (target − q)) at every step, so they agree to O(h).
+  const auto largest_difference = [](double dt) {
+    ModelBuilder builder = hinge_chain(2, 0.4, 1.0, 0.3, 0);
+    builder.dt = dt;
+    builder.add_actuator(testing::servo_spec("shoulder", "hinge0", -0.5, 20.0, 50.0, 1.0));
+    builder.add_actuator(testing::servo_spec("elbow", "hinge1", 0.8, 20.0, 50.0, 3.0));
+    const Scene maximal = builder.build(), joint_space = reduced(builder);
+    State a = maximal.state, b = joint_space.state, next = a;
+    Workspace wa, wb;
+    double largest = 0.0;
+    for (int i = 0; i < static_cast<int>(std::lround(0.4 / dt)); ++i) {
+      step(maximal.model, maximal.params, a, maximal.controls, next, wa);
+      std::swap(a, next);
+      step(joint_space.model, joint_space.params, b, joint_space.controls, next, wb);
+      std::swap(b, next);
+      for (int j = 0; j < 2; ++j)
+        largest = std::max(largest, std::abs(joint_position(maximal.model, a, j, 0) - joint_position(joint_space.model, b, j, 0)));
+    }
+    return largest;
+  };
+  EXPECT_LT(largest_difference(1e-3), 2e-3);
+  EXPECT_LT(largest_difference(5e-4), 0.6 * largest_difference(1e-3));
+}
+
+TEST(Articulated, ServoGradientsMatchCentralDifferences) {
+  // Three servos — one reaching its rate, one saturated at its torque, one at its velocity
+  // limit — and a motor on a 3D tree: targets, gains, torque and velocity bounds included.
+  ModelBuilder builder;
+  builder.dt = 5e-3;
+  builder.solver.coordinates = Coordinates::Reduced;
+  const auto link = [&](const std::string& name, Vec3 position, Vec3 half_extents, double mass) {
+    BodySpec body = box_body(name, position, half_extents, mass);
+    body.shapes[0].collision_mask = 0;
+    builder.add_body(body);
+  };
+  link("upper", {0.2, 0, 0}, {0.2, 0.03, 0.03}, 1.0);
+  link("lower", {0.5, 0, -0.1}, {0.03, 0.03, 0.12}, 0.6);
+  link("hand", {0.5, 0.1, -0.2}, {0.05, 0.05, 0.05}, 0.3);
+  builder.add_joint(testing::joint_spec("shoulder", JointType::Revolute, "world", "upper", {0, 0, 0}, {0, 0.3, 1}, 0.05));
+  builder.add_joint(testing::joint_spec("elbow", JointType::Revolute, "upper", "lower", {0.4, 0, 0}, {0, 1, 0}));
+  builder.add_joint(testing::joint_spec("wrist", JointType::Prismatic, "lower", "hand", {0.5, 0.1, -0.2}, {0, 1, 0.2}));
+  builder.add_actuator(testing::servo_spec("shoulder_servo", "shoulder", 0.4, 6.0, 400.0, 10.0));  // reaches ω*
+  builder.add_actuator(testing::servo_spec("elbow_servo", "elbow", -0.8, 10.0, 0.4, 20.0));      // torque-bound
+  builder.add_actuator(testing::servo_spec("wrist_servo", "wrist", 0.3, 30.0, 50.0, 0.05));      // rate-bound
+  builder.add_actuator(testing::motor_spec("elbow_motor", "elbow", 0.1));
+  const Scene scene = builder.build();
+  // The three regimes do occur (the first step's servo states).
+  State next = scene.state;
+  Workspace workspace;
+  step(scene.model, scene.params, scene.state, scene.controls, next, workspace);
+  const rigid::ArticulatedRecord& record = workspace.impl().articulated;
+  ASSERT_EQ(record.servos.size(), 3u);
+  EXPECT_EQ(record.servos[0].torque_bound, 0);
+  EXPECT_EQ(record.servos[0].rate_bound, 0);
+  EXPECT_NE(record.servos[1].torque_bound, 0);
+  EXPECT_NE(record.servos[2].rate_bound, 0);
+  expect_gradients_match(scene, 60, 6);
+}
+
 // The message of the Error that `build_and_run` throws, or "" if it throws none.
 template <typename Function>
 std::string error_of(Function&& build_and_run) {
@@ -284,15 +387,9 @@ TEST(Articulated, RefusesWhatItCannotSimulateNamingTheItem) {
   }
   {
     ModelBuilder builder = hinge_chain(1, 0.3, 1.0, 0.5);
-    ActuatorSpec servo;
-    servo.name = "hold";
-    servo.type = ActuatorType::Servo;
-    servo.joint = "hinge0";
-    servo.gain = 10;
-    servo.max_torque = 1;
-    servo.max_velocity = 1;
-    builder.add_actuator(servo);
-    EXPECT_NE(error_of([&] { simulate(builder); }).find("actuator 'hold'"), std::string::npos);
+    builder.add_actuator(testing::servo_spec("hold", "hinge0", 0.0, 10, 1, 1));
+    builder.add_actuator(testing::servo_spec("hold_too", "hinge0", 0.0, 10, 1, 1));
+    EXPECT_NE(error_of([&] { simulate(builder); }).find("actuator 'hold_too'"), std::string::npos);
   }
   {
     // A state with no angle to read: the link turned by π about an axis across its hinge.

@@ -62,6 +62,20 @@ inline ActuatorSpec motor_spec(const std::string& name, const std::string& joint
   return motor;
 }
 
+// A position servo on a joint's coordinate (Degrave et al. 2019, §2.2): target `control`.
+inline ActuatorSpec servo_spec(const std::string& name, const std::string& joint, double control, double gain,
+                               double max_torque, double max_velocity) {
+  ActuatorSpec servo;
+  servo.name = name;
+  servo.type = ActuatorType::Servo;
+  servo.joint = joint;
+  servo.control = control;
+  servo.gain = gain;
+  servo.max_torque = max_torque;
+  servo.max_velocity = max_velocity;
+  return servo;
+}
+
 // A chain of `links` boxes hanging from the world along −z, hinged about y, each link
 // `length` long, rotated by `initial_angle` about the top hinge so that it swings. Its boxes
 // collide with `collision_mask` (0: with nothing).

@@ -47,7 +47,7 @@ enum class SolverType { InteriorPoint, ProjectedGaussSeidel };
 // How a step describes an articulated body. Maximal: every body has 6 velocities and joints
 // are constraint rows of the mixed LCP (anything: contacts, limits, servos, loops). Reduced:
 // one coordinate per joint, the joints exact by construction (Featherstone's algorithms); for
-// contact-free trees of revolute and prismatic joints with motors (rigid/articulated.hpp says
+// contact-free trees of revolute and prismatic joints with motors and servos (rigid/articulated.hpp says
 // what is supported, docs/simulation.md "Reduced coordinates").
 enum class Coordinates { Maximal, Reduced };
 

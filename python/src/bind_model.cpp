@@ -61,7 +61,7 @@ void bind_model(py::module_& module) {
 
   py::enum_<Coordinates>(module, "Coordinates",
                          "Maximal (6 per body, joints as constraint rows) or Reduced (one per joint: contact-free "
-                         "trees of revolute and prismatic joints with motors; docs/simulation.md).")
+                         "trees of revolute and prismatic joints with motors and servos; docs/simulation.md).")
       .value("Maximal", Coordinates::Maximal)
       .value("Reduced", Coordinates::Reduced);
   py::enum_<SolverType> solver_type(module, "SolverType", "Solver of the velocity-level mixed LCP.");

@@ -64,6 +64,66 @@ void add_parameter_adjoints(const Model& model, const Params& params, const rigi
   add_param(param_adjoint, layout.joint_damping[static_cast<std::size_t>(link.joint)], -seed * q_rate);
 }
 
+// The servos (rigid/articulated.hpp, ArticulatedServo), by the implicit function theorem on
+// the step with their active set fixed: unknowns q̈ and the torques τ_f of the servos inside
+// their box, equations M q̈ + C − τ_m − S_c τ_c − S_f τ_f = 0 and q̇_f + h q̈_f − ω*_f = 0. With
+// z = M⁻¹ q̈̄ (vjp.seed on entry) the adjoint system gives μ = B_ff⁻¹ z_f, B = h (M⁻¹)_ss, and
+// λ = z − h M⁻¹ S_f μ (λ_f = 0), which replaces vjp.seed: the dynamics' terms are then those of
+// λ as for motors alone; a clamped servo adds λ_k σ to dL/d(max_torque); a free one −μ to
+// dL/dq̇_k and μ to dL/dω*, which reaches its target, gain, q (or max_velocity when ω* is
+// clamped).
+void add_servo_adjoints(const Model& model, const Params& params, std::span<const double> controls,
+                        const rigid::ArticulatedRecord& record, double h, ArticulatedVjpWorkspace& vjp,
+                        std::span<double> control_adjoint, std::span<double> param_adjoint) {
+  const std::size_t s = record.servos.size(), n = static_cast<std::size_t>(record.size());
+  if (s == 0) return;
+  const ParamLayout& layout = model.layout;
+  const bool parameters = !param_adjoint.empty();
+  vjp.servo_multiplier.assign(s, 0.0);
+  vjp.servo_matrix.resize(s * s);
+  std::size_t m = 0;
+  for (std::size_t i = 0; i < s; ++i) {
+    const rigid::ArticulatedServo& servo = record.servos[i];
+    if (servo.torque_bound != 0) continue;
+    vjp.servo_multiplier[m] = vjp.seed[static_cast<std::size_t>(servo.link)];
+    std::size_t column = 0;
+    for (std::size_t j = 0; j < s; ++j)
+      if (record.servos[j].torque_bound == 0)
+        vjp.servo_matrix[m * s + column++] = h * record.servo_columns[j * n + static_cast<std::size_t>(servo.link)];
+    ++m;
+  }
+  if (m > 0) {
+    // Pack the free block (rows written with stride s) and solve B_ff μ = z_f.
+    for (std::size_t r = 0; r < m; ++r)
+      for (std::size_t c = 0; c < m; ++c) vjp.servo_matrix[r * m + c] = vjp.servo_matrix[r * s + c];
+    rigid::solve_small_spd(std::span(vjp.servo_matrix).first(m * m), std::span(vjp.servo_multiplier).first(m),
+                           static_cast<int>(m));
+  }
+  std::size_t row = 0;
+  for (std::size_t i = 0; i < s; ++i) {
+    const rigid::ArticulatedServo& servo = record.servos[i];
+    if (servo.torque_bound != 0) continue;
+    const double mu = vjp.servo_multiplier[row++];
+    for (std::size_t k = 0; k < n; ++k) vjp.seed[k] -= h * record.servo_columns[i * n + k] * mu;
+    const auto link = static_cast<std::size_t>(servo.link);
+    vjp.velocity_adjoint[link] -= mu;
+    const auto a = static_cast<std::size_t>(servo.actuator);
+    if (servo.rate_bound == 0) {
+      const double gain = params.at(layout.actuator_gain[a]);
+      control_adjoint[a] += gain * mu;
+      vjp.position_adjoint[link] -= gain * mu;
+      if (parameters) add_param(param_adjoint, layout.actuator_gain[a], (controls[a] - servo.position) * mu);
+    } else if (parameters) {
+      add_param(param_adjoint, layout.actuator_max_velocity[a], servo.rate_bound * mu);
+    }
+  }
+  // Clamped servos, with the final λ: τ_c = σ T.
+  for (const rigid::ArticulatedServo& servo : record.servos)
+    if (servo.torque_bound != 0 && parameters)
+      add_param(param_adjoint, layout.actuator_max_torque[static_cast<std::size_t>(servo.actuator)],
+                servo.torque_bound * vjp.seed[static_cast<std::size_t>(servo.link)]);
+}
+
 }  // namespace
 
 void articulated_step_vjp(const Model& model, const Params& params, const State& state_in,
@@ -119,8 +179,10 @@ void articulated_step_vjp(const Model& model, const Params& params, const State&
     vjp.seed[k] = h * vjp.velocity_adjoint[k];
   }
   rigid::solve_mass_matrix(record, vjp.seed);
+  add_servo_adjoints(model, params, controls, record, h, vjp, control_adjoint, param_adjoint);
   for (std::size_t a = 0; a < controls.size(); ++a) {
     const Actuator& actuator = model.actuators[a];
+    if (actuator.type != ActuatorType::Motor) continue;
     const double y = vjp.seed[static_cast<std::size_t>(
         record.body_link[static_cast<std::size_t>(model.joints[static_cast<std::size_t>(actuator.joint)].child)])];
     const int bound_offset = layout.actuator_max_torque[a];

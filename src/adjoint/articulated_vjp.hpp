@@ -6,7 +6,8 @@
 //   1. forward kinematics: a joint's q' moves its subtree rigidly by the twist S q', its q̇'
 //      adds S to every velocity below it — sums of adjoint wrenches over subtrees;
 //   2. Euler: y = h M⁻¹ (q̇̄' + h q̄') with the forward step's Cholesky factor; ū = y on each
-//      unclipped motor;
+//      unclipped motor; servos by the implicit function theorem with their active set fixed
+//      (add_servo_adjoints), which turns y into the multiplier λ of the dynamics;
 //   3. the dynamics: q̈ = M⁻¹(τ − C) gives (q̄, q̇̄, θ̄) −= ∂(yᵀ ID(q, q̇, q̈; θ))/∂(q, q̇, θ),
 //      ID the inverse dynamics (M q̈ + C): one reverse sweep of recursive Newton–Euler — the
 //      reverse-mode counterpart of Carpentier & Mansard 2018 ("Analytical derivatives of rigid
@@ -35,6 +36,7 @@ struct ArticulatedVjpWorkspace {
   std::vector<rigid::Spatial> acceleration, seed_motion;         // (n) A (actual q̈), Y = Σ S y
   std::vector<rigid::Spatial> force_adjoint, acceleration_adjoint, velocity_adjoint_sum;  // (n) Ȳ, Ā, V̄
   std::vector<Vec3> external_sum;                                // (n) subtree sums of stage 3's free vectors
+  std::vector<double> servo_multiplier, servo_matrix;            // (nservo), (nservo²): μ and B_ff
 };
 
 // Adjoints accumulate (+=) into state_adjoint (12 per body, docs/gradients.md),

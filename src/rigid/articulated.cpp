@@ -16,10 +16,7 @@ void build_tree(const Model& model, ArticulatedRecord& record) {
   const auto body_count = static_cast<std::size_t>(model.body_count());
   record.body_link.assign(body_count, -1);
   record.links.clear();
-  for (const Actuator& actuator : model.actuators)
-    if (actuator.type != ActuatorType::Motor)
-      throw Error(message("actuator '", actuator.name,
-                          "': reduced coordinates support motors only, not servos (use \"coordinates\": \"maximal\")"));
+  record.servos.clear();
   // body_link doubles as "has a parent joint" (-2) until the body is placed.
   for (const Joint& joint : model.joints) {
     if (joint.type != JointType::Revolute && joint.type != JointType::Prismatic)
@@ -65,6 +62,20 @@ void build_tree(const Model& model, ArticulatedRecord& record) {
       if (record.body_link[static_cast<std::size_t>(joint.child)] < 0)
         throw Error(message("joint '", joint.name, "': its chain does not reach a static body (a joint loop): "
                             "reduced coordinates need a tree"));
+  }
+  for (int a = 0; a < model.actuator_count(); ++a) {
+    const Actuator& actuator = model.actuators[static_cast<std::size_t>(a)];
+    if (actuator.type != ActuatorType::Servo) continue;
+    const int link = record.body_link[static_cast<std::size_t>(model.joints[static_cast<std::size_t>(actuator.joint)].child)];
+    for (const ArticulatedServo& other : record.servos)
+      if (other.link == link)
+        throw Error(message("actuator '", actuator.name, "': joint '",
+                            model.joints[static_cast<std::size_t>(actuator.joint)].name,
+                            "' has a servo already (reduced coordinates take one servo per joint)"));
+    ArticulatedServo servo;
+    servo.actuator = a;
+    servo.link = link;
+    record.servos.push_back(servo);
   }
 }
 
@@ -193,8 +204,104 @@ void solve_mass_matrix(const ArticulatedRecord& record, std::span<double> values
   }
 }
 
-void step_reduced(const Model& model, const Params& params, const State& state_in, std::span<const double> controls,
-                  State& state_out, ArticulatedRecord& record) {
+bool solve_small_spd(std::span<double> matrix, std::span<double> values, int m) {
+  const auto size = static_cast<std::size_t>(m);
+  for (std::size_t j = 0; j < size; ++j) {
+    double pivot = matrix[j * size + j];
+    for (std::size_t p = 0; p < j; ++p) pivot -= matrix[j * size + p] * matrix[j * size + p];
+    if (!(pivot > 0)) return false;
+    const double diagonal = std::sqrt(pivot);
+    matrix[j * size + j] = diagonal;
+    for (std::size_t i = j + 1; i < size; ++i) {
+      double sum = matrix[i * size + j];
+      for (std::size_t p = 0; p < j; ++p) sum -= matrix[i * size + p] * matrix[j * size + p];
+      matrix[i * size + j] = sum / diagonal;
+    }
+  }
+  for (std::size_t i = 0; i < size; ++i) {
+    double sum = values[i];
+    for (std::size_t k = 0; k < i; ++k) sum -= matrix[i * size + k] * values[k];
+    values[i] = sum / matrix[i * size + i];
+  }
+  for (std::size_t i = size; i-- > 0;) {
+    const double x = values[i] / matrix[i * size + i];
+    values[i] = x;
+    for (std::size_t k = 0; k < i; ++k) values[k] -= matrix[i * size + k] * x;
+  }
+  return true;
+}
+
+namespace {
+
+// The servos' boxed problem: τ ∈ [−T, T]^s with, for each servo j, w_j = a_j + (B τ)_j − ω*_j
+// zero where τ_j is inside its box, ≤ 0 at +T_j (the rate not reached pushing forward), ≥ 0
+// at −T_j — the optimality conditions of min ½ τᵀBτ + (a − ω*)ᵀτ over the box, B SPD. Solved
+// exactly by primal–dual active-set passes (Hintermüller, Ito & Kunisch 2002), each one small
+// solve on the servos inside their box; returns the passes, or −1 if they did not settle.
+int solve_servos(const std::vector<double>& free_rate, const std::vector<double>& bound, ArticulatedRecord& record,
+                 double h) {
+  const std::size_t s = record.servos.size(), n = static_cast<std::size_t>(record.size());
+  constexpr double kTolerance = 1e-12;
+  for (ArticulatedServo& servo : record.servos) servo.torque_bound = 0;
+  const int max_passes = 4 * static_cast<int>(s) + 10;
+  for (int pass = 1; pass <= max_passes; ++pass) {
+    // The servos inside their box: B_ff τ_f = ω*_f − a_f − B_fc τ_c.
+    std::size_t m = 0;
+    for (std::size_t i = 0; i < s; ++i) {
+      ArticulatedServo& servo = record.servos[i];
+      if (servo.torque_bound != 0) {
+        servo.torque = servo.torque_bound * bound[i];
+        continue;
+      }
+      double rhs = servo.target_rate - free_rate[i];
+      for (std::size_t j = 0; j < s; ++j)
+        if (record.servos[j].torque_bound != 0)
+          rhs -= h * record.servo_columns[j * n + static_cast<std::size_t>(servo.link)] * record.servos[j].torque_bound *
+                 bound[j];
+      record.servo_rhs[m] = rhs;
+      std::size_t column = 0;
+      for (std::size_t j = 0; j < s; ++j)
+        if (record.servos[j].torque_bound == 0)
+          record.servo_matrix[m * s + column++] = h * record.servo_columns[j * n + static_cast<std::size_t>(servo.link)];
+      ++m;
+    }
+    // Pack the free block densely (rows were written with stride s).
+    for (std::size_t r = 0; r < m; ++r)
+      for (std::size_t c = 0; c < m; ++c) record.servo_solution[r * m + c] = record.servo_matrix[r * s + c];
+    if (m > 0 && !solve_small_spd(std::span(record.servo_solution).first(m * m), std::span(record.servo_rhs).first(m),
+                                  static_cast<int>(m)))
+      return -1;
+    std::size_t row = 0;
+    for (ArticulatedServo& servo : record.servos)
+      if (servo.torque_bound == 0) servo.torque = record.servo_rhs[row++];
+    // New sets: free torques beyond their bound clamp; clamped ones whose rate overshoots free.
+    bool changed = false;
+    for (std::size_t i = 0; i < s; ++i) {
+      ArticulatedServo& servo = record.servos[i];
+      double rate = free_rate[i];
+      for (std::size_t j = 0; j < s; ++j)
+        rate += h * record.servo_columns[j * n + static_cast<std::size_t>(servo.link)] * record.servos[j].torque;
+      const double w = rate - servo.target_rate;
+      const double slack = kTolerance * (1.0 + std::abs(servo.target_rate));
+      int next = servo.torque_bound;
+      if (servo.torque_bound == 0 && servo.torque > bound[i] * (1 + kTolerance)) next = 1;
+      if (servo.torque_bound == 0 && servo.torque < -bound[i] * (1 + kTolerance)) next = -1;
+      if (servo.torque_bound == 1 && w > slack) next = 0;
+      if (servo.torque_bound == -1 && w < -slack) next = 0;
+      if (next != servo.torque_bound) {
+        servo.torque_bound = next;
+        changed = true;
+      }
+    }
+    if (!changed) return pass;
+  }
+  return -1;
+}
+
+}  // namespace
+
+StepStatus step_reduced(const Model& model, const Params& params, const State& state_in, std::span<const double> controls,
+                        State& state_out, ArticulatedRecord& record) {
   if (!tree_describes(record, model)) {
     record.tree_model = nullptr;
     build_validated_tree(model, record);
@@ -290,6 +397,7 @@ void step_reduced(const Model& model, const Params& params, const State& state_i
   // τ: each motor's clipped control on its joint's coordinate.
   for (std::size_t a = 0; a < controls.size(); ++a) {
     const Actuator& actuator = model.actuators[a];
+    if (actuator.type != ActuatorType::Motor) continue;
     const int link = record.body_link[static_cast<std::size_t>(model.joints[static_cast<std::size_t>(actuator.joint)].child)];
     record.applied[static_cast<std::size_t>(link)] +=
         clipped_motor_torque(controls[a], params.at(layout.actuator_max_torque[a]));
@@ -325,6 +433,51 @@ void step_reduced(const Model& model, const Params& params, const State& state_i
   }
   for (std::size_t k = 0; k < n; ++k) record.acceleration[k] = record.applied[k] - record.bias[k];
   solve_mass_matrix(record, record.acceleration);
+
+  // Servos: their torques from the boxed problem, then q̈ += Σ M⁻¹ e_k τ_k.
+  StepStatus status;
+  if (!record.servos.empty()) {
+    const std::size_t servo_count = record.servos.size();
+    record.servo_columns.assign(servo_count * n, 0.0);
+    record.servo_matrix.resize(servo_count * servo_count);
+    record.servo_rhs.resize(servo_count);
+    record.servo_solution.resize(servo_count * servo_count);
+    record.servo_free_rate.resize(servo_count);
+    record.servo_bound.resize(servo_count);
+    for (std::size_t i = 0; i < servo_count; ++i) {
+      ArticulatedServo& servo = record.servos[i];
+      const auto k = static_cast<std::size_t>(servo.link);
+      const std::span<double> column(record.servo_columns.data() + i * n, n);
+      column[k] = 1.0;
+      solve_mass_matrix(record, column);
+      const ArticulatedLink& link = record.links[k];
+      const Quat& turn = record.frames[k].joint_rotation;
+      servo.position = link.revolute ? 2.0 * std::atan2(dot(turn.vec(), model.joints[static_cast<std::size_t>(link.joint)].axis_parent), turn.w)
+                                     : record.q[k];
+      const auto a = static_cast<std::size_t>(servo.actuator);
+      const double rate = params.at(layout.actuator_gain[a]) * (controls[a] - servo.position);
+      const double max_velocity = params.at(layout.actuator_max_velocity[a]);
+      servo.rate_bound = rate > max_velocity ? 1 : (rate < -max_velocity ? -1 : 0);
+      servo.target_rate = servo.rate_bound == 0 ? rate : servo.rate_bound * max_velocity;
+      record.servo_free_rate[i] = record.velocity[k] + h * record.acceleration[k];
+      record.servo_bound[i] = params.at(layout.actuator_max_torque[a]);
+    }
+    const int passes = solve_servos(record.servo_free_rate, record.servo_bound, record, h);
+    status.converged = passes > 0;
+    status.iterations = passes > 0 ? passes : 0;
+    for (std::size_t i = 0; i < servo_count; ++i) {
+      const ArticulatedServo& servo = record.servos[i];
+      record.applied[static_cast<std::size_t>(servo.link)] += servo.torque;
+      for (std::size_t k = 0; k < n; ++k) record.acceleration[k] += record.servo_columns[i * n + k] * servo.torque;
+    }
+    // The residual: how far a servo inside its box misses its rate.
+    for (const ArticulatedServo& servo : record.servos)
+      if (servo.torque_bound == 0) {
+        const auto k = static_cast<std::size_t>(servo.link);
+        status.residual =
+            std::max(status.residual, std::abs(record.velocity[k] + h * record.acceleration[k] - servo.target_rate));
+      }
+  }
 
   // Semi-implicit Euler, then forward kinematics of (q', q̇') into state_out.
   state_out.resize(model.body_count());
@@ -364,6 +517,7 @@ void step_reduced(const Model& model, const Params& params, const State& state_i
     state_out.linear_velocity[b] = link.end_velocity.linear + cross(link.end_velocity.angular, pose.com);
     state_out.angular_velocity[b] = link.end_velocity.angular;
   }
+  return status;
 }
 
 }  // namespace diffphys::rigid

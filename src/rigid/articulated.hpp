@@ -22,7 +22,8 @@
 // −d_ang I ω) and the external forces of Params.
 //
 // Supported: every dynamic body the child of exactly one revolute or prismatic joint, no
-// joint limits, motors only (no servos), and no pair of shapes that may collide.
+// joint limits, motors and servos (at most one servo per joint), and no pair of shapes that
+// may collide.
 // validate_reduced_coordinates() says which item breaks this; step() refuses such a model.
 #pragma once
 
@@ -31,6 +32,7 @@
 
 #include "diffphys/model.hpp"
 #include "diffphys/params.hpp"
+#include "diffphys/simulator.hpp"
 #include "diffphys/state.hpp"
 
 namespace diffphys::rigid {
@@ -133,6 +135,20 @@ struct LinkFrame {
   Mat3 rotation;
 };
 
+// A servo in joint coordinates (Degrave et al. 2019, §2.2, as rigid/inequality_rows.hpp has it
+// in maximal coordinates): the joint's rate after the step is the target rate
+// ω* = clamp(gain (target − q), ±max_velocity) unless reaching it takes a torque beyond
+// ±max_torque, which then holds at the bound. The servos of a step together are a boxed
+// problem in their torques τ_s: q̇'_s = a_s + B τ_s, B = h (M⁻¹)_ss (solve_servos).
+struct ArticulatedServo {
+  int actuator = 0, link = 0;
+  double position = 0.0;     // q read for the servo, rad or m
+  double target_rate = 0.0;  // ω*
+  int rate_bound = 0;        // ±1: ω* = ±max_velocity; 0: gain (target − q)
+  int torque_bound = 0;      // ±1: τ = ±max_torque (the rate not reached); 0: between
+  double torque = 0.0;       // τ, N·m or N
+};
+
 // What one reduced step keeps for its backward pass (adjoint/articulated_vjp.hpp).
 struct ArticulatedRecord {
   // The model whose tree `links` and `body_link` describe: validated and ordered on the first
@@ -152,6 +168,10 @@ struct ArticulatedRecord {
   std::vector<double> bias;          // (n) C(q, q̇)
   std::vector<double> mass_factor;   // (n × n) row-major Cholesky factor L of M = L Lᵀ
   std::vector<double> inverse_diagonal;  // (n) 1 / L_kk
+  std::vector<ArticulatedServo> servos;   // (nservo) in actuator order
+  std::vector<double> servo_columns;      // (nservo × n) M⁻¹ e_k of each servo's link k
+  std::vector<double> servo_free_rate, servo_bound;  // (nservo) a_s (the rates without servos), T_s
+  std::vector<double> servo_matrix, servo_rhs, servo_solution;  // solve_servos scratch
   std::vector<SpatialInertia> composite;  // (n) CRBA scratch
   std::vector<Spatial> subtree_force;     // (n) RNEA scratch
   int size() const { return static_cast<int>(links.size()); }
@@ -163,9 +183,16 @@ struct ArticulatedRecord {
 void validate_reduced_coordinates(const Model& model);
 
 // One step in joint coordinates (see above); same contract as diffphys::step. Validates the
-// model and orders its tree on the first call with a model (see ArticulatedRecord).
-void step_reduced(const Model& model, const Params& params, const State& state_in, std::span<const double> controls,
-                  State& state_out, ArticulatedRecord& record);
+// model and orders its tree on the first call with a model (see ArticulatedRecord). The
+// status reports the servos' boxed problem (iterations of its active set); a step without
+// servos always converges.
+StepStatus step_reduced(const Model& model, const Params& params, const State& state_in, std::span<const double> controls,
+                        State& state_out, ArticulatedRecord& record);
+
+// Solves the symmetric positive definite system A x = b (dense, row-major, size m) in place
+// of b with the Cholesky factor written over A's lower triangle; false if A is not positive
+// definite. For the servos' small systems.
+bool solve_small_spd(std::span<double> matrix, std::span<double> values, int m);
 
 // Solves L Lᵀ x = b in place (b ← x) with the record's factor.
 void solve_mass_matrix(const ArticulatedRecord& record, std::span<double> values);

@@ -66,8 +66,7 @@ StepStatus step(const Model& model, const Params& params, const State& state_in,
     // Joint coordinates (rigid/articulated.hpp): no contacts, no rows, joints exact.
     ws.contacts.clear();
     ws.rows.clear();
-    rigid::step_reduced(model, params, state_in, controls, state_out, ws.articulated);
-    return StepStatus{};
+    return rigid::step_reduced(model, params, state_in, controls, state_out, ws.articulated);
   }
   const auto dof = static_cast<std::size_t>(6 * model.body_count());
   ws.free_velocity.resize(dof);

@@ -81,7 +81,10 @@ inline std::size_t workspace_bytes(const rigid::BodyDynamics& b) {
 inline std::size_t workspace_bytes(const rigid::ArticulatedRecord& r) {
   return capacity_bytes(r.links) + capacity_bytes(r.loads) + capacity_bytes(r.frames) + capacity_bytes(r.body_link) + capacity_bytes(r.q) + capacity_bytes(r.velocity) +
          capacity_bytes(r.acceleration) + capacity_bytes(r.applied) + capacity_bytes(r.bias) +
-         capacity_bytes(r.mass_factor) + capacity_bytes(r.composite) + capacity_bytes(r.subtree_force);
+         capacity_bytes(r.mass_factor) + capacity_bytes(r.composite) + capacity_bytes(r.subtree_force) +
+         capacity_bytes(r.servos) + capacity_bytes(r.servo_columns) + capacity_bytes(r.servo_free_rate) +
+         capacity_bytes(r.servo_bound) + capacity_bytes(r.servo_matrix) + capacity_bytes(r.servo_rhs) +
+         capacity_bytes(r.servo_solution) + capacity_bytes(r.inverse_diagonal);
 }
 
 inline std::size_t workspace_bytes(const Workspace::Impl& w) {
