@@ -52,12 +52,20 @@ TEST(Quadruped, EightServosLimitedToFourNewtonMetresOnLateralHinges) {
     EXPECT_EQ(joint.type, JointType::Revolute);
     // The hinge axis is the world's y axis at rest (the torso starts unrotated).
     EXPECT_NEAR(std::abs(joint.axis_parent.y), 1.0, 1e-12) << servo.name;
-    // Shoulders (even) hang from the torso; elbows from their leg's upper segment.
+    // Shoulders (even) hang from the torso with stops at ±0.35 rad; elbows from their leg's
+    // upper segment, bending backwards only (stops at −0.6 and 0 rad).
+    const QuadrupedDesign design;
+    EXPECT_TRUE(joint.has_limits) << servo.name;
     if (a % 2 == 0) {
       EXPECT_EQ(joint.parent, robot.torso) << servo.name;
+      EXPECT_DOUBLE_EQ(joint.lower_limit, -design.shoulder_limit) << servo.name;
+      EXPECT_DOUBLE_EQ(joint.upper_limit, design.shoulder_limit) << servo.name;
     } else {
       EXPECT_EQ(joint.parent, model.joints[static_cast<std::size_t>(a - 1)].child) << servo.name;
+      EXPECT_DOUBLE_EQ(joint.lower_limit, design.elbow_lower) << servo.name;
+      EXPECT_DOUBLE_EQ(joint.upper_limit, design.elbow_upper) << servo.name;
     }
+    EXPECT_DOUBLE_EQ(robot.scene.params.at(model.layout.actuator_gain[static_cast<std::size_t>(a)]), design.servo_gain);
   }
   // The torso touches the ground through its 4 spheres only (its cuboid never collides).
   const Body& torso = model.bodies[static_cast<std::size_t>(robot.torso)];
@@ -81,6 +89,38 @@ TEST(Quadruped, NetworkHasThePapersShapeAndStartsAtZero) {
   const double input[2] = {0.3, -0.95};
   network.forward(network.weights(), input, tape, output);
   for (const double u : output) EXPECT_EQ(u, 0.0);
+}
+
+// The target map y = R tanh(u − ū) (quadruped_model.hpp): the targets stay within ±R, repeat
+// with the clock's 200-step period, have a mean over the period near 0 (exactly 0 to first
+// order in u), and the zero network gives zero targets.
+TEST(Quadruped, ServoTargetsAreBoundedPeriodicAndCentred) {
+  MlpSpec spec = quadruped_network_spec();
+  spec.output_init_scale = 3.0;  // large outputs, so that tanh saturates
+  const Mlp network(spec, 5);
+  const double dt = 0.01;
+  const int period = clock_period_steps(dt);
+  EXPECT_EQ(period, 200);  // 3 periods of the 1.5 Hz clock
+  const int steps = 2 * period + 7;
+  const std::vector<double> targets = quadruped_servo_targets(network, network.weights(), steps, dt);
+  constexpr int n = QuadrupedModel::kServos;
+  double largest = 0.0;
+  for (int i = 0; i < n; ++i) {
+    double mean = 0.0;
+    for (int t = 0; t < steps; ++t) {
+      const double y = targets[static_cast<std::size_t>(t * n + i)];
+      EXPECT_LE(std::abs(y), servo_range(i));
+      largest = std::max(largest, std::abs(y) / servo_range(i));
+      if (t + period < steps) {
+        EXPECT_EQ(y, targets[static_cast<std::size_t>((t + period) * n + i)]);
+      }
+      if (t < period) mean += y / period;
+    }
+    EXPECT_LT(std::abs(mean), 0.5 * servo_range(i)) << i;
+  }
+  EXPECT_GT(largest, 0.5);  // the map is exercised well into its curve
+  const Mlp zero(quadruped_network_spec(), 5);
+  for (const double y : quadruped_servo_targets(zero, zero.weights(), steps, dt)) EXPECT_EQ(y, 0.0);
 }
 
 // Under the zero policy the servos hold the rest pose: after settling, the robot stands still
@@ -166,7 +206,8 @@ TEST(Quadruped, RefusesANetworkOfTheWrongShape) {
   }
 }
 
-// A lean forward learned from the gradient, not a gait (docs/EXPERIMENTS.md, quadruped).
+// Forward motion learned from the gradient: the target map cannot lean the robot (its targets
+// swing about 0), so the speed comes from a learned leg rhythm (docs/EXPERIMENTS.md, quadruped).
 TEST(Quadruped, QuickVariantLearnsForwardMotionFromStandingStill) {
   const auto folder = testing::fresh_test_folder("quadruped");
   const nlohmann::json figures = testing::run_quick_experiment_command("quadruped", folder);

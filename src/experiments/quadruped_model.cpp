@@ -18,18 +18,11 @@ constexpr double kUpperLegMass = 1.0;               // kg, each
 constexpr double kLowerLegMass = (kTotalMass - kTorsoMass) / 4 - kUpperLegMass;  // 0.79375 kg each
 constexpr Vec3 kTorsoHalfExtents{0.25, 0.125, 0.05};  // m: a 0.5 × 0.25 × 0.1 m cuboid
 constexpr double kTorsoSphereRadius = 0.05;         // m: touches the cuboid's faces from inside
-constexpr double kLegLength = 0.08;                 // m: upper and lower leg each
 constexpr double kLegRadius = 0.02;                 // m: the leg capsules and the foot spheres
 constexpr double kShoulderX = 0.2;                  // m: shoulders at ±0.2 m along the torso
 constexpr double kShoulderY = 0.155;                // m: just outside the torso's sides
-constexpr double kStandingHeight = 2 * kLegLength + kLegRadius;  // torso centre at rest, m
 constexpr double kFriction = 1.0;
-constexpr double kServoGain = 30.0;                              // 1/s (as the §3.2 arm)
-constexpr double kServoTorque = 4.0;                             // N·m (§3.3)
-constexpr double kServoVelocity = 2 * std::numbers::pi;          // rad/s: one turn per second
-// rad, ±: mechanical stops (docs/EXPERIMENTS.md (quadruped): 4 N·m cannot hold a folded leg)
-constexpr double kShoulderLimit = 0.6;
-constexpr double kElbowLimit = 0.6;     // rad, ±
+constexpr double kServoTorque = 4.0;                // N·m (§3.3)
 constexpr std::uint32_t kRobotGroup = 2;  // robot shapes touch the ground only (group 1)
 
 // A slender rod of length l along z: m l²/12 across, m r²/2 about its axis.
@@ -46,7 +39,9 @@ ShapeSpec ground_only(ShapeSpec shape) {
 
 }  // namespace
 
-QuadrupedModel build_quadruped() {
+QuadrupedModel build_quadruped(const QuadrupedDesign& design) {
+  const double kLegLength = design.leg_length;
+  const double kStandingHeight = 2 * kLegLength + kLegRadius;  // torso centre at rest, m
   ModelBuilder builder;
   builder.name = "degrave_quadruped";
   builder.dt = 0.01;  // §3.3: 10 s are "1,000 time steps"
@@ -89,7 +84,8 @@ QuadrupedModel build_quadruped() {
     const double masses[2] = {kUpperLegMass, kLowerLegMass};
     const char* segment_names[2] = {"_upper", "_lower"};
     const char* joint_names[2] = {"_shoulder", "_elbow"};
-    const double limits[2] = {kShoulderLimit, kElbowLimit};
+    const double lower[2] = {-design.shoulder_limit, design.elbow_lower};
+    const double upper[2] = {design.shoulder_limit, design.elbow_upper};
     for (int segment = 0; segment < 2; ++segment) {
       const double top = kStandingHeight - segment * kLegLength;  // the joint at the segment's top
       BodySpec body;
@@ -122,17 +118,19 @@ QuadrupedModel build_quadruped() {
       joint.child = body.name;
       joint.anchor = {leg_x[leg], leg_y[leg], top};
       joint.axis = {0, 1, 0};
-      joint.lower_limit = -limits[segment];
-      joint.upper_limit = limits[segment];
+      if (lower[segment] < upper[segment]) {
+        joint.lower_limit = lower[segment];
+        joint.upper_limit = upper[segment];
+      }
       builder.add_joint(joint);
 
       ActuatorSpec servo;
       servo.name = joint.name;
       servo.type = ActuatorType::Servo;
       servo.joint = joint.name;
-      servo.gain = kServoGain;
+      servo.gain = design.servo_gain;
       servo.max_torque = kServoTorque;
-      servo.max_velocity = kServoVelocity;
+      servo.max_velocity = design.servo_velocity;
       builder.add_actuator(servo);
     }
   }
@@ -186,17 +184,84 @@ QuadrupedEpisode measure(const QuadrupedModel& robot, const Rollout& rollout, in
 
 }  // namespace
 
-QuadrupedEpisode run_quadruped_episode(const QuadrupedModel& robot, const Mlp& network,
-                                       std::span<const double> weights, int steps, const RolloutOptions& options,
-                                       std::span<double> gradient, GradientHealth* health) {
+namespace {
+
+// The network's servo targets over one period of its clock: the policy reads only the clock,
+// so its targets repeat every `period` steps, and one table of network evaluations (with
+// their tapes, for the backward pass) serves the whole episode.
+struct ServoTable {
+  int period = 0;                   // steps
+  std::vector<MlpTape> tapes;       // (period) one network evaluation per step of the period
+  std::vector<double> targets;      // (period × 8) y = R tanh(u − ū), rad
+};
+
+ServoTable servo_table(const Mlp& network, std::span<const double> weights, double dt) {
   if (network.spec().inputs != 2 || network.spec().outputs != QuadrupedModel::kServos)
     throw Error(message("quadruped: the network must map 2 clock inputs to 8 servo targets, not ",
                         network.spec().inputs, " to ", network.spec().outputs));
-  const double dt = robot.scene.model.dt;
-  MlpPolicy policy(network, weights, clock_features(1.5, dt));
+  ServoTable table;
+  table.period = clock_period_steps(dt);
+  const auto period = static_cast<std::size_t>(table.period);
+  constexpr std::size_t n = QuadrupedModel::kServos;
+  table.tapes.resize(period);
+  std::vector<double> outputs(period * n);
+  const FeatureMap clock = clock_features(kClockFrequency, dt);
+  double input[2];
+  double mean[n] = {};
+  for (std::size_t k = 0; k < period; ++k) {
+    clock.compute(static_cast<int>(k), State{}, input);
+    const std::span<double> u = std::span(outputs).subspan(k * n, n);
+    network.forward(weights, input, table.tapes[k], u);
+    for (std::size_t i = 0; i < n; ++i) mean[i] += u[i] / static_cast<double>(period);
+  }
+  table.targets.resize(period * n);
+  for (std::size_t k = 0; k < period; ++k)
+    for (std::size_t i = 0; i < n; ++i)
+      table.targets[k * n + i] = servo_range(static_cast<int>(i)) * std::tanh(outputs[k * n + i] - mean[i]);
+  return table;
+}
+
+std::vector<double> episode_targets(const ServoTable& table, int steps) {
+  constexpr std::size_t n = QuadrupedModel::kServos;
+  std::vector<double> targets(static_cast<std::size_t>(steps) * n);
+  for (std::size_t t = 0; t < static_cast<std::size_t>(steps); ++t)
+    for (std::size_t i = 0; i < n; ++i)
+      targets[t * n + i] = table.targets[(t % static_cast<std::size_t>(table.period)) * n + i];
+  return targets;
+}
+
+}  // namespace
+
+double servo_range(int servo) {
+  return servo % 2 == 0 ? kShoulderRange : kElbowRange;
+}
+
+int clock_period_steps(double dt) {
+  // The smallest whole number of steps that is a whole number of clock periods (dt = 0.01 s:
+  // 200 steps, 3 periods of 1.5 Hz).
+  for (int steps = 1; steps <= 100000; ++steps) {
+    const double periods = kClockFrequency * steps * dt;
+    if (std::abs(periods - std::round(periods)) < 1e-9) return steps;
+  }
+  throw Error(message("quadruped: no whole number of steps of dt = ", dt, " s spans whole clock periods"));
+}
+
+std::vector<double> quadruped_servo_targets(const Mlp& network, std::span<const double> weights, int steps,
+                                            double dt) {
+  return episode_targets(servo_table(network, weights, dt), steps);
+}
+
+QuadrupedEpisode run_quadruped_episode(const QuadrupedModel& robot, const Mlp& network,
+                                       std::span<const double> weights, int steps, const RolloutOptions& options,
+                                       std::span<double> gradient, GradientHealth* health) {
+  ServoTable table = servo_table(network, weights, robot.scene.model.dt);
   Rollout rollout(robot.scene.model, robot.scene.params, options);
-  rollout.run(robot.scene.state, policy, steps);
-  const QuadrupedEpisode episode = measure(robot, rollout, steps);
+  rollout.run(robot.scene.state, episode_targets(table, steps), steps);
+  QuadrupedEpisode episode = measure(robot, rollout, steps);
+  std::size_t saturated = 0;
+  for (std::size_t k = 0; k < table.targets.size(); ++k)
+    if (std::abs(table.targets[k]) > 0.95 * servo_range(static_cast<int>(k % QuadrupedModel::kServos))) ++saturated;
+  episode.saturated_targets = static_cast<double>(saturated) / static_cast<double>(table.targets.size());
   if (gradient.empty()) return episode;
 
   // L = −(1/T) Σ_{t=1..T} v_x(t): dL/dv_x(t) = −1/T in the torso's linear-velocity slot.
@@ -204,7 +269,28 @@ QuadrupedEpisode run_quadruped_episode(const QuadrupedModel& robot, const Mlp& n
   Gradients g = rollout.backward([&](int t, const State&, std::span<double> state_gradient) {
     if (t >= 1) state_gradient[static_cast<std::size_t>(slot)] -= 1.0 / steps;
   });
-  std::copy(policy.weight_gradient().begin(), policy.weight_gradient().end(), gradient.begin());
+  // dL/dy_k: the targets of step t are row t mod period of the table.
+  constexpr std::size_t n = QuadrupedModel::kServos;
+  const auto period = static_cast<std::size_t>(table.period);
+  std::vector<double> target_gradient(period * n, 0.0);
+  for (std::size_t t = 0; t < static_cast<std::size_t>(steps); ++t)
+    for (std::size_t i = 0; i < n; ++i) target_gradient[(t % period) * n + i] += g.controls[t * n + i];
+  // Through y = R tanh(z), z_k = u_k − (1/P) Σ_j u_j: dL/du_k = dL/dz_k − (1/P) Σ_j dL/dz_j.
+  std::vector<double> output_gradient(period * n);
+  double mean[n] = {};
+  for (std::size_t k = 0; k < period; ++k)
+    for (std::size_t i = 0; i < n; ++i) {
+      const double range = servo_range(static_cast<int>(i));
+      const double y = table.targets[k * n + i] / range;
+      output_gradient[k * n + i] = target_gradient[k * n + i] * range * (1 - y * y);
+      mean[i] += output_gradient[k * n + i] / static_cast<double>(period);
+    }
+  std::fill(gradient.begin(), gradient.end(), 0.0);
+  std::vector<double> row(n);
+  for (std::size_t k = 0; k < period; ++k) {
+    for (std::size_t i = 0; i < n; ++i) row[i] = output_gradient[k * n + i] - mean[i];
+    network.backward(weights, table.tapes[k], row, gradient, {});
+  }
   if (health) *health = std::move(g.health);
   return episode;
 }
@@ -217,14 +303,14 @@ QuadrupedEpisode run_quadruped_open_loop(const QuadrupedModel& robot, std::span<
 }
 
 TrotGait hand_tuned_trot() {
-  // The best of a grid over frequency, amplitudes and elbow phase that kept the torso up for
-  // 10 s (docs/EXPERIMENTS.md (quadruped), "The hand-tuned trot"): small quick steps; the knee
-  // bends backwards (θ_e < 0) only while its leg swings forwards.
+  // The best of a grid over frequency, amplitudes and elbow phase, refined around its best
+  // (docs/EXPERIMENTS.md (quadruped), "The hand-tuned trot"): the knee bends backwards
+  // (θ_e < 0) only to lift the foot while its leg swings forwards.
   TrotGait gait;
-  gait.frequency = 3.5;
-  gait.shoulder_amplitude = 0.1;
-  gait.elbow_amplitude = -0.3;
-  gait.elbow_phase = std::numbers::pi;
+  gait.frequency = 2.25;
+  gait.shoulder_amplitude = 0.35;
+  gait.elbow_amplitude = -0.2;
+  gait.elbow_phase = 1.25 * std::numbers::pi;
   gait.elbow_lift_only = true;
   return gait;
 }

@@ -15,7 +15,7 @@ namespace diffphys::experiments {
 
 // The robot (docs/EXPERIMENTS.md (quadruped), "The model"): a 0.5 × 0.25 × 0.1 m torso of
 // 21.525 kg (75 % of 28.7 kg) touching the ground through 4 spheres inside its cuboid; four
-// legs, each an upper and a lower leg of 0.12 m on hinges about the lateral y axis (shoulder,
+// legs, each an upper and a lower leg of 0.08 m on hinges about the lateral y axis (shoulder,
 // elbow), every hinge driven by a servo limited to 4 N·m; each lower leg touches the ground
 // through a sphere at its end, the foot. x is forward, z up, the ground is z = 0; at rest
 // the legs hang straight down and every joint coordinate is 0. dt = 0.01 s (the paper's
@@ -29,7 +29,18 @@ struct QuadrupedModel {
   static constexpr int kServos = 8;
 };
 
-QuadrupedModel build_quadruped();
+// What the paper leaves open (docs/EXPERIMENTS.md (quadruped), "The model"). The defaults are
+// the experiment's robot; the other values were tried in the probes the doc reports.
+struct QuadrupedDesign {
+  double leg_length = 0.08;       // m, upper and lower leg each
+  double shoulder_limit = 0.35;   // rad: stops at ± this (0: none)
+  double elbow_lower = -0.6;      // rad: the elbow's stops (lower = upper: none); the upper
+  double elbow_upper = 0.0;       // stop at 0 is a knee that cannot over-straighten
+  double servo_gain = 10.0;       // 1/s: the servo asks for velocity gain·(target − angle)
+  double servo_velocity = 6.283185307179586;  // rad/s, one turn per second
+};
+
+QuadrupedModel build_quadruped(const QuadrupedDesign& design = {});
 
 // What the robot did in one episode (forward pass).
 struct QuadrupedEpisode {
@@ -39,19 +50,40 @@ struct QuadrupedEpisode {
   double lowest_torso_height = 0.0;  // min over t of the torso's centre height, m
   double final_torso_height = 0.0;   // m
   bool finite = true;                // every state finite
+  // Share of the period's servo targets with |y| > 0.95 R, where tanh passes less than 10 %
+  // of the gradient (the policy's targets saturate).
+  double saturated_targets = 0.0;
 };
 
 // The controller's input: sin and cos of a clock of `frequency` Hz (§3.3: 1.5 Hz).
+constexpr double kClockFrequency = 1.5;  // Hz
 FeatureMap clock_features(double frequency, double dt);
+// The smallest number of steps of dt that spans whole clock periods (dt = 0.01 s: 200 steps,
+// 3 periods): the policy's servo targets repeat with it. Throws Error if there is none.
+int clock_period_steps(double dt);
+
+// How the network's outputs u(t) become servo targets (docs/EXPERIMENTS.md (quadruped), "The
+// controller"): y_i(t) = R tanh(u_i(t) − ū_i), ū_i the mean of u_i over a clock period. The
+// targets are bounded by R, and their mean over a period is ~0 (exactly 0 while small): the
+// policy can swing the legs but cannot lean the robot onto its stops and stand there.
+constexpr double kShoulderRange = 0.35;  // rad, R of the shoulders (even servos)
+constexpr double kElbowRange = 0.5;      // rad, R of the elbows (odd servos)
+double servo_range(int servo);
+
+// The servo targets (steps × 8, row-major) the network sets from the clock at dt.
+std::vector<double> quadruped_servo_targets(const Mlp& network, std::span<const double> weights, int steps,
+                                            double dt);
 
 // The MLP of §3.3: 2 → 128 → 128 → 8, ReLU, a linear output layer that reads both the top
 // hidden layer and the input (skip connection), initialised to zero (the robot starts the
 // optimisation standing still). 17,944 parameters.
 MlpSpec quadruped_network_spec();
 
-// Runs the closed-loop episode (the network's outputs are the 8 servo targets, rad) from the
-// rest state for `steps` steps; when `gradient` is not empty also the backward pass, writing
-// dL/dW of L = −average_forward_velocity into it (so descending it speeds the robot up).
+// Runs the episode of the network's servo targets (quadruped_servo_targets) from the rest state
+// for `steps` steps; when `gradient` is not empty also the backward pass, writing dL/dW of
+// L = −average_forward_velocity into it (so descending it speeds the robot up). The policy
+// reads only the clock, so the rollout runs it open loop and back-propagates dL/du_t through
+// the target map and the network once per step of the clock period.
 // `health` (optional) receives the backward pass's gradient health.
 QuadrupedEpisode run_quadruped_episode(const QuadrupedModel& robot, const Mlp& network,
                                        std::span<const double> weights, int steps, const RolloutOptions& options,
