@@ -63,10 +63,11 @@ FeatureMap clock_features(double frequency, double dt);
 int clock_period_steps(double dt);
 
 // How the network's outputs u(t) become servo targets (docs/EXPERIMENTS.md (quadruped), "The
-// controller"): y_i(t) = R tanh(u_i(t) − ū_i), ū_i the mean of u_i over a clock period. The
-// targets are bounded by R, and their mean over a period is ~0 (exactly 0 while small): the
-// policy can swing the legs but cannot lean the robot onto its stops and stand there.
-constexpr double kShoulderRange = 0.35;  // rad, R of the shoulders (even servos)
+// controller and the training"): y_i(t) = R tanh(u_i(t) − ū_i), ū_i the mean of u_i over a
+// clock period. The targets are bounded by R, and their mean over a period is 0 to first order
+// in u − ū: the policy can swing the legs but cannot lean the robot onto its stops and stand
+// there.
+constexpr double kShoulderRange = 0.35;  // rad, R of the shoulders (even servos): their stops
 constexpr double kElbowRange = 0.5;      // rad, R of the elbows (odd servos)
 double servo_range(int servo);
 
