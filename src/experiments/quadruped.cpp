@@ -49,9 +49,8 @@ constexpr int kFirstSteps = 40;
 constexpr int kCurriculumUpdates = 60;
 // --quick: the same from 0.4 s up to 3 s episodes over 30 evaluations, then 10 more of 3 s.
 // The learned policy must average at least this forward speed over the 3 s (3 cm; it reaches
-// 0.021 m/s). The zero
-// policy stands still, and the target map cannot lean the robot (its targets have zero mean
-// over a period), so reaching it takes legs swung in a learned rhythm.
+// 0.021 m/s). The zero policy stands still, and the target map cannot lean the robot (its
+// targets have zero mean over a period), so reaching it takes legs swung in a learned rhythm.
 constexpr int kQuickSteps = 300;
 constexpr int kQuickUpdates = 40;
 constexpr int kQuickCurriculumUpdates = 30;
