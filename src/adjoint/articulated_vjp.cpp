@@ -1,6 +1,9 @@
 // adjoint/articulated_vjp.cpp — see articulated_vjp.hpp.
 #include "adjoint/articulated_vjp.hpp"
 
+#include "rigid/forces.hpp"
+#include "solve/dense_cholesky.hpp"
+
 namespace diffphys::adjoint {
 namespace {
 
@@ -79,26 +82,14 @@ void add_servo_adjoints(const Model& model, const Params& params, std::span<cons
   if (s == 0) return;
   const ParamLayout& layout = model.layout;
   const bool parameters = !param_adjoint.empty();
-  vjp.servo_multiplier.assign(s, 0.0);
+  // Solve B_ff μ = z_f.
+  vjp.servo_multiplier.clear();
+  for (const rigid::ArticulatedServo& servo : record.servos)
+    if (servo.torque_bound == 0) vjp.servo_multiplier.push_back(vjp.seed[static_cast<std::size_t>(servo.link)]);
   vjp.servo_matrix.resize(s * s);
-  std::size_t m = 0;
-  for (std::size_t i = 0; i < s; ++i) {
-    const rigid::ArticulatedServo& servo = record.servos[i];
-    if (servo.torque_bound != 0) continue;
-    vjp.servo_multiplier[m] = vjp.seed[static_cast<std::size_t>(servo.link)];
-    std::size_t column = 0;
-    for (std::size_t j = 0; j < s; ++j)
-      if (record.servos[j].torque_bound == 0)
-        vjp.servo_matrix[m * s + column++] = h * record.servo_columns[j * n + static_cast<std::size_t>(servo.link)];
-    ++m;
-  }
-  if (m > 0) {
-    // Pack the free block (rows written with stride s) and solve B_ff μ = z_f.
-    for (std::size_t r = 0; r < m; ++r)
-      for (std::size_t c = 0; c < m; ++c) vjp.servo_matrix[r * m + c] = vjp.servo_matrix[r * s + c];
-    rigid::solve_small_spd(std::span(vjp.servo_matrix).first(m * m), std::span(vjp.servo_multiplier).first(m),
-                           static_cast<int>(m));
-  }
+  const std::size_t m = rigid::free_servo_block(record, h, vjp.servo_matrix);
+  if (solve::cholesky_factorize(vjp.servo_matrix.data(), m, s))
+    solve::cholesky_solve(vjp.servo_matrix.data(), m, s, vjp.servo_multiplier.data());
   std::size_t row = 0;
   for (std::size_t i = 0; i < s; ++i) {
     const rigid::ArticulatedServo& servo = record.servos[i];
@@ -181,16 +172,13 @@ void articulated_step_vjp(const Model& model, const Params& params, const State&
   rigid::solve_mass_matrix(record, vjp.seed);
   add_servo_adjoints(model, params, controls, record, h, vjp, control_adjoint, param_adjoint);
   for (std::size_t a = 0; a < controls.size(); ++a) {
-    const Actuator& actuator = model.actuators[a];
-    if (actuator.type != ActuatorType::Motor) continue;
-    const double y = vjp.seed[static_cast<std::size_t>(
-        record.body_link[static_cast<std::size_t>(model.joints[static_cast<std::size_t>(actuator.joint)].child)])];
-    const int bound_offset = layout.actuator_max_torque[a];
-    const double bound = params.at(bound_offset);
-    if (bound > 0 && (controls[a] > bound || controls[a] < -bound)) {
-      if (parameters) add_param(param_adjoint, bound_offset, controls[a] > bound ? y : -y);
-    } else
+    if (model.actuators[a].type != ActuatorType::Motor) continue;
+    const double y = vjp.seed[static_cast<std::size_t>(rigid::actuator_link(record, model, a))];
+    const int clip = rigid::motor_clip_side(controls[a], params.at(layout.actuator_max_torque[a]));
+    if (clip == 0)
       control_adjoint[a] += y;
+    else if (parameters)
+      add_param(param_adjoint, layout.actuator_max_torque[a], clip * y);
   }
 
   // 3. Φ = yᵀ ID(q, q̇, q̈; θ) = Σ_k Y_k·f_k + Σ_k y_k d_k q̇_k with Y_k = Y_parent + S_k y_k,

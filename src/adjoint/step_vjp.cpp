@@ -12,6 +12,7 @@
 #include "adjoint/time_of_impact_vjp.hpp"
 #include "math/dual.hpp"
 #include "rigid/inequality_rows.hpp"
+#include "rigid/forces.hpp"
 #include "rigid/integrate.hpp"
 #include "rigid/joints.hpp"
 #include "rigid/step_workspace.hpp"
@@ -567,11 +568,10 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
     const auto i = static_cast<std::size_t>(a);
     const ConstraintRow row = rigid::coordinate_row(model, state_in, start_rotations, actuator.joint, actuator.dof);
     const double bound = params.at(layout.actuator_max_torque[i]);
-    const double control = controls[i];
-    const bool clipped = bound > 0 && std::abs(control) > bound;
-    const double torque = clipped ? std::copysign(bound, control) : control;
+    const int clip = rigid::motor_clip_side(controls[i], bound);
+    const double torque = rigid::clipped_motor_torque(controls[i], bound);
     const double torque_adjoint = row_dot(row, generalised_adjoint);
-    if (clipped) param(layout.actuator_max_torque[i]) += torque_adjoint * (control > 0 ? 1.0 : -1.0);
+    if (clip != 0) param(layout.actuator_max_torque[i]) += torque_adjoint * clip;
     else control_adjoint[i] += torque_adjoint;
     RowAdjoint row_adjoint;
     add_row_adjoint_from_vector(row, generalised_adjoint, torque, row_adjoint);

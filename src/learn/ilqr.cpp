@@ -12,6 +12,7 @@
 #include "diffphys/error.hpp"
 #include "diffphys/jacobians.hpp"
 #include "diffphys/simulator.hpp"
+#include "solve/dense_cholesky.hpp"
 
 namespace diffphys {
 
@@ -43,38 +44,6 @@ void multiply(const double* A, const double* B, double* C, Index r, Index k, Ind
       if (a == 0.0) continue;
       for (Index j = 0; j < c; ++j) C[i * c + j] += a * B[l * c + j];
     }
-}
-
-// In-place Cholesky L Lᵀ of the leading `size` × `size` block of a matrix with row stride
-// `stride` (lower triangle written). False if not positive definite.
-bool cholesky(double* M, Index size, Index stride) {
-  for (Index j = 0; j < size; ++j) {
-    double diagonal = M[j * stride + j];
-    for (Index l = 0; l < j; ++l) diagonal -= M[j * stride + l] * M[j * stride + l];
-    if (!(diagonal > 0.0) || !std::isfinite(diagonal)) return false;
-    const double pivot = std::sqrt(diagonal);
-    M[j * stride + j] = pivot;
-    for (Index i = j + 1; i < size; ++i) {
-      double value = M[i * stride + j];
-      for (Index l = 0; l < j; ++l) value -= M[i * stride + l] * M[j * stride + l];
-      M[i * stride + j] = value / pivot;
-    }
-  }
-  return true;
-}
-
-// x ← (L Lᵀ)⁻¹ x.
-void cholesky_solve(const double* L, Index size, Index stride, double* x) {
-  for (Index i = 0; i < size; ++i) {
-    double value = x[i];
-    for (Index l = 0; l < i; ++l) value -= L[i * stride + l] * x[l];
-    x[i] = value / L[i * stride + i];
-  }
-  for (Index i = size; i-- > 0;) {
-    double value = x[i];
-    for (Index l = i + 1; l < size; ++l) value -= L[l * stride + i] * x[l];
-    x[i] = value / L[i * stride + i];
-  }
 }
 
 }  // namespace
@@ -422,9 +391,9 @@ IlqrResult Ilqr::solve(std::span<const double> initial_state, std::span<const do
       const double* u = b.controls.data() + t * m;
       b.Quu_factor = b.Quu;
       for (Index i = 0; i < m; ++i) b.Quu_factor[i * m + i] += mu;
-      if (!cholesky(b.Quu_factor.data(), m, m)) return false;
+      if (!solve::cholesky_factorize(b.Quu_factor.data(), m, m)) return false;
       for (Index i = 0; i < m; ++i) k[i] = -b.Qu[i];
-      cholesky_solve(b.Quu_factor.data(), m, m, k);
+      solve::cholesky_solve(b.Quu_factor.data(), m, m, k);
       bool any_clamped = false;
       for (Index i = 0; i < m; ++i) {
         const double target = u[i] + k[i];
@@ -447,25 +416,25 @@ IlqrResult Ilqr::solve(std::span<const double> initial_state, std::span<const do
           for (Index a = 0; a < f; ++a)
             for (Index c = 0; c < f; ++c)
               b.Quu_factor[a * m + c] = b.Quu[free_indices[a] * m + free_indices[c]] + (a == c ? mu : 0.0);
-          if (!cholesky(b.Quu_factor.data(), f, m)) return false;
+          if (!solve::cholesky_factorize(b.Quu_factor.data(), f, m)) return false;
           for (Index a = 0; a < f; ++a) {
             double rhs = -b.Qu[free_indices[a]];
             for (Index c = 0; c < m; ++c)
               if (b.clamped[c]) rhs -= b.Quu[free_indices[a] * m + c] * k[c];
             b.scratch[a] = rhs;
           }
-          cholesky_solve(b.Quu_factor.data(), f, m, b.scratch.data());
+          solve::cholesky_solve(b.Quu_factor.data(), f, m, b.scratch.data());
           for (Index a = 0; a < f; ++a) k[free_indices[a]] = b.scratch[a];
           for (Index j = 0; j < n; ++j) {
             for (Index a = 0; a < f; ++a) b.scratch[a] = -b.Qux[free_indices[a] * n + j];
-            cholesky_solve(b.Quu_factor.data(), f, m, b.scratch.data());
+            solve::cholesky_solve(b.Quu_factor.data(), f, m, b.scratch.data());
             for (Index a = 0; a < f; ++a) K[free_indices[a] * n + j] = b.scratch[a];
           }
         }
       } else {
         for (Index j = 0; j < n; ++j) {
           for (Index i = 0; i < m; ++i) b.scratch[i] = -b.Qux[i * n + j];
-          cholesky_solve(b.Quu_factor.data(), m, m, b.scratch.data());
+          solve::cholesky_solve(b.Quu_factor.data(), m, m, b.scratch.data());
           for (Index i = 0; i < m; ++i) K[i * n + j] = b.scratch[i];
         }
       }

@@ -6,6 +6,8 @@
 
 #include "collision/detect_contacts.hpp"
 #include "diffphys/error.hpp"
+#include "rigid/forces.hpp"
+#include "solve/dense_cholesky.hpp"
 
 namespace diffphys::rigid {
 namespace {
@@ -66,7 +68,7 @@ void build_tree(const Model& model, ArticulatedRecord& record) {
   for (int a = 0; a < model.actuator_count(); ++a) {
     const Actuator& actuator = model.actuators[static_cast<std::size_t>(a)];
     if (actuator.type != ActuatorType::Servo) continue;
-    const int link = record.body_link[static_cast<std::size_t>(model.joints[static_cast<std::size_t>(actuator.joint)].child)];
+    const int link = actuator_link(record, model, static_cast<std::size_t>(a));
     for (const ArticulatedServo& other : record.servos)
       if (other.link == link)
         throw Error(message("actuator '", actuator.name, "': joint '",
@@ -204,31 +206,18 @@ void solve_mass_matrix(const ArticulatedRecord& record, std::span<double> values
   }
 }
 
-bool solve_small_spd(std::span<double> matrix, std::span<double> values, int m) {
-  const auto size = static_cast<std::size_t>(m);
-  for (std::size_t j = 0; j < size; ++j) {
-    double pivot = matrix[j * size + j];
-    for (std::size_t p = 0; p < j; ++p) pivot -= matrix[j * size + p] * matrix[j * size + p];
-    if (!(pivot > 0)) return false;
-    const double diagonal = std::sqrt(pivot);
-    matrix[j * size + j] = diagonal;
-    for (std::size_t i = j + 1; i < size; ++i) {
-      double sum = matrix[i * size + j];
-      for (std::size_t p = 0; p < j; ++p) sum -= matrix[i * size + p] * matrix[j * size + p];
-      matrix[i * size + j] = sum / diagonal;
-    }
+std::size_t free_servo_block(const ArticulatedRecord& record, double h, std::span<double> block) {
+  const std::size_t s = record.servos.size(), n = static_cast<std::size_t>(record.size());
+  std::size_t row = 0;
+  for (const ArticulatedServo& servo : record.servos) {
+    if (servo.torque_bound != 0) continue;
+    std::size_t column = 0;
+    for (std::size_t j = 0; j < s; ++j)
+      if (record.servos[j].torque_bound == 0)
+        block[row * s + column++] = h * record.servo_columns[j * n + static_cast<std::size_t>(servo.link)];
+    ++row;
   }
-  for (std::size_t i = 0; i < size; ++i) {
-    double sum = values[i];
-    for (std::size_t k = 0; k < i; ++k) sum -= matrix[i * size + k] * values[k];
-    values[i] = sum / matrix[i * size + i];
-  }
-  for (std::size_t i = size; i-- > 0;) {
-    const double x = values[i] / matrix[i * size + i];
-    values[i] = x;
-    for (std::size_t k = 0; k < i; ++k) values[k] -= matrix[i * size + k] * x;
-  }
-  return true;
+  return row;
 }
 
 namespace {
@@ -238,9 +227,10 @@ namespace {
 // at −T_j — the optimality conditions of min ½ τᵀBτ + (a − ω*)ᵀτ over the box, B SPD. Solved
 // exactly by primal–dual active-set passes (Hintermüller, Ito & Kunisch 2002), each one small
 // solve on the servos inside their box; returns the passes, or −1 if they did not settle.
-int solve_servos(const std::vector<double>& free_rate, const std::vector<double>& bound, ArticulatedRecord& record,
-                 double h) {
+int solve_servos(ArticulatedRecord& record, double h) {
   const std::size_t s = record.servos.size(), n = static_cast<std::size_t>(record.size());
+  const std::vector<double>& free_rate = record.servo_free_rate;
+  const std::vector<double>& bound = record.servo_bound;
   constexpr double kTolerance = 1e-12;
   for (ArticulatedServo& servo : record.servos) servo.torque_bound = 0;
   const int max_passes = 4 * static_cast<int>(s) + 10;
@@ -258,19 +248,11 @@ int solve_servos(const std::vector<double>& free_rate, const std::vector<double>
         if (record.servos[j].torque_bound != 0)
           rhs -= h * record.servo_columns[j * n + static_cast<std::size_t>(servo.link)] * record.servos[j].torque_bound *
                  bound[j];
-      record.servo_rhs[m] = rhs;
-      std::size_t column = 0;
-      for (std::size_t j = 0; j < s; ++j)
-        if (record.servos[j].torque_bound == 0)
-          record.servo_matrix[m * s + column++] = h * record.servo_columns[j * n + static_cast<std::size_t>(servo.link)];
-      ++m;
+      record.servo_rhs[m++] = rhs;
     }
-    // Pack the free block densely (rows were written with stride s).
-    for (std::size_t r = 0; r < m; ++r)
-      for (std::size_t c = 0; c < m; ++c) record.servo_solution[r * m + c] = record.servo_matrix[r * s + c];
-    if (m > 0 && !solve_small_spd(std::span(record.servo_solution).first(m * m), std::span(record.servo_rhs).first(m),
-                                  static_cast<int>(m)))
-      return -1;
+    free_servo_block(record, h, record.servo_matrix);
+    if (m > 0 && !solve::cholesky_factorize(record.servo_matrix.data(), m, s)) return -1;
+    solve::cholesky_solve(record.servo_matrix.data(), m, s, record.servo_rhs.data());
     std::size_t row = 0;
     for (ArticulatedServo& servo : record.servos)
       if (servo.torque_bound == 0) servo.torque = record.servo_rhs[row++];
@@ -396,10 +378,8 @@ StepStatus step_reduced(const Model& model, const Params& params, const State& s
 
   // τ: each motor's clipped control on its joint's coordinate.
   for (std::size_t a = 0; a < controls.size(); ++a) {
-    const Actuator& actuator = model.actuators[a];
-    if (actuator.type != ActuatorType::Motor) continue;
-    const int link = record.body_link[static_cast<std::size_t>(model.joints[static_cast<std::size_t>(actuator.joint)].child)];
-    record.applied[static_cast<std::size_t>(link)] +=
+    if (model.actuators[a].type != ActuatorType::Motor) continue;
+    record.applied[static_cast<std::size_t>(actuator_link(record, model, a))] +=
         clipped_motor_torque(controls[a], params.at(layout.actuator_max_torque[a]));
   }
 
@@ -441,7 +421,6 @@ StepStatus step_reduced(const Model& model, const Params& params, const State& s
     record.servo_columns.assign(servo_count * n, 0.0);
     record.servo_matrix.resize(servo_count * servo_count);
     record.servo_rhs.resize(servo_count);
-    record.servo_solution.resize(servo_count * servo_count);
     record.servo_free_rate.resize(servo_count);
     record.servo_bound.resize(servo_count);
     for (std::size_t i = 0; i < servo_count; ++i) {
@@ -462,7 +441,7 @@ StepStatus step_reduced(const Model& model, const Params& params, const State& s
       record.servo_free_rate[i] = record.velocity[k] + h * record.acceleration[k];
       record.servo_bound[i] = params.at(layout.actuator_max_torque[a]);
     }
-    const int passes = solve_servos(record.servo_free_rate, record.servo_bound, record, h);
+    const int passes = solve_servos(record, h);
     status.converged = passes > 0;
     status.iterations = passes > 0 ? passes : 0;
     for (std::size_t i = 0; i < servo_count; ++i) {

@@ -171,7 +171,7 @@ struct ArticulatedRecord {
   std::vector<ArticulatedServo> servos;   // (nservo) in actuator order
   std::vector<double> servo_columns;      // (nservo × n) M⁻¹ e_k of each servo's link k
   std::vector<double> servo_free_rate, servo_bound;  // (nservo) a_s (the rates without servos), T_s
-  std::vector<double> servo_matrix, servo_rhs, servo_solution;  // solve_servos scratch
+  std::vector<double> servo_matrix, servo_rhs;  // solve_servos scratch: B_ff (stride nservo), its right side
   std::vector<SpatialInertia> composite;  // (n) CRBA scratch
   std::vector<Spatial> subtree_force;     // (n) RNEA scratch
   int size() const { return static_cast<int>(links.size()); }
@@ -189,19 +189,19 @@ void validate_reduced_coordinates(const Model& model);
 StepStatus step_reduced(const Model& model, const Params& params, const State& state_in, std::span<const double> controls,
                         State& state_out, ArticulatedRecord& record);
 
-// Solves the symmetric positive definite system A x = b (dense, row-major, size m) in place
-// of b with the Cholesky factor written over A's lower triangle; false if A is not positive
-// definite. For the servos' small systems.
-bool solve_small_spd(std::span<double> matrix, std::span<double> values, int m);
+// Writes B_ff = h (M⁻¹)_ff of the servos inside their box (torque_bound 0), in servo order,
+// into the leading m × m part of `block` with row stride nservo; returns m. The servos' small
+// systems, forward (solve_servos) and backward (adjoint/articulated_vjp.cpp), factorise it in
+// place with solve/dense_cholesky.hpp.
+std::size_t free_servo_block(const ArticulatedRecord& record, double h, std::span<double> block);
+
+// The link of the joint that actuator `a` drives.
+inline int actuator_link(const ArticulatedRecord& record, const Model& model, std::size_t a) {
+  const Joint& joint = model.joints[static_cast<std::size_t>(model.actuators[a].joint)];
+  return record.body_link[static_cast<std::size_t>(joint.child)];
+}
 
 // Solves L Lᵀ x = b in place (b ← x) with the record's factor.
 void solve_mass_matrix(const ArticulatedRecord& record, std::span<double> values);
-
-// Torque or force of a motor after its clip: max_torque > 0 bounds it, 0 leaves it free.
-inline double clipped_motor_torque(double control, double bound) {
-  if (bound > 0 && control > bound) return bound;
-  if (bound > 0 && control < -bound) return -bound;
-  return control;
-}
 
 }  // namespace diffphys::rigid

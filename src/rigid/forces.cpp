@@ -33,9 +33,8 @@ void compute_free_velocity(const Model& model, const Params& params, const State
   for (int a = 0; a < model.actuator_count(); ++a) {
     const Actuator& actuator = model.actuators[static_cast<std::size_t>(a)];
     if (actuator.type != ActuatorType::Motor) continue;
-    const double bound = params.at(layout.actuator_max_torque[static_cast<std::size_t>(a)]);
-    double tau = controls[static_cast<std::size_t>(a)];
-    if (bound > 0) tau = std::clamp(tau, -bound, bound);
+    const double tau = clipped_motor_torque(controls[static_cast<std::size_t>(a)],
+                                            params.at(layout.actuator_max_torque[static_cast<std::size_t>(a)]));
     apply_generalised_force(coordinate_row(model, state, bodies, actuator.joint, actuator.dof), tau);
   }
   for (int j = 0; j < model.joint_count(); ++j) {

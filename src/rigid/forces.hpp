@@ -15,6 +15,20 @@
 
 namespace diffphys::rigid {
 
+// A motor's torque (or force) is its control clipped to ±max_torque when max_torque > 0 (0
+// leaves it free). The side of the clip, −1, 0 or +1, is what a backward pass needs: the
+// control's adjoint on 0, max_torque's (times the side) otherwise. Shared by both
+// descriptions of a step (here and rigid/articulated.cpp) and their backward passes.
+inline int motor_clip_side(double control, double max_torque) {
+  if (max_torque > 0 && control > max_torque) return 1;
+  if (max_torque > 0 && control < -max_torque) return -1;
+  return 0;
+}
+inline double clipped_motor_torque(double control, double max_torque) {
+  const int side = motor_clip_side(control, max_torque);
+  return side == 0 ? control : side * max_torque;
+}
+
 // free_velocity: (6 nbody) linear then angular per body, world frame; zero for static bodies.
 void compute_free_velocity(const Model& model, const Params& params, const State& state,
                            std::span<const double> controls, const BodyDynamics& bodies,

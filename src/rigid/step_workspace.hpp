@@ -84,7 +84,7 @@ inline std::size_t workspace_bytes(const rigid::ArticulatedRecord& r) {
          capacity_bytes(r.mass_factor) + capacity_bytes(r.composite) + capacity_bytes(r.subtree_force) +
          capacity_bytes(r.servos) + capacity_bytes(r.servo_columns) + capacity_bytes(r.servo_free_rate) +
          capacity_bytes(r.servo_bound) + capacity_bytes(r.servo_matrix) + capacity_bytes(r.servo_rhs) +
-         capacity_bytes(r.servo_solution) + capacity_bytes(r.inverse_diagonal);
+         capacity_bytes(r.inverse_diagonal);
 }
 
 inline std::size_t workspace_bytes(const Workspace::Impl& w) {
