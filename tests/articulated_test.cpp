@@ -353,16 +353,7 @@ TEST(Articulated, ServoGradientsMatchCentralDifferences) {
   expect_gradients_match(scene, 60, 6);
 }
 
-// The message of the Error that `build_and_run` throws, or "" if it throws none.
-template <typename Function>
-std::string error_of(Function&& build_and_run) {
-  try {
-    build_and_run();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "";
-}
+using testing::error_of;
 
 TEST(Articulated, RefusesWhatItCannotSimulateNamingTheItem) {
   const auto simulate = [](const ModelBuilder& builder) {

@@ -1,5 +1,6 @@
 // tests/robot_test_helpers.hpp — what the URDF and MJCF loader tests share: the test data
-// folder, the message of a thrown Error, loader warnings, a body's world inertia tensor.
+// folder, loader warnings, a body's world inertia tensor (and, through test_scenes.hpp, the
+// message of a thrown Error).
 #pragma once
 
 #include <algorithm>
@@ -8,21 +9,11 @@
 
 #include "diffphys/error.hpp"
 #include "diffphys/model_builder.hpp"
+#include "test_scenes.hpp"
 
 namespace diffphys::testing {
 
 inline const std::filesystem::path kRobotData = std::filesystem::path(DIFFPHYS_SOURCE_DIR) / "tests/data/robots";
-
-// The message of the Error that `load` throws ("" if it does not throw).
-template <typename Load>
-std::string error_of(Load load) {
-  try {
-    load();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "";
-}
 
 inline bool any_warning_contains(const Scene& scene, const std::string& text) {
   return std::any_of(scene.warnings.begin(), scene.warnings.end(),

@@ -1,5 +1,6 @@
 // tests/test_scenes.hpp — small scenes the physics tests share, built with ModelBuilder so
-// each test states its physical setup in a few lines.
+// each test states its physical setup in a few lines; and error_of, the message of a thrown
+// Error.
 #pragma once
 
 #include <cmath>
@@ -8,10 +9,22 @@
 #include <string>
 #include <vector>
 
+#include "diffphys/error.hpp"
 #include "diffphys/model_builder.hpp"
 #include "diffphys/simulator.hpp"
 
 namespace diffphys::testing {
+
+// The message of the Error that `run` throws ("" if it throws none).
+template <typename Function>
+std::string error_of(Function&& run) {
+  try {
+    run();
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "";
+}
 
 inline BodySpec sphere_body(const std::string& name, Vec3 position, double radius, double mass) {
   BodySpec body;
