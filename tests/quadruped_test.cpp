@@ -42,7 +42,7 @@ TEST(Quadruped, MassIs28Point7KgWithThreeQuartersInTheTorso) {
 TEST(Quadruped, EightServosLimitedToFourNewtonMetresOnLateralHinges) {
   const QuadrupedModel robot = build_quadruped();
   const Model& model = robot.scene.model;
-  EXPECT_DOUBLE_EQ(model.dt, 0.01);
+  EXPECT_DOUBLE_EQ(model.dt, 0.005);  // half §3.3's 0.01 s: the step at which gaits hold (EXPERIMENTS.md)
   ASSERT_EQ(model.actuator_count(), QuadrupedModel::kServos);
   for (int a = 0; a < model.actuator_count(); ++a) {
     const Actuator& servo = model.actuators[static_cast<std::size_t>(a)];
@@ -92,15 +92,15 @@ TEST(Quadruped, NetworkHasThePapersShapeAndStartsAtZero) {
 }
 
 // The target map y = R tanh(u − ū) (quadruped_model.hpp): the targets stay within ±R, repeat
-// with the clock's 200-step period, have a mean over the period near 0 (exactly 0 to first
+// with the clock's 400-step period, have a mean over the period near 0 (exactly 0 to first
 // order in u), and the zero network gives zero targets.
 TEST(Quadruped, ServoTargetsAreBoundedPeriodicAndCentred) {
   MlpSpec spec = quadruped_network_spec();
   spec.output_init_scale = 3.0;  // large outputs, so that tanh saturates
   const Mlp network(spec, 5);
-  const double dt = 0.01;
+  const double dt = build_quadruped().scene.model.dt;
   const int period = clock_period_steps(dt);
-  EXPECT_EQ(period, 200);  // 3 periods of the 1.5 Hz clock
+  EXPECT_EQ(period, 400);  // 3 periods of the 1.5 Hz clock at 0.005 s
   const int steps = 2 * period + 7;
   const std::vector<double> targets = quadruped_servo_targets(network, network.weights(), steps, dt);
   constexpr int n = QuadrupedModel::kServos;
@@ -130,7 +130,7 @@ TEST(Quadruped, StandsStillUnderTheZeroPolicy) {
   const QuadrupedModel robot = build_quadruped();
   const Model& model = robot.scene.model;
   const Mlp network(quadruped_network_spec(), 1);
-  const int steps = 300;  // 3 s
+  const int steps = static_cast<int>(std::lround(3.0 / model.dt));  // 3 s
   const QuadrupedEpisode episode =
       run_quadruped_episode(robot, network, network.weights(), steps, RolloutOptions{}, {});
   EXPECT_TRUE(episode.finite);

@@ -44,7 +44,7 @@ QuadrupedModel build_quadruped(const QuadrupedDesign& design) {
   const double kStandingHeight = 2 * kLegLength + kLegRadius;  // torso centre at rest, m
   ModelBuilder builder;
   builder.name = "degrave_quadruped";
-  builder.dt = 0.01;  // §3.3: 10 s are "1,000 time steps"
+  builder.dt = design.dt;
   builder.world_friction = kFriction;
   builder.add_ground_plane();
 
@@ -237,8 +237,8 @@ double servo_range(int servo) {
 }
 
 int clock_period_steps(double dt) {
-  // The smallest whole number of steps that is a whole number of clock periods (dt = 0.01 s:
-  // 200 steps, 3 periods of 1.5 Hz).
+  // The smallest whole number of steps that is a whole number of clock periods (dt = 0.005 s:
+  // 400 steps, 3 periods of 1.5 Hz).
   for (int steps = 1; steps <= 100000; ++steps) {
     const double periods = kClockFrequency * steps * dt;
     if (std::abs(periods - std::round(periods)) < 1e-9) return steps;
@@ -303,15 +303,15 @@ QuadrupedEpisode run_quadruped_open_loop(const QuadrupedModel& robot, std::span<
 }
 
 TrotGait hand_tuned_trot() {
-  // The best of a grid over frequency, amplitudes and elbow phase, refined around its best
-  // (docs/EXPERIMENTS.md (quadruped), "The hand-tuned trot"): the knee bends backwards
-  // (θ_e < 0) only to lift the foot while its leg swings forwards.
+  // The fastest of a grid over frequency, amplitudes, elbow phase and elbow wave at dt 0.005 s
+  // whose speed holds (within 15 %) when the step is halved and quartered (docs/EXPERIMENTS.md
+  // (quadruped), "The hand-tuned trot", which lists the grid): 0.249 m/s.
   TrotGait gait;
   gait.frequency = 2.25;
   gait.shoulder_amplitude = 0.35;
-  gait.elbow_amplitude = -0.2;
+  gait.elbow_amplitude = -0.35;
   gait.elbow_phase = 1.25 * std::numbers::pi;
-  gait.elbow_lift_only = true;
+  gait.elbow_lift_only = false;
   return gait;
 }
 
