@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -35,10 +36,11 @@ namespace {
 constexpr double kLearningRate = 1e-3;
 constexpr double kFinalLearningRate = 1e-4;
 constexpr double kGradientClipNorm = 1.0;  // on dL/dW before each Adam step
-// The raw gradient through thousands of steps of contacts explodes (|dL/dW| up to 1e13 once the legs
-// move): the state gradient is decayed by α per step back (Degrave et al. §3.2's trick) with
-// α = 1 − dt/kGradientHorizon, an effective horizon of 1 s (1.5 clock periods; 0.98 and 0.95
-// at dt 0.01 learned no better in probes, docs/EXPERIMENTS.md), and clipped to this norm per step.
+// The raw gradient through thousands of steps of contacts explodes (|dL/dW| up to 1e13 once
+// the legs move): the state gradient is decayed by α per step back (Degrave et al. §3.2's
+// trick) with α = 1 − dt/kGradientHorizon, an effective horizon of 1 s (1.5 clock periods;
+// horizons of 0.5 and 2 s learned no better on average in probes, docs/EXPERIMENTS.md), and
+// clipped to this norm per step.
 constexpr double kGradientHorizon = 1.0;  // s
 constexpr double kStateGradientClip = 10.0;
 constexpr double kEpisodeSeconds = 10.0;  // §3.3
@@ -67,7 +69,9 @@ constexpr double kTorsoThroughGround = 0.045;  // m
 constexpr double kPerturbationRadii[] = {1e-5, 1e-3};
 constexpr int kPerturbationSamples = 8;
 
-int steps_of(double seconds, double dt) { return static_cast<int>(std::lround(seconds / dt)); }
+int steps_of(double seconds, double dt) {
+  return static_cast<int>(std::lround(seconds / dt));
+}
 
 // The episode length of evaluation e (1-based) under the curriculum.
 int episode_steps(int evaluation, int first_steps, int full_steps, int curriculum_updates) {
@@ -78,7 +82,7 @@ int episode_steps(int evaluation, int first_steps, int full_steps, int curriculu
 // How much of a gait's figure is the time step's: the same servo targets (the policy's clock,
 // or the trot's sines, sampled every dt/2) on the same robot stepped at dt/2, over the same
 // seconds. A gait that holds its speed is a property of the robot; one that does not rides on
-// the discretisation (docs/EXPERIMENTS.md (quadruped), "Where we fall short").
+// the discretisation (docs/EXPERIMENTS.md (quadruped), "The time step").
 QuadrupedEpisode at_half_step(const QuadrupedDesign& design, int steps,
                               const std::function<std::vector<double>(int, double)>& targets) {
   QuadrupedDesign fine = design;
@@ -90,6 +94,7 @@ QuadrupedEpisode at_half_step(const QuadrupedDesign& design, int steps,
 // moved by `samples` random directions of Euclidean norm `radius` (Adam's steps reach ~0.13 in
 // this norm). The 10 s average is chaotic in the weights (docs/EXPERIMENTS.md (quadruped),
 // "Where we fall short"), so the single best figure is the top of a spread, which this measures.
+// The same seed gives the same directions at every norm.
 struct PerturbedSpeeds {
   double radius = 0.0, mean = 0.0, lowest = 0.0, highest = 0.0;
 };
@@ -98,7 +103,8 @@ PerturbedSpeeds perturbed_speeds(const QuadrupedModel& robot, const Mlp& network
   std::mt19937_64 random(seed);
   std::normal_distribution<double> gaussian;
   std::vector<double> direction(weights.size()), moved(weights.size());
-  PerturbedSpeeds speeds{radius, 0.0, std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()};
+  PerturbedSpeeds speeds{radius, 0.0, std::numeric_limits<double>::infinity(),
+                         -std::numeric_limits<double>::infinity()};
   for (int sample = 0; sample < samples; ++sample) {
     double squared = 0.0;
     for (double& d : direction) {
@@ -107,7 +113,8 @@ PerturbedSpeeds perturbed_speeds(const QuadrupedModel& robot, const Mlp& network
     }
     const double scale = radius / std::sqrt(squared);
     for (std::size_t i = 0; i < weights.size(); ++i) moved[i] = weights[i] + scale * direction[i];
-    const double speed = run_quadruped_episode(robot, network, moved, steps, RolloutOptions{}, {}).average_forward_velocity;
+    const double speed =
+        run_quadruped_episode(robot, network, moved, steps, RolloutOptions{}, {}).average_forward_velocity;
     speeds.mean += speed / samples;
     speeds.lowest = std::min(speeds.lowest, speed);
     speeds.highest = std::max(speeds.highest, speed);
@@ -184,11 +191,11 @@ ExperimentResult run_quadruped(const ExperimentOptions& options) {
           << std::endl;
     if (options.progress)
       *options.progress << "evaluation " << evaluation << "/" << updates << "  " << episode * dt
-                        << " s  average forward velocity " << std::fixed
-                        << std::setprecision(4) << last.average_forward_velocity << " m/s  best "
-                        << best.average_forward_velocity << " m/s  lowest torso " << last.lowest_torso_height
-                        << " m  |g| " << std::scientific << std::setprecision(3) << std::sqrt(squared)
-                        << std::defaultfloat << std::setprecision(6) << "  " << seconds << " s" << std::endl;
+                        << " s  average forward velocity " << std::fixed << std::setprecision(4)
+                        << last.average_forward_velocity << " m/s  best " << best.average_forward_velocity
+                        << " m/s  lowest torso " << last.lowest_torso_height << " m  |g| " << std::scientific
+                        << std::setprecision(3) << std::sqrt(squared) << std::defaultfloat << std::setprecision(6)
+                        << "  " << seconds << " s" << std::endl;
   }
   const double seconds = clock.seconds(), cpu_seconds = clock.cpu_seconds();
 
@@ -196,19 +203,17 @@ ExperimentResult run_quadruped(const ExperimentOptions& options) {
   // trajectory, and the check that it is the gait the optimisation measured.
   const std::vector<double> best_targets = quadruped_servo_targets(network, best_weights, steps, dt);
   const QuadrupedEpisode replay = run_quadruped_open_loop(robot, best_targets, steps);
-  const QuadrupedEpisode best_half_step = at_half_step(design, steps, [&](int n, double step) {
-    return quadruped_servo_targets(network, best_weights, n, step);
-  });
-  const QuadrupedEpisode trot_half_step = at_half_step(design, steps, [](int n, double step) {
-    return trot_servo_targets(hand_tuned_trot(), n, step);
-  });
+  const QuadrupedEpisode best_half_step = at_half_step(
+      design, steps, [&](int n, double step) { return quadruped_servo_targets(network, best_weights, n, step); });
+  const QuadrupedEpisode trot_half_step =
+      at_half_step(design, steps, [](int n, double step) { return trot_servo_targets(hand_tuned_trot(), n, step); });
   std::vector<PerturbedSpeeds> perturbed;
   for (const double radius : kPerturbationRadii)
-    perturbed.push_back(perturbed_speeds(robot, network, best_weights, steps, radius, kPerturbationSamples, options.seed));
+    perturbed.push_back(
+        perturbed_speeds(robot, network, best_weights, steps, radius, kPerturbationSamples, options.seed));
   const Model& model = robot.scene.model;
   record_trajectory(model, robot.scene.params, robot.scene.state, best_targets, steps, folder / "trajectory.json");
-  record_trajectory(model, robot.scene.params, robot.scene.state, trot_targets, steps,
-                    folder / "trajectory_trot.json");
+  record_trajectory(model, robot.scene.params, robot.scene.state, trot_targets, steps, folder / "trajectory_trot.json");
   {
     std::ofstream out(folder / "best_weights.txt");
     out << std::setprecision(17);
@@ -236,9 +241,11 @@ ExperimentResult run_quadruped(const ExperimentOptions& options) {
   figures["best_replayed_average_forward_velocity_m_s"] = replay.average_forward_velocity;
   figures["best_at_half_step_average_forward_velocity_m_s"] = best_half_step.average_forward_velocity;
   for (const PerturbedSpeeds& speeds : perturbed)
-    figures["best_perturbed_average_forward_velocity_m_s"].push_back(
-        {{"weight_perturbation_norm", speeds.radius}, {"samples", kPerturbationSamples}, {"mean", speeds.mean},
-         {"lowest", speeds.lowest}, {"highest", speeds.highest}});
+    figures["best_perturbed_average_forward_velocity_m_s"].push_back({{"weight_perturbation_norm", speeds.radius},
+                                                                      {"samples", kPerturbationSamples},
+                                                                      {"mean", speeds.mean},
+                                                                      {"lowest", speeds.lowest},
+                                                                      {"highest", speeds.highest}});
   figures["last_average_forward_velocity_m_s"] = last.average_forward_velocity;
   figures["trot_average_forward_velocity_m_s"] = trot.average_forward_velocity;
   figures["trot_distance_m"] = trot.distance;
