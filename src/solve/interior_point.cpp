@@ -26,6 +26,9 @@ namespace diffphys::solve {
 namespace {
 
 constexpr double kDirectionRegularisation = 1e-9;
+// Sweep budget of the projected Gauss–Seidel fallback (a problem of ~100 rows takes ~1 µs per
+// sweep; the leaning quadruped of tests/solver_robustness_test.cpp needs ~6,000 from zero).
+constexpr int kFallbackSweeps = 20000;
 
 bool is_complementarity(RowType type) { return type != RowType::Equality; }
 
@@ -577,6 +580,24 @@ MlcpResult solve_interior_point(std::span<const ConstraintRow> rows, const MassB
       }
     } else {
       std::copy(ws.rhs_vector.begin(), ws.rhs_vector.end(), lambda.begin());
+    }
+  }
+  if (!(result.residual <= tolerance)) {
+    // Last resort: projected Gauss–Seidel sweeps from the better answer so far. They converge,
+    // slowly, where the path-following stalled and pivoting failed — e.g. servos saturated on
+    // legs whose other joints rest on their stops, so that several rows can carry the same
+    // impulse (a quadruped leaning on four feet: docs/simulation.md, "The velocity solve").
+    // The caller polishes the result to its active set's exact solution as usual.
+    ws.rhs_vector.assign(lambda.begin(), lambda.end());
+    const double before = result.residual;
+    const MlcpResult swept = solve_projected_gauss_seidel(rows, mass, free_velocity, kFallbackSweeps, tolerance, ws,
+                                                          lambda, velocity);
+    if (swept.residual < before || std::isnan(before)) {
+      result.residual = swept.residual;
+      result.iterations += swept.iterations;
+    } else {
+      std::copy(ws.rhs_vector.begin(), ws.rhs_vector.end(), lambda.begin());
+      apply_impulses(rows, ws.responses, lambda, free_velocity, velocity);
     }
   }
   result.converged = result.residual <= tolerance;
