@@ -179,6 +179,10 @@ QuadrupedEpisode measure(const QuadrupedModel& robot, const Rollout& rollout, in
   const State& last = rollout.final_state();
   episode.distance = last.position[torso].x - initial.position[torso].x;
   episode.final_torso_height = last.position[torso].z;
+  for (const StepStatus& status : rollout.statuses()) {
+    if (!status.converged) ++episode.unconverged_steps;
+    episode.largest_residual = std::max(episode.largest_residual, status.residual);
+  }
   return episode;
 }
 

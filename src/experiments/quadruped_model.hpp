@@ -54,6 +54,9 @@ struct QuadrupedEpisode {
   double lowest_torso_height = 0.0;  // min over t of the torso's centre height, m
   double final_torso_height = 0.0;   // m
   bool finite = true;                // every state finite
+  // Steps whose velocity solve missed the solver's tolerance, and the largest residual (m/s).
+  int unconverged_steps = 0;
+  double largest_residual = 0.0;
   // Share of the period's servo targets with |y| > 0.95 R, where tanh passes less than 10 %
   // of the gradient (the policy's targets saturate).
   double saturated_targets = 0.0;
