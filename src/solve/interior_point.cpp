@@ -586,7 +586,7 @@ MlcpResult solve_interior_point(std::span<const ConstraintRow> rows, const MassB
     // Last resort: projected Gauss–Seidel sweeps from the better answer so far. They converge,
     // slowly, where the path-following stalled and pivoting failed — e.g. servos saturated on
     // legs whose other joints rest on their stops, so that several rows can carry the same
-    // impulse (a quadruped leaning on four feet: docs/simulation.md, "The velocity solve").
+    // impulse (a quadruped leaning on four feet: docs/simulation.md, "The two solvers").
     // The caller polishes the result to its active set's exact solution as usual.
     ws.rhs_vector.assign(lambda.begin(), lambda.end());
     const double before = result.residual;
