@@ -506,7 +506,10 @@ MlcpResult solve_interior_point(std::span<const ConstraintRow> rows, const MassB
         break;
       }
       // Mehrotra's method converges superlinearly or not at all: ten iterations without
-      // halving the residual mean it has stalled, and pivoting takes over below.
+      // halving the residual mean it has stalled, and pivoting takes over below. (A longer
+      // window lets it finish some stalled friction problems that have several solutions, on
+      // a different one than pivoting finds for neighbouring inputs: a jump in a trajectory;
+      // docs/simulation.md, "Known limits".)
       if (residual < 0.5 * best_residual) {
         best_residual = residual;
         last_improvement = iteration;
