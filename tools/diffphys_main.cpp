@@ -89,8 +89,8 @@ const char* solver_type_name(SolverType type) {
 
 // The step's solver as a user set it: joint coordinates need none (rigid/articulated.hpp).
 const char* solver_name(const SolverSettings& solver) {
-  return solver.coordinates == Coordinates::Reduced ? "none (reduced coordinates: joints exact, no contacts)"
-                                                    : solver_type_name(solver.type);
+  if (solver.coordinates == Coordinates::Reduced) return "none (reduced coordinates: joints exact, no contacts)";
+  return solver.formulation == Formulation::Convex ? "newton (convex formulation)" : solver_type_name(solver.type);
 }
 
 const char* body_type_name(BodyType type) {
@@ -137,6 +137,7 @@ struct SimulateOptions {
   std::string trajectory_path;  // empty: do not record
   long long record_every = 1;
   std::string solver_override;  // empty: the scene's solver
+  std::string formulation;      // empty: the scene's formulation
   bool quiet = false;
   std::string replay_path;  // empty: no replay page (--view)
 };
@@ -170,6 +171,8 @@ int run_simulate(const SimulateOptions& options) {
   } else if (options.solver_override == "pgs") {
     scene.model.solver.type = SolverType::ProjectedGaussSeidel;
   }
+  if (options.formulation == "convex") set_formulation(scene, Formulation::Convex);
+  if (options.formulation == "complementarity") set_formulation(scene, Formulation::Complementarity);
   // Fail before simulating, not after, if an output cannot be written.
   cli::check_output_paths(options.trajectory_path, options.replay_path);
   const bool recording = !options.trajectory_path.empty() || !options.replay_path.empty();
@@ -300,8 +303,9 @@ void print_rigid_info(const std::string& heading, const Scene& scene) {
 
   std::cout << heading << ": \"" << model.name << "\", dt "
             << format_number(model.dt) << " s\n";
-  std::cout << "coordinates " << (solver.coordinates == Coordinates::Reduced ? "reduced" : "maximal") << "; solver "
-            << solver_type_name(solver.type) << ": max_iterations "
+  std::cout << "coordinates " << (solver.coordinates == Coordinates::Reduced ? "reduced" : "maximal")
+            << "; formulation " << (solver.formulation == Formulation::Convex ? "convex" : "complementarity")
+            << "; solver " << solver_name(solver) << ": max_iterations "
             << solver.max_iterations << ", tolerance " << format_number(solver.tolerance)
             << ", friction_directions " << solver.friction_directions << ", contact_margin "
             << format_number(solver.contact_margin) << " m, contact_erp "
@@ -462,6 +466,11 @@ int main(int argc, char** argv) {
       ->add_option("--solver", simulate_options.solver_override,
                    "Override the scene's velocity solver")
       ->check(CLI::IsMember({"interior_point", "pgs"}));
+  simulate
+      ->add_option("--formulation", simulate_options.formulation,
+                   "Override the scene's contact formulation: complementarity (hard LCP) or convex (compliant "
+                   "rows, elliptic cone, Newton; docs/simulation.md)")
+      ->check(CLI::IsMember({"complementarity", "convex"}));
   simulate->add_flag("-q,--quiet", simulate_options.quiet,
                      "Print nothing on success (non-convergence and errors still go to stderr)");
   simulate->add_option("--view", simulate_options.replay_path,
@@ -507,6 +516,10 @@ int main(int argc, char** argv) {
                         "Step for parameters, relative to their size (at least 1e-7; this value itself at 0)")
       ->default_val(1e-5);
   gradcheck->add_flag("--failures-only", gradcheck_options.only_failures, "Print only the disagreeing rows");
+  gradcheck
+      ->add_option("--formulation", gradcheck_options.formulation,
+                   "Override the scene's contact formulation (rigid scenes): complementarity or convex")
+      ->check(CLI::IsMember({"complementarity", "convex"}));
 
   diffphys::cli::ExperimentCommandOptions experiment_options;
   CLI::App* experiment = app.add_subcommand(

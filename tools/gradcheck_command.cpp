@@ -18,15 +18,18 @@ int run_gradcheck(const GradcheckOptions& options) {
   // Coupled scenes have a "soft" key too: they are recognised first.
   if (is_coupled_scene(options.scene_path)) return run_coupled_gradcheck(options);
   if (is_soft_scene(options.scene_path)) return run_soft_gradcheck(options);
-  const Scene scene = load_scene(options.scene_path);
+  Scene scene = load_scene(options.scene_path);
+  if (options.formulation == "convex") set_formulation(scene, Formulation::Convex);
+  if (options.formulation == "complementarity") set_formulation(scene, Formulation::Complementarity);
   GradientCheckOptions check;
   check.steps = options.steps;
   check.tolerance = options.tolerance;
   check.state_epsilon = options.state_epsilon;
   check.param_epsilon = options.param_epsilon;
   const GradientCheckReport report = check_gradients(scene, {}, check);
-  std::printf("gradcheck  %s: %d steps of %g s, loss = weighted sum of every state over the trajectory\n",
-              options.scene_path.c_str(), options.steps, scene.model.dt);
+  std::printf("gradcheck  %s: %d steps of %g s (%s formulation), loss = weighted sum of every state over the trajectory\n",
+              options.scene_path.c_str(), options.steps, scene.model.dt,
+              scene.model.solver.formulation == Formulation::Convex ? "convex" : "complementarity");
   return print_gradcheck_table(report.entries, options);
 }
 

@@ -17,6 +17,7 @@ struct GradcheckOptions {
   double state_epsilon = 1e-6;
   double param_epsilon = 1e-5;
   bool only_failures = false;
+  std::string formulation;  // --formulation: empty keeps the scene's (rigid scenes only)
 };
 
 // Prints the table (parameter, analytic, numeric, relative error); returns the exit code:

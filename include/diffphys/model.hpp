@@ -44,6 +44,18 @@ enum class ActuatorType { Motor, Servo };
 
 enum class SolverType { InteriorPoint, ProjectedGaussSeidel };
 
+// How the velocity problem of a maximal-coordinates step is posed (docs/simulation.md).
+// Complementarity: the hard mixed LCP, solved by SolverType's method; friction is a pyramid.
+// Convex: every row is a stiff, damped compliant constraint (Catto 2011; MuJoCo's and Drake
+// SAP's regularisation), friction an elliptic cone, and the step the unique minimiser of a
+// strictly convex function of the velocities, solved by Newton's method (solve/convex.hpp).
+enum class Formulation { Complementarity, Convex };
+
+// The row classes of the convex formulation, each with its own compliance parameters.
+enum class RowClass { Contact, Joint, Limit, Servo };
+inline constexpr int kRowClassCount = 4;
+const char* row_class_name(RowClass row_class);  // "contact", "joint", "limit", "servo"
+
 // How a step describes an articulated body. Maximal: every body has 6 velocities and joints
 // are constraint rows of the mixed LCP (anything: contacts, limits, servos, loops). Reduced:
 // one coordinate per joint, the joints exact by construction (Featherstone's algorithms); for
@@ -145,6 +157,8 @@ struct Actuator {
 // Cline & Pai 2003), so no Baumgarte term enters the velocity problem.
 struct SolverSettings {
   Coordinates coordinates = Coordinates::Maximal;
+  // Fixed when the model is built: the convex formulation adds its compliance slices to θ.
+  Formulation formulation = Formulation::Complementarity;
   SolverType type = SolverType::InteriorPoint;
   int max_iterations = 100;        // interior point: Newton iterations; PGS: sweeps
   double tolerance = 1e-10;        // on the mixed-LCP residual, a velocity (m/s; solve/mlcp.hpp)
@@ -192,6 +206,10 @@ struct ParamLayout {
   std::vector<int> actuator_gain;          // (nactuator) servo 1: 1/s
   std::vector<int> actuator_max_torque;    // (nactuator) 1: N·m or N (motor: control clip)
   std::vector<int> actuator_max_velocity;  // (nactuator) servo 1: rad/s or m/s
+  // Formulation::Convex only (−1 otherwise), one per RowClass: the time constant τ (s) and
+  // damping ratio ζ of that class's compliant rows (docs/simulation.md, "The convex formulation").
+  int compliance_time_constant[kRowClassCount] = {-1, -1, -1, -1};
+  int compliance_damping_ratio[kRowClassCount] = {-1, -1, -1, -1};
 
   // Index of the slice with this name, or -1.
   int find(std::string_view name) const;

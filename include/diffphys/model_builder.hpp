@@ -98,6 +98,15 @@ class ModelBuilder {
   SolverSettings solver;
   double world_friction = 1.0;     // material of the world body (ground planes)
   double world_restitution = 0.0;
+  // solver.formulation == Convex: the initial values of θ's compliance slices
+  // ("compliance/<class>/time_constant", ".../damping_ratio"), indexed by RowClass. The
+  // defaults make every row stiff: the regularisation R = κ A_ii has κ ≈ 4e-4 at dt = 1 ms
+  // (docs/simulation.md, "The convex formulation").
+  struct RowCompliance {
+    double time_constant = 2e-5;  // s, > 0
+    double damping_ratio = 1.0;   // > 0
+  };
+  RowCompliance compliance[kRowClassCount] = {{2e-5, 1.0}, {1e-5, 1.0}, {2e-5, 1.0}, {2e-5, 1.0}};
 
   // Each returns the index of what it added; names must be unique within their kind.
   int add_body(BodySpec spec);
@@ -118,5 +127,10 @@ class ModelBuilder {
   std::vector<ActuatorSpec> actuators_;
   std::vector<std::pair<std::string, std::string>> collision_exclusions_;
 };
+
+// Switches a built scene's formulation (the command line's --formulation, Python's
+// diffphys.set_formulation). Convex adds θ's compliance slices, with ModelBuilder's default
+// values, at the end of θ if the scene has none; Complementarity keeps them, unused.
+void set_formulation(Scene& scene, Formulation formulation);
 
 }  // namespace diffphys

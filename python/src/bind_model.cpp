@@ -64,6 +64,12 @@ void bind_model(py::module_& module) {
                          "trees of revolute and prismatic joints with motors and servos; docs/simulation.md).")
       .value("Maximal", Coordinates::Maximal)
       .value("Reduced", Coordinates::Reduced);
+  py::enum_<Formulation> formulation(
+      module, "Formulation",
+      "Complementarity (the hard mixed LCP, pyramid friction) or Convex (compliant rows, elliptic friction cone, "
+      "Newton; a unique step and smooth gradients; docs/simulation.md). Fixed when the model is built.");
+  formulation.value("Complementarity", Formulation::Complementarity).value("Convex", Formulation::Convex);
+  accept_names(formulation, "formulation");
   py::enum_<SolverType> solver_type(module, "SolverType", "Solver of the velocity-level mixed LCP.");
   solver_type.value("InteriorPoint", SolverType::InteriorPoint)
       .value("ProjectedGaussSeidel", SolverType::ProjectedGaussSeidel);
@@ -124,6 +130,7 @@ void bind_model(py::module_& module) {
   py::class_<SolverSettings>(module, "SolverSettings", "Velocity-solver settings (docs/scene-format.md, Solver).")
       .def(py::init<>())
       .def_readwrite("coordinates", &SolverSettings::coordinates)
+      .def_readwrite("formulation", &SolverSettings::formulation)
       .def_readwrite("type", &SolverSettings::type)
       .def_readwrite("max_iterations", &SolverSettings::max_iterations)
       .def_readwrite("tolerance", &SolverSettings::tolerance)

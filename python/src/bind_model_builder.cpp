@@ -143,6 +143,10 @@ void bind_model_builder(py::module_& module) {
           },
           "(nactuator) default control held by every step (a copy; assign to change).");
 
+  module.def("set_formulation", &set_formulation, py::arg("scene"), py::arg("formulation"),
+             "Switches a built scene's formulation in place; Convex adds θ's compliance slices "
+             "('compliance/<class>/time_constant', '.../damping_ratio') at the end of θ if it has none.");
+
   py::class_<ModelBuilder>(module, "ModelBuilder",
                            "Builds a Model with its default Params and initial State. Each add_* returns the "
                            "index of what it added and accepts a spec or the spec's fields as keywords.")
@@ -153,6 +157,19 @@ void bind_model_builder(py::module_& module) {
       .def_readwrite("solver", &ModelBuilder::solver)
       .def_readwrite("world_friction", &ModelBuilder::world_friction)
       .def_readwrite("world_restitution", &ModelBuilder::world_restitution)
+      .def(
+          "set_compliance",
+          [](ModelBuilder& builder, const std::string& row_class, double time_constant, double damping_ratio) {
+            for (int c = 0; c < kRowClassCount; ++c)
+              if (row_class == row_class_name(static_cast<RowClass>(c))) {
+                builder.compliance[c] = {time_constant, damping_ratio};
+                return;
+              }
+            throw Error("set_compliance: unknown row class '" + row_class + "' (contact, joint, limit, servo)");
+          },
+          py::arg("row_class"), py::arg("time_constant"), py::arg("damping_ratio") = 1.0,
+          "Initial compliance of a row class of the convex formulation (contact, joint, limit, servo): time "
+          "constant τ (s) and damping ratio ζ, θ's 'compliance/<class>/…' (docs/simulation.md).")
       .def("add_body", &ModelBuilder::add_body, py::arg("spec"))
       .def("add_body", [](ModelBuilder& builder,
                           const py::kwargs& fields) { return builder.add_body(spec_from_keywords<BodySpec>(fields)); })

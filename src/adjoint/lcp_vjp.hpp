@@ -45,6 +45,7 @@ struct RowAdjoint {
   Vec3 linear_a, angular_a, linear_b, angular_b;
   double rhs = 0.0;
   double coefficient = 0.0;
+  double softness = 0.0;  // Formulation::Convex: the adjoint of the row's softness κ_i
 };
 
 struct MassAdjoint {

@@ -11,6 +11,7 @@
 #include "adjoint/joints_vjp.hpp"
 #include "adjoint/time_of_impact_vjp.hpp"
 #include "math/dual.hpp"
+#include "rigid/compliance.hpp"
 #include "rigid/inequality_rows.hpp"
 #include "rigid/forces.hpp"
 #include "rigid/integrate.hpp"
@@ -77,6 +78,7 @@ RowAdjoint scaled(const RowAdjoint& a, double s) {
   r.angular_b = a.angular_b * s;
   r.rhs = a.rhs * s;
   r.coefficient = a.coefficient * s;
+  r.softness = a.softness * s;
   return r;
 }
 
@@ -88,6 +90,7 @@ RowAdjoint sum(const RowAdjoint& a, const RowAdjoint& b) {
   r.angular_b += b.angular_b;
   r.rhs += b.rhs;
   r.coefficient += b.coefficient;
+  r.softness += b.softness;
   return r;
 }
 
@@ -130,6 +133,7 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
   }
   const ParamLayout& layout = model.layout;
   const SolverSettings& settings = model.solver;
+  const bool convex = settings.formulation == Formulation::Convex;
   const double h = model.dt;
   const auto body_count = static_cast<std::size_t>(model.body_count());
   const std::size_t dof = 6 * body_count;
@@ -309,6 +313,9 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
   // --- Mixed LCP (solve/), reversed: implicit, active set fixed. -----------------------
   if (record.rows.empty()) {
     vjp.free_velocity_adjoint = vjp.velocity_adjoint;
+  } else if (convex) {
+    convex_vjp(record.rows, mass, record.velocity, vjp.velocity_adjoint, vjp.free_velocity_adjoint, vjp.row_adjoints,
+               vjp.mass_adjoint, vjp.convex);
   } else {
     lcp_vjp(record.rows, mass, record.lambda, record.velocity, vjp.velocity_adjoint, vjp.free_velocity_adjoint,
             vjp.row_adjoints, vjp.mass_adjoint, vjp.lcp, forward_factorization);
@@ -318,6 +325,20 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
     for (std::size_t i = 0; i < dof; ++i) vjp.free_velocity_adjoint[i] += vjp.impact_free_velocity_adjoint[i];
 
   check_stage(vjp.free_velocity_adjoint, "LCP");
+
+  // --- Softness of the convex formulation's rows (rigid/compliance.hpp), reversed. ----
+  if (convex) {
+    rigid::Softness softness_of[kRowClassCount];
+    for (int c = 0; c < kRowClassCount; ++c)
+      softness_of[c] = rigid::softness(h, rigid::row_compliance(model, params, static_cast<RowClass>(c)));
+    for (std::size_t i = 0; i < record.rows.size(); ++i) {
+      const double kappa_adjoint = vjp.row_adjoints[i].softness;
+      if (kappa_adjoint == 0.0) continue;
+      const auto c = static_cast<int>(rigid::row_class(joint_rows, record.limit_rows_end, record.first_contact_row, i));
+      param(layout.compliance_time_constant[c]) += kappa_adjoint * softness_of[c].d_time_constant;
+      param(layout.compliance_damping_ratio[c]) += kappa_adjoint * softness_of[c].d_damping_ratio;
+    }
+  }
 
   // --- Rows (rigid/joints.cpp, rigid/inequality_rows.cpp), reversed. ------------------
   const auto add_pose_adjoints = [&](const Joint& joint, const PoseAdjoint& parent, const PoseAdjoint& child) {
@@ -341,11 +362,17 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
     const RowAdjoint& adjoint = vjp.row_adjoints[i];
     PoseAdjoint parent, child;
     coordinate_row_vjp(model, state_in, source.joint, source.dof, scaled(adjoint, source.upper ? -1.0 : 1.0), parent, child);
-    // rhs = gap_target(gap), gap = ±(q − bound).
+    // rhs = gap_target(gap) (convex: compliant_gap_target), gap = ±(q − bound).
     const double position = joint_position(model, state_in, source.joint, source.dof);
     const double gap = source.upper ? joint.upper_limit - position : position - joint.lower_limit;
-    const double target_slope = gap >= 0 ? -1.0 / h
-                                         : (-gap - settings.penetration_slop > 0 ? -settings.contact_erp / h : 0.0);
+    double target_slope = gap >= 0 ? -1.0 / h : (-gap - settings.penetration_slop > 0 ? -settings.contact_erp / h : 0.0);
+    if (convex) {
+      const rigid::GapTarget target =
+          rigid::compliant_gap_target(gap, h, rigid::row_compliance(model, params, RowClass::Limit));
+      target_slope = target.d_gap;
+      param(layout.compliance_time_constant[static_cast<int>(RowClass::Limit)]) += adjoint.rhs * target.d_time_constant;
+      param(layout.compliance_damping_ratio[static_cast<int>(RowClass::Limit)]) += adjoint.rhs * target.d_damping_ratio;
+    }
     coordinate_value_vjp(model, state_in, source.joint, source.dof,
                          adjoint.rhs * target_slope * (source.upper ? -1.0 : 1.0), parent, child);
     add_pose_adjoints(joint, parent, child);
@@ -380,8 +407,7 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
     }
   }
   {
-    const int directions = settings.friction_directions;
-    const double sector = 2.0 * std::numbers::pi / directions;
+    const int directions = rigid::friction_row_count(settings);
     std::size_t row = record.first_contact_row;
     for (std::size_t row_contact = 0; row_contact < record.contacts.size(); ++row_contact) {
       const Contact& contact = record.contacts[row_contact];
@@ -408,6 +434,12 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
       const double free_normal_velocity = solve::row_times_velocity(forward_normal, record.free_velocity);
       const double restitution_a = params.at(layout.body_restitution[a]), restitution_b = params.at(layout.body_restitution[b]);
       const double restitution = std::max(restitution_a, restitution_b);
+      // e = max(e_a, e_b): the adjoint goes to the larger; at a tie, half to each (the
+      // symmetric subgradient, which is what a central difference in either one measures).
+      const auto add_restitution_adjoint = [&](double adjoint) {
+        if (restitution_a >= restitution_b) param(layout.body_restitution[a]) += restitution_a == restitution_b ? 0.5 * adjoint : adjoint;
+        if (restitution_b >= restitution_a) param(layout.body_restitution[b]) += restitution_a == restitution_b ? 0.5 * adjoint : adjoint;
+      };
       const double impact_time = record.impacts.contact_time[row_contact];
       if (contact.gap > 0 && contact.gap + h * free_normal_velocity > 0) {
         gap_adjoint += -normal_row.rhs / h;
@@ -418,8 +450,7 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
             impact_target_vjp(contact.gap, -normal_velocity, -free_normal_velocity, restitution, h, normal_row.rhs,
                               vjp.contact_time_adjoint[row_contact]);
         gap_adjoint += impact.gap;
-        param(restitution_a >= restitution_b ? layout.body_restitution[a] : layout.body_restitution[b]) +=
-            impact.restitution;
+        add_restitution_adjoint(impact.restitution);
         // v_n = n·(v_a + ω_a × o_a − v_b − ω_b × o_b) with the start and the free velocities.
         const auto reverse_normal_speed = [&](double speed_adjoint, const Vec3& linear_a, const Vec3& angular_a,
                                               const Vec3& linear_b, const Vec3& angular_b, std::span<double> target,
@@ -444,11 +475,13 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
         // rhs = max(bounce, correction): the adjoint goes to the branch the max took.
         const bool bouncing = -normal_velocity > settings.restitution_threshold;
         const double bounce = bouncing ? restitution * -normal_velocity : 0.0;
-        const double correction = rigid::gap_target(contact.gap, h, settings);
+        const rigid::GapTarget compliant =
+            convex ? rigid::compliant_gap_target(contact.gap, h, rigid::row_compliance(model, params, RowClass::Contact))
+                   : rigid::GapTarget{};
+        const double correction = convex ? compliant.value : rigid::gap_target(contact.gap, h, settings);
         if (bounce >= correction) {
           if (bouncing) {
-          param(restitution_a >= restitution_b ? layout.body_restitution[a] : layout.body_restitution[b]) +=
-              normal_row.rhs * -normal_velocity;
+          add_restitution_adjoint(normal_row.rhs * -normal_velocity);
           // v_n = n·(v_a + ω_a × o_a − v_b − ω_b × o_b) at the start of the step.
           const double velocity_adjoint = -restitution * normal_row.rhs;
           out.add_linear(contact.body_a, n * velocity_adjoint);
@@ -461,6 +494,12 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
           offset_a_adjoint += cross(n, state_in.angular_velocity[a]) * velocity_adjoint;
           offset_b_adjoint -= cross(n, state_in.angular_velocity[b]) * velocity_adjoint;
           }  // else rhs = 0, a constant
+        } else if (convex) {
+          gap_adjoint += normal_row.rhs * compliant.d_gap;
+          param(layout.compliance_time_constant[static_cast<int>(RowClass::Contact)]) +=
+              normal_row.rhs * compliant.d_time_constant;
+          param(layout.compliance_damping_ratio[static_cast<int>(RowClass::Contact)]) +=
+              normal_row.rhs * compliant.d_damping_ratio;
         } else {
           gap_adjoint += normal_row.rhs * (contact.gap >= 0 ? -1.0 / h
                                                             : (-contact.gap - settings.penetration_slop > 0
@@ -474,10 +513,11 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
         Vec3 tangent1, tangent2, tangent1_adjoint, tangent2_adjoint;
         orthonormal_basis(n, tangent1, tangent2);
         for (int k = 0; k < directions; ++k, ++row) {
-          const Vec3 direction = tangent1 * std::cos(k * sector) + tangent2 * std::sin(k * sector);
+          const rigid::DirectionWeights weights = rigid::friction_direction(settings, k);
+          const Vec3 direction = tangent1 * weights.tangent1 + tangent2 * weights.tangent2;
           const Vec3 direction_adjoint = reverse_point_row(direction, vjp.row_adjoints[row]);
-          tangent1_adjoint += direction_adjoint * std::cos(k * sector);
-          tangent2_adjoint += direction_adjoint * std::sin(k * sector);
+          tangent1_adjoint += direction_adjoint * weights.tangent1;
+          tangent2_adjoint += direction_adjoint * weights.tangent2;
         }
         Mat3 dt1_dn, dt2_dn;
         basis_jacobians(n, dt1_dn, dt2_dn);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "adjoint/articulated_vjp.hpp"
+#include "adjoint/convex_vjp.hpp"
 #include "adjoint/lcp_vjp.hpp"
 #include "solve/envelope_lu.hpp"
 #include "diffphys/model.hpp"
@@ -41,6 +42,7 @@ struct StepVjpWorkspace {
   std::vector<Mat3> inertia_adjoint;  // (nbody) adjoint of the world inertia (gyroscopic term)
   std::vector<solve::ConstraintRow> end_rows;
   LcpVjpWorkspace lcp;
+  ConvexVjpWorkspace convex;  // Formulation::Convex
   std::vector<solve::RowResponse> projected_columns;  // (joint rows) M⁻¹ Lᵀ G_jᵀ
   solve::EnvelopeLuWorkspace projection_lu;           // of Sᵀ = J_t M⁻¹ Lᵀ Gᵀ
   solve::MlcpWorkspace solver;

@@ -88,6 +88,10 @@ void validate_params(const Model& model, const Params& params) {
     non_negative(layout.body_linear_damping[i]);
     non_negative(layout.body_angular_damping[i]);
   }
+  for (int c = 0; c < kRowClassCount; ++c) {
+    positive(layout.compliance_time_constant[c], 1);
+    positive(layout.compliance_damping_ratio[c], 1);
+  }
   for (int s = 0; s < model.shape_count(); ++s) {
     positive(layout.shape_size[static_cast<std::size_t>(s)], shape_size_count(model.shapes[static_cast<std::size_t>(s)].type));
   }
@@ -139,6 +143,16 @@ const char* type_name(ShapeType type) {
     case ShapeType::Plane: return "plane";
     case ShapeType::ConvexMesh: return "mesh";
     case ShapeType::Cylinder: return "cylinder";
+  }
+  return "unknown";
+}
+
+const char* row_class_name(RowClass row_class) {
+  switch (row_class) {
+    case RowClass::Contact: return "contact";
+    case RowClass::Joint: return "joint";
+    case RowClass::Limit: return "limit";
+    case RowClass::Servo: return "servo";
   }
   return "unknown";
 }

@@ -153,6 +153,19 @@ int add_slice(ParamLayout& layout, std::vector<double>& values, std::string name
   return offset;
 }
 
+// The convex formulation's compliance slices, "compliance/<class>/time_constant" and
+// ".../damping_ratio" for each RowClass, appended to θ.
+void add_compliance_slices(Scene& scene, const ModelBuilder::RowCompliance (&compliance)[kRowClassCount]) {
+  ParamLayout& layout = scene.model.layout;
+  for (int c = 0; c < kRowClassCount; ++c) {
+    const std::string prefix = std::string("compliance/") + row_class_name(static_cast<RowClass>(c)) + "/";
+    layout.compliance_time_constant[c] =
+        add_slice(layout, scene.params.values, prefix + "time_constant", {compliance[c].time_constant});
+    layout.compliance_damping_ratio[c] =
+        add_slice(layout, scene.params.values, prefix + "damping_ratio", {compliance[c].damping_ratio});
+  }
+}
+
 }  // namespace
 
 int ModelBuilder::add_body(BodySpec spec) {
@@ -505,9 +518,19 @@ Scene ModelBuilder::build() const {
   model.collision_exclusions.erase(std::unique(model.collision_exclusions.begin(), model.collision_exclusions.end()),
                                    model.collision_exclusions.end());
 
+  // Last in θ, so that set_formulation can add them to a built scene without moving the rest.
+  if (solver.formulation == Formulation::Convex) add_compliance_slices(scene, compliance);
   validate_params(model, scene.params);
   validate_state(model, state);
   return scene;
+}
+
+void set_formulation(Scene& scene, Formulation formulation) {
+  scene.model.solver.formulation = formulation;
+  if (formulation == Formulation::Convex && scene.model.layout.compliance_time_constant[0] < 0) {
+    add_compliance_slices(scene, ModelBuilder{}.compliance);
+    validate_params(scene.model, scene.params);
+  }
 }
 
 }  // namespace diffphys

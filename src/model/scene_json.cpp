@@ -89,7 +89,7 @@ class SceneReader : json::Reader {
   ModelBuilder read(const Json& root, ItemLocations& locations) const;
 
  private:
-  void read_solver(const Json& object, const std::string& path, SolverSettings& solver) const;
+  void read_solver(const Json& object, const std::string& path, ModelBuilder& builder) const;
   void read_ground(const Json& value, const std::string& path, ModelBuilder& builder) const;
   void read_plane(const Json& object, const std::string& path, ModelBuilder& builder) const;
   BodySpec read_body(const Json& object, const std::string& path) const;
@@ -125,7 +125,7 @@ ModelBuilder SceneReader::read(const Json& root, ItemLocations& locations) const
   if (root.contains("description")) read_string(root["description"], "description");
   if (root.contains("dt")) builder.dt = read_number(root["dt"], "dt");
   if (root.contains("gravity")) builder.gravity = read_vec3(root["gravity"], "gravity");
-  if (root.contains("solver")) read_solver(root["solver"], "solver", builder.solver);
+  if (root.contains("solver")) read_solver(root["solver"], "solver", builder);
   if (root.contains("world")) {
     const Json& world = root["world"];
     check_keys(world, "world", {"friction", "restitution"});
@@ -160,10 +160,10 @@ ModelBuilder SceneReader::read(const Json& root, ItemLocations& locations) const
   return builder;
 }
 
-void SceneReader::read_solver(const Json& object, const std::string& path,
-                              SolverSettings& solver) const {
+void SceneReader::read_solver(const Json& object, const std::string& path, ModelBuilder& builder) const {
+  SolverSettings& solver = builder.solver;
   check_keys(object, path,
-             {"coordinates", "type", "max_iterations", "tolerance", "friction_directions", "contact_margin",
+             {"coordinates", "formulation", "compliance", "type", "max_iterations", "tolerance", "friction_directions", "contact_margin",
               "contact_erp", "penetration_slop", "restitution_threshold",
               "stabilization_iterations", "stabilization_tolerance", "warm_start", "time_of_impact"});
   const auto field = [&](const char* key) { return key_path(path, key); };
@@ -173,6 +173,35 @@ void SceneReader::read_solver(const Json& object, const std::string& path,
   if (object.contains("coordinates")) {
     solver.coordinates = read_enum<Coordinates>(object["coordinates"], field("coordinates"), "coordinates",
                                                 {{"maximal", Coordinates::Maximal}, {"reduced", Coordinates::Reduced}});
+  }
+  if (object.contains("formulation")) {
+    solver.formulation = read_enum<Formulation>(
+        object["formulation"], field("formulation"), "formulation",
+        {{"complementarity", Formulation::Complementarity}, {"convex", Formulation::Convex}});
+  }
+  if (object.contains("compliance")) {
+    // {"contact": {"time_constant": s, "damping_ratio": ζ}, "joint": …, "limit": …, "servo": …}
+    const Json& compliance = object["compliance"];
+    const std::string compliance_path = field("compliance");
+    if (!compliance.is_object()) throw Error(message(compliance_path, ": expected an object"));
+    check_keys(compliance, compliance_path, {"contact", "joint", "limit", "servo"});
+    for (int c = 0; c < kRowClassCount; ++c) {
+      const char* name = row_class_name(static_cast<RowClass>(c));
+      if (!compliance.contains(name)) continue;
+      const Json& entry = compliance[name];
+      const std::string entry_path = key_path(compliance_path, name);
+      if (!entry.is_object()) throw Error(message(entry_path, ": expected an object"));
+      check_keys(entry, entry_path, {"time_constant", "damping_ratio"});
+      auto& values = builder.compliance[c];
+      if (entry.contains("time_constant"))
+        values.time_constant = read_number(entry["time_constant"], key_path(entry_path, "time_constant"));
+      if (entry.contains("damping_ratio"))
+        values.damping_ratio = read_number(entry["damping_ratio"], key_path(entry_path, "damping_ratio"));
+      if (!(values.time_constant > 0 && std::isfinite(values.time_constant)))
+        throw Error(message(key_path(entry_path, "time_constant"), ": must be positive and finite, got ", values.time_constant));
+      if (!(values.damping_ratio > 0 && std::isfinite(values.damping_ratio)))
+        throw Error(message(key_path(entry_path, "damping_ratio"), ": must be positive and finite, got ", values.damping_ratio));
+    }
   }
   if (object.contains("type")) {
     solver.type = read_enum<SolverType>(

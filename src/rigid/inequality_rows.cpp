@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "rigid/compliance.hpp"
 #include "rigid/joints.hpp"
 #include "solve/row_algebra.hpp"
 
@@ -42,10 +43,21 @@ double gap_target(double gap, double dt, const SolverSettings& solver) {
   return solver.contact_erp * std::max(0.0, -gap - solver.penetration_slop) / dt;
 }
 
-void append_limit_rows(const Model& model, const State& state, const BodyDynamics& bodies,
+DirectionWeights friction_direction(const SolverSettings& solver, int k) {
+  if (solver.formulation == Formulation::Convex) return k == 0 ? DirectionWeights{1.0, 0.0} : DirectionWeights{0.0, 1.0};
+  const double sector = 2.0 * std::numbers::pi / solver.friction_directions;
+  return {std::cos(k * sector), std::sin(k * sector)};
+}
+
+void append_limit_rows(const Model& model, const Params& params, const State& state, const BodyDynamics& bodies,
                        std::vector<ConstraintRow>& rows, std::vector<LimitRowSource>& sources) {
   sources.clear();
   const double h = model.dt;
+  const bool convex = model.solver.formulation == Formulation::Convex;
+  const auto target = [&](double gap) {
+    return convex ? compliant_gap_target(gap, h, row_compliance(model, params, RowClass::Limit)).value
+                  : gap_target(gap, h, model.solver);
+  };
   for (int j = 0; j < model.joint_count(); ++j) {
     const Joint& joint = model.joints[static_cast<std::size_t>(j)];
     if (!joint.has_limits) continue;
@@ -60,14 +72,14 @@ void append_limit_rows(const Model& model, const State& state, const BodyDynamic
       if (lower_gap < reach) {
         ConstraintRow lower = row;
         lower.type = RowType::Unilateral;
-        lower.rhs = gap_target(lower_gap, h, model.solver);
+        lower.rhs = target(lower_gap);
         rows.push_back(lower);
         sources.push_back({j, dof, false});
       }
       if (upper_gap < reach) {
         ConstraintRow upper = negated(row);
         upper.type = RowType::Unilateral;
-        upper.rhs = gap_target(upper_gap, h, model.solver);
+        upper.rhs = target(upper_gap);
         rows.push_back(upper);
         sources.push_back({j, dof, true});
       }
@@ -117,8 +129,8 @@ void append_contact_rows(const Model& model, const Params& params, const State& 
   const ParamLayout& layout = model.layout;
   const SolverSettings& solver = model.solver;
   const double h = model.dt;
-  const int directions = solver.friction_directions;
-  const double sector = 2.0 * std::numbers::pi / directions;
+  const int directions = friction_row_count(solver);
+  const bool convex = solver.formulation == Formulation::Convex;
   impacts.contact_time.assign(contacts.size(), -1.0);
   impacts.contact_closing.assign(contacts.size(), 0);
   for (std::size_t c = 0; c < contacts.size(); ++c) {
@@ -142,8 +154,12 @@ void append_contact_rows(const Model& model, const Params& params, const State& 
     } else {
       impacts.contact_closing[c] = 1;
       const bool bouncing = -normal_velocity > solver.restitution_threshold;
-      const double correction = gap_target(contact.gap, h, solver);
-      if (bouncing && solver.time_of_impact && restitution > 0 && free_of_joints(model, contact.body_a) &&
+      const double correction =
+          convex ? compliant_gap_target(contact.gap, h, row_compliance(model, params, RowClass::Contact)).value
+                 : gap_target(contact.gap, h, solver);
+      // The convex formulation takes every impact at its time of impact, also with e = 0, so
+      // that the step is continuous in e there (the complementarity one keeps e > 0).
+      if (bouncing && solver.time_of_impact && (restitution > 0 || convex) && free_of_joints(model, contact.body_a) &&
           free_of_joints(model, contact.body_b)) {
         // Newton's law at the time of impact inside the step (rigid/time_of_impact.hpp).
         const ImpactTarget impact = impact_target(contact.gap, -normal_velocity, -free_normal_velocity, restitution, h);
@@ -162,7 +178,8 @@ void append_contact_rows(const Model& model, const Params& params, const State& 
     orthonormal_basis(contact.normal, tangent1, tangent2);
     const int first_direction = normal_index + 1;
     for (int k = 0; k < directions; ++k) {
-      const Vec3 direction = tangent1 * std::cos(k * sector) + tangent2 * std::sin(k * sector);
+      const DirectionWeights weights = friction_direction(solver, k);
+      const Vec3 direction = tangent1 * weights.tangent1 + tangent2 * weights.tangent2;
       ConstraintRow row = point_row(contact.body_a, contact.body_b, offset_a, offset_b, direction);
       row.type = RowType::Direction;
       row.group = first_direction + directions;

@@ -23,12 +23,23 @@ struct LimitRowSource {
   int joint = 0, dof = 0;
   bool upper = false;  // the row is −J_dof against the upper limit
 };
-void append_limit_rows(const Model& model, const State& state, const BodyDynamics& bodies,
+// In the convex formulation a violated limit's target is rigid/compliance.hpp's instead.
+void append_limit_rows(const Model& model, const Params& params, const State& state, const BodyDynamics& bodies,
                        std::vector<solve::ConstraintRow>& rows, std::vector<LimitRowSource>& sources);
 
 // Velocity target of a one-sided constraint at signed distance `gap` from its bound (limits
 // and contacts): −gap/h while apart, contact_erp·(−gap − slop)₊/h once violated.
 double gap_target(double gap, double dt, const SolverSettings& solver);
+
+// Rows of the friction group of a contact: the pyramid's directions, or the cone's two axes.
+inline int friction_row_count(const SolverSettings& solver) {
+  return solver.formulation == Formulation::Convex ? 2 : solver.friction_directions;
+}
+// Direction k = c t₁ + s t₂ of a friction group with `count` rows, as (c, s).
+struct DirectionWeights {
+  double tangent1 = 0.0, tangent2 = 0.0;
+};
+DirectionWeights friction_direction(const SolverSettings& solver, int k);
 
 // Servos (Degrave et al. 2019): target rate ω* = clamp(gain·(target − q), ±max_velocity);
 // a bounded group {+J_dof (rhs ω*), −J_dof (rhs −ω*); γ} with impulse bound max_torque·h.
@@ -46,6 +57,10 @@ void append_servo_rows(const Model& model, const Params& params, const State& st
 // With solver.time_of_impact, a closing, bouncing contact between free bodies takes its
 // target at its time of impact instead (rigid/time_of_impact.hpp), recorded in `impacts`
 // (contact_time, contact_closing; the body times are assign_body_impact_times's).
+// In the convex formulation (solve/convex.hpp) every bouncing impact between free bodies takes
+// its time of impact, whatever e (so the step is continuous at e = 0); the friction group is
+// two Direction rows along orthonormal_basis(n)'s tangents (t₁, t₂: the elliptic cone's axes) and the Bound row, and
+// a penetrating contact's target is rigid/compliance.hpp's spring–damper.
 void append_contact_rows(const Model& model, const Params& params, const State& state,
                          std::span<const Contact> contacts, std::span<const double> free_velocity,
                          std::vector<solve::ConstraintRow>& rows, ImpactRecord& impacts);

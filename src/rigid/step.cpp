@@ -12,11 +12,13 @@
 #include "diffphys/simulator.hpp"
 #include "rigid/articulated.hpp"
 #include "rigid/body_dynamics.hpp"
+#include "rigid/compliance.hpp"
 #include "rigid/forces.hpp"
 #include "rigid/inequality_rows.hpp"
 #include "rigid/integrate.hpp"
 #include "rigid/joints.hpp"
 #include "rigid/step_workspace.hpp"
+#include "solve/convex.hpp"
 #include "solve/mlcp.hpp"
 #include "solve/polish.hpp"
 
@@ -40,11 +42,21 @@ void store_contact_impulses(const Model& model, std::span<const solve::Constrain
     contact.friction_impulse = {};
     ++row;
     if (row < rows.size() && rows[row].type == solve::RowType::Direction) {
-      for (int k = 0; k < model.solver.friction_directions; ++k, ++row)
+      for (int k = 0; k < rigid::friction_row_count(model.solver); ++k, ++row)
         contact.friction_impulse += rows[row].linear_a * lambda[row];
       ++row;  // the Bound row
     }
   }
+}
+
+// The convex formulation: each row's softness κ from its class's compliance (rigid/compliance.hpp).
+void assign_softness(const Model& model, const Params& params, std::span<solve::ConstraintRow> rows,
+                     const rigid::RowBlocks& blocks) {
+  double kappa[kRowClassCount];
+  for (int c = 0; c < kRowClassCount; ++c)
+    kappa[c] = rigid::softness(model.dt, rigid::row_compliance(model, params, static_cast<RowClass>(c))).value;
+  for (std::size_t i = 0; i < rows.size(); ++i) rows[i].softness = kappa[static_cast<int>(
+        rigid::row_class(blocks.joint_rows, blocks.limit_rows_end, blocks.first_contact_row, i))];
 }
 
 }  // namespace
@@ -68,6 +80,10 @@ StepStatus step(const Model& model, const Params& params, const State& state_in,
     ws.rows.clear();
     return rigid::step_reduced(model, params, state_in, controls, state_out, ws.articulated);
   }
+  if (model.solver.formulation == Formulation::Convex && model.layout.compliance_time_constant[0] < 0)
+    throw Error(message("step: the model '", model.name,
+                        "' was built for the complementarity formulation and has no compliance parameters in θ; set "
+                        "solver.formulation to convex before building it"));
   const auto dof = static_cast<std::size_t>(6 * model.body_count());
   ws.free_velocity.resize(dof);
   ws.velocity.resize(dof);
@@ -80,7 +96,7 @@ StepStatus step(const Model& model, const Params& params, const State& state_in,
   ws.rows.clear();
   rigid::append_joint_rows(model, state_in, ws.bodies, ws.rows);
   const std::size_t joint_row_count = ws.rows.size();
-  rigid::append_limit_rows(model, state_in, ws.bodies, ws.rows, ws.limit_sources);
+  rigid::append_limit_rows(model, params, state_in, ws.bodies, ws.rows, ws.limit_sources);
   ws.limit_rows_end = ws.rows.size();
   rigid::append_servo_rows(model, params, state_in, controls, ws.bodies, ws.rows);
   const std::size_t first_contact_row = ws.rows.size();
@@ -93,7 +109,10 @@ StepStatus step(const Model& model, const Params& params, const State& state_in,
   // PGS starts from the previous step's impulses (rigid/warm_start.hpp); the interior point
   // from zero, so that its answer depends on this step's inputs only.
   const rigid::RowBlocks row_blocks{ws.joint_rows, ws.limit_rows_end, ws.first_contact_row};
-  const bool warm_start = model.solver.type == SolverType::ProjectedGaussSeidel && model.solver.warm_start;
+  const bool convex = model.solver.formulation == Formulation::Convex;
+  if (convex) assign_softness(model, params, ws.rows, row_blocks);
+  const bool warm_start =
+      !convex && model.solver.type == SolverType::ProjectedGaussSeidel && model.solver.warm_start;
   if (warm_start)
     rigid::apply_warm_start(ws.warm_start, state_in, ws.rows, row_blocks, ws.limit_sources, ws.contacts, ws.lambda);
   const solve::MassBlocks mass = ws.bodies.mass_blocks();
@@ -108,6 +127,19 @@ StepStatus step(const Model& model, const Params& params, const State& state_in,
     std::copy(ws.replay_velocity.begin(), ws.replay_velocity.end(), ws.velocity.begin());
     solved.converged = true;
     solved.exact = true;
+  } else if (convex) {
+    // Newton from the state's velocities (the previous step's solution: a warm start that
+    // depends on this step's inputs only, so that Rollout's recomputed segments are identical).
+    ws.initial_velocity.resize(dof);
+    for (int b = 0; b < model.body_count(); ++b) {
+      const auto i = static_cast<std::size_t>(b);
+      for (int d = 0; d < 3; ++d) {
+        ws.initial_velocity[6 * i + static_cast<std::size_t>(d)] = state_in.linear_velocity[i][d];
+        ws.initial_velocity[6 * i + 3 + static_cast<std::size_t>(d)] = state_in.angular_velocity[i][d];
+      }
+    }
+    solved = solve::solve_convex(ws.rows, mass, ws.free_velocity, ws.initial_velocity, settings.max_iterations,
+                                 settings.tolerance, ws.convex, ws.lambda, ws.velocity);
   } else {
     solved = settings.type == SolverType::InteriorPoint
                  ? solve::solve_interior_point(ws.rows, mass, ws.free_velocity, settings.max_iterations,
@@ -117,7 +149,7 @@ StepStatus step(const Model& model, const Params& params, const State& state_in,
   }
   ws.replay_lambda = {};
   ws.replay_velocity = {};
-  if (settings.type == SolverType::InteriorPoint && ws.rows.size() > joint_row_count && !solved.exact) {
+  if (!convex && settings.type == SolverType::InteriorPoint && ws.rows.size() > joint_row_count && !solved.exact) {
     // The exact solution of the interior point's active set (solve/polish.hpp).
     solved.residual = solve::polish_solution(ws.rows, ws.free_velocity, solved.residual, ws.solver, ws.lambda, ws.velocity);
     solved.converged = solved.residual <= settings.tolerance;
@@ -128,8 +160,8 @@ StepStatus step(const Model& model, const Params& params, const State& state_in,
   const std::span<const solve::ConstraintRow> joint_rows(ws.rows.data(), joint_row_count);
   // A velocity problem of joint rows only was solved by the very factorisation the joint
   // projection needs (J_t M⁻¹ J_tᵀ at the start of the step): reuse it.
-  const bool joint_rows_only =
-      ws.rows.size() == joint_row_count && settings.type == SolverType::InteriorPoint && solved.iterations > 0;
+  const bool joint_rows_only = !convex && ws.rows.size() == joint_row_count &&
+                               settings.type == SolverType::InteriorPoint && solved.iterations > 0;
   ws.joint_factorization_valid = joint_rows_only;
   const double joint_error = rigid::stabilize_joints(model, joint_rows, mass, joint_rows_only ? &ws.solver : nullptr,
                                                      state_out, ws.stabilization);

@@ -16,6 +16,7 @@
 #include "rigid/integrate.hpp"
 #include "rigid/time_of_impact.hpp"
 #include "rigid/warm_start.hpp"
+#include "solve/convex.hpp"
 #include "solve/mlcp.hpp"
 
 namespace diffphys {
@@ -34,6 +35,8 @@ struct Workspace::Impl {
   std::vector<rigid::LimitRowSource> limit_sources;  // (limit rows) joint, dof, side of each
   rigid::ImpactRecord impacts;  // times of impact of this step's bounces (rigid/time_of_impact.hpp)
   solve::MlcpWorkspace solver;
+  solve::ConvexWorkspace convex;        // Formulation::Convex's Newton solver
+  std::vector<double> initial_velocity;  // (6 nbody) its starting point: the state's velocities
   // The velocity problem had joint rows only and solver holds the envelope factorisation of
   // its A = J M⁻¹ Jᵀ (the joint projection and the backward pass reuse it).
   bool joint_factorization_valid = false;
@@ -87,6 +90,16 @@ inline std::size_t workspace_bytes(const rigid::ArticulatedRecord& r) {
          capacity_bytes(r.inverse_diagonal);
 }
 
+inline std::size_t workspace_bytes(const solve::ConvexWorkspace& w) {
+  const solve::ConvexIslands& i = w.islands;
+  return capacity_bytes(w.groups) + capacity_bytes(w.responses) + capacity_bytes(w.compliance) +
+         capacity_bytes(w.scale) + capacity_bytes(w.inertia) + capacity_bytes(i.parent) +
+         capacity_bytes(i.island_of_body) + capacity_bytes(i.local_index) + capacity_bytes(i.body_start) +
+         capacity_bytes(i.bodies) + capacity_bytes(i.group_start) + capacity_bytes(i.groups) +
+         capacity_bytes(w.row_velocity) + capacity_bytes(w.row_step) + capacity_bytes(w.y) +
+         capacity_bytes(w.hessian) + capacity_bytes(w.gradient) + capacity_bytes(w.step);
+}
+
 inline std::size_t workspace_bytes(const Workspace::Impl& w) {
   const collision::CollisionWorkspace& c = w.collision;
   return sizeof(Workspace::Impl) + workspace_bytes(w.bodies) + capacity_bytes(c.posed) + capacity_bytes(c.boxes) +
@@ -101,7 +114,8 @@ inline std::size_t workspace_bytes(const Workspace::Impl& w) {
          capacity_bytes(w.warm_start.limits) + capacity_bytes(w.warm_start.contacts) +
          capacity_bytes(w.warm_start.contact_lambda) + capacity_bytes(w.impacts.contact_time) +
          capacity_bytes(w.impacts.contact_closing) + capacity_bytes(w.impacts.body_time) +
-         capacity_bytes(w.impacts.body_contact) + workspace_bytes(w.articulated);
+         capacity_bytes(w.impacts.body_contact) + workspace_bytes(w.articulated) + workspace_bytes(w.convex) +
+         capacity_bytes(w.initial_velocity);
 }
 
 }  // namespace diffphys

@@ -45,6 +45,9 @@ struct ConstraintRow {
   int group_size = 0;        // Bound: number of Direction rows
   int normal = -1;           // Bound: the Unilateral row scaling the bound, or −1
   double coefficient = 0.0;  // Bound: μ (friction) or the constant bound (servo), N·s
+  // Formulation::Convex only (solve/convex.hpp): the row's compliance relative to its
+  // effective inverse mass, R_i = softness · A_ii (dimensionless; 0 in the mixed LCP).
+  double softness = 0.0;
 };
 
 // The mass side of the problem: per body, M⁻¹ as an inverse mass and a world-frame inverse

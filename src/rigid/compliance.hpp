@@ -1,0 +1,66 @@
+// rigid/compliance.hpp — the convex formulation's compliant rows (Formulation::Convex):
+// how a row class's time constant τ and damping ratio ζ (θ's "compliance/<class>/…")
+// become the row's softness κ (R_i = κ A_ii) and the velocity target of a violated bound.
+//
+// A row is an implicit spring–damper on its constraint coordinate C with the row's effective
+// mass m = 1/A_ii, stiffness k = m ω² and damping c = 2 m ζ ω, ω = 1/(ζ τ) (τ is the decay
+// time constant 1/(ζω), MuJoCo's solref convention). Over a step of h, with C⁺ = C + h v⁺ and
+// the impulse λ = −h(k C⁺ + c v⁺) (Catto 2011, "Soft constraints"):
+//   v⁺ = v̂ − R λ,  R = A_ii / (hω (hω + 2ζ)) = κ A_ii,  v̂ = −ω C / (hω + 2ζ) = −C / (h + 2ζ²τ).
+// So κ = 1 / (h²/(ζτ)² + 2h/τ) → 0 and v̂ → −C/h (the hard row) as τ → 0. Targets that
+// are velocities (bounces, servo rates, a gap that may close this step) keep their values.
+#pragma once
+
+#include <cstddef>
+
+#include "diffphys/model.hpp"
+#include "diffphys/params.hpp"
+
+namespace diffphys::rigid {
+
+struct RowCompliance {
+  double time_constant = 0.0;  // τ, s
+  double damping_ratio = 0.0;  // ζ
+};
+
+inline RowCompliance row_compliance(const Model& model, const Params& params, RowClass row_class) {
+  const auto c = static_cast<int>(row_class);
+  return {params.at(model.layout.compliance_time_constant[c]), params.at(model.layout.compliance_damping_ratio[c])};
+}
+
+// The class of row i of a step: joints [0, joint_rows), limits [joint_rows, limit_rows_end),
+// servos [limit_rows_end, first_contact_row), contacts after (rigid/step_workspace.hpp).
+inline RowClass row_class(std::size_t joint_rows, std::size_t limit_rows_end, std::size_t first_contact_row,
+                          std::size_t i) {
+  if (i < joint_rows) return RowClass::Joint;
+  if (i < limit_rows_end) return RowClass::Limit;
+  if (i < first_contact_row) return RowClass::Servo;
+  return RowClass::Contact;
+}
+
+// κ(h, τ, ζ) and its partial derivatives in τ and ζ.
+struct Softness {
+  double value = 0.0, d_time_constant = 0.0, d_damping_ratio = 0.0;
+};
+inline Softness softness(double h, const RowCompliance& compliance) {
+  const double tau = compliance.time_constant, zeta = compliance.damping_ratio;
+  const double denominator = h * h / (zeta * zeta * tau * tau) + 2.0 * h / tau;
+  const double kappa = 1.0 / denominator;
+  return {kappa, kappa * kappa * (2.0 * h * h / (zeta * zeta * tau * tau * tau) + 2.0 * h / (tau * tau)),
+          kappa * kappa * 2.0 * h * h / (zeta * zeta * zeta * tau * tau)};
+}
+
+// Target of a one-sided row at signed distance `gap` from its bound (contacts, limits):
+// −gap/h while apart (the gap may close, not be crossed, this step), −gap/(h + 2ζ²τ) once
+// violated (the spring–damper above). Continuous at gap = 0. With its partial derivatives.
+struct GapTarget {
+  double value = 0.0, d_gap = 0.0, d_time_constant = 0.0, d_damping_ratio = 0.0;
+};
+inline GapTarget compliant_gap_target(double gap, double h, const RowCompliance& compliance) {
+  if (gap >= 0) return {-gap / h, -1.0 / h, 0.0, 0.0};
+  const double tau = compliance.time_constant, zeta = compliance.damping_ratio;
+  const double d = h + 2.0 * zeta * zeta * tau;
+  return {-gap / d, -1.0 / d, gap * 2.0 * zeta * zeta / (d * d), gap * 4.0 * zeta * tau / (d * d)};
+}
+
+}  // namespace diffphys::rigid
