@@ -1,7 +1,7 @@
 """setuptools glue for `pip install --no-build-isolation .`: the extension diffphys._core is
-built by the project's CMake (target diffphys_python, tests and benchmarks off) in
-build/pip/, for the interpreter running pip; the pure-Python files come from python/diffphys/.
-Set DIFFPHYS_PIP_BUILD_DIR to build elsewhere."""
+built by the project's CMake (target diffphys_python; tests, benchmarks and the web viewer off,
+so no Node.js is needed) in build/pip/, for the interpreter running pip; the pure-Python files
+come from python/diffphys/. Set DIFFPHYS_PIP_BUILD_DIR to build elsewhere."""
 
 import os
 import pathlib
@@ -20,7 +20,8 @@ class CMakeBuild(build_ext):
         build_dir = pathlib.Path(os.environ.get("DIFFPHYS_PIP_BUILD_DIR", ROOT / "build" / "pip"))
         subprocess.check_call(["cmake", "-S", str(ROOT), "-B", str(build_dir), "-DCMAKE_BUILD_TYPE=Release",
                                "-DDIFFPHYS_BUILD_TESTS=OFF", "-DDIFFPHYS_BUILD_BENCH=OFF",
-                               "-DDIFFPHYS_BUILD_PYTHON=ON", f"-DDIFFPHYS_PYTHON_EXECUTABLE={sys.executable}"])
+                               "-DDIFFPHYS_BUILD_PYTHON=ON", "-DDIFFPHYS_VIEWER=OFF",
+                               f"-DDIFFPHYS_PYTHON_EXECUTABLE={sys.executable}"])
         subprocess.check_call(["cmake", "--build", str(build_dir), "--target", "diffphys_python",
                                "-j", str(os.cpu_count() or 1)])
         built = sorted((build_dir / "python" / "diffphys").glob("_core*.so"))

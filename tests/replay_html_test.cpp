@@ -22,6 +22,11 @@
 namespace diffphys {
 namespace {
 
+// Tests of the page itself are skipped in a build without the viewer (-DDIFFPHYS_VIEWER=OFF),
+// where ViewCommand.WithoutTheViewerTheCommandsSaySo runs instead.
+#define DIFFPHYS_SKIP_WITHOUT_VIEWER()                                                   \
+  if (!viewer::replay_page_built()) GTEST_SKIP() << "built without the web viewer (-DDIFFPHYS_VIEWER=OFF)"
+
 constexpr std::string_view kOpenData = "<script id=\"diffphys-trajectory\" type=\"application/json\">";
 
 // The text of the page's trajectory element.
@@ -64,6 +69,7 @@ void expect_refused(const std::string& text, std::initializer_list<std::string> 
 }
 
 TEST(ReplayHtml, EmbedsTheTrajectoryWhereNoTextCanEndTheScriptElement) {
+  DIFFPHYS_SKIP_WITHOUT_VIEWER();
   const std::string name = "ball </script><script>alert(1)</script> <!-- x";
   const std::string trajectory = minimal_trajectory(name);
   const std::string html = viewer::replay_html(trajectory, "traj.json");
@@ -77,6 +83,7 @@ TEST(ReplayHtml, EmbedsTheTrajectoryWhereNoTextCanEndTheScriptElement) {
 }
 
 TEST(ReplayHtml, IsOnePageWithThreeJsInsideAndNothingToFetch) {
+  DIFFPHYS_SKIP_WITHOUT_VIEWER();
   const std::string html = viewer::replay_html(minimal_trajectory("ball"), "traj.json");
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
   // three.js is bundled in, with its licence notice.
@@ -171,6 +178,7 @@ class ViewCommand : public ::testing::Test {
 // `simulate --view` and `view` of `simulate --out` give the same page, and the trajectory in
 // it is the file's, model block and energies included.
 TEST_F(ViewCommand, SimulateViewAndViewWriteTheSamePage) {
+  DIFFPHYS_SKIP_WITHOUT_VIEWER();
   ASSERT_EQ(run("simulate " + example("pendulum.json") + " --steps 200 --every 20 --out " + path("pendulum.json") +
                 " --view " + path("direct.html")),
             0)
@@ -197,6 +205,7 @@ TEST_F(ViewCommand, HelpListsTheCommands) {
 }
 
 TEST_F(ViewCommand, RefusesBadInputWithExitCodeOne) {
+  DIFFPHYS_SKIP_WITHOUT_VIEWER();
   EXPECT_EQ(run("view " + path("missing.json") + " -o " + path("out.html")), 1);
   EXPECT_NE(stderr_.find("diffphys: error: "), std::string::npos) << stderr_;
   EXPECT_NE(stderr_.find("missing.json: cannot open"), std::string::npos) << stderr_;
@@ -214,6 +223,21 @@ TEST_F(ViewCommand, RefusesBadInputWithExitCodeOne) {
   EXPECT_NE(stderr_.find("cannot open the replay page"), std::string::npos) << stderr_;
 }
 
+// A build without the viewer refuses `view` and `simulate --view` up front, saying why, and
+// writes no page.
+TEST_F(ViewCommand, WithoutTheViewerTheCommandsSaySo) {
+  if (viewer::replay_page_built()) GTEST_SKIP() << "the viewer is built";
+  ASSERT_EQ(run("simulate " + example("pendulum.json") + " --steps 20 --out " + path("pendulum.json")), 0) << stderr_;
+  EXPECT_EQ(run("view " + path("pendulum.json") + " -o " + path("viewed.html")), 1);
+  EXPECT_NE(stderr_.find("built without the web viewer"), std::string::npos) << stderr_;
+  EXPECT_NE(stderr_.find("-DDIFFPHYS_VIEWER=ON"), std::string::npos) << stderr_;
+  EXPECT_EQ(run("simulate " + example("pendulum.json") + " --steps 20 --view " + path("direct.html")), 1);
+  EXPECT_NE(stderr_.find("built without the web viewer"), std::string::npos) << stderr_;
+  EXPECT_FALSE(std::filesystem::exists(directory_ / "viewed.html"));
+  EXPECT_FALSE(std::filesystem::exists(directory_ / "direct.html"));
+  EXPECT_THROW(viewer::replay_html(minimal_trajectory("ball"), "traj.json"), Error);
+}
+
 }  // namespace
 }  // namespace diffphys
 
@@ -223,6 +247,7 @@ namespace {
 // An experiment's recorded trajectories get their replay page next to them, with the
 // model block (the shapes to draw).
 TEST_F(ViewCommand, ExperimentsWriteAReplayNextToEachTrajectory) {
+  DIFFPHYS_SKIP_WITHOUT_VIEWER();
   ASSERT_EQ(run("experiment chain-mass --quick --json --out " + quoted(directory_)), 0) << stderr_;
   int pages = 0;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(directory_)) {

@@ -58,7 +58,11 @@ int run_experiment(const ExperimentCommandOptions& options) {
     if (!options.json_only) std::cout << "experiment " << entry.name << ": " << entry.summary << std::endl;
     const auto started = std::filesystem::file_time_type::clock::now();
     const experiments::ExperimentResult result = entry.run(run_options);
-    write_replays(options.out_dir, started, options.json_only);
+    if (viewer::replay_page_built())
+      write_replays(options.out_dir, started, options.json_only);
+    else if (!options.json_only)
+      std::cout << "replay pages: none written (this diffphys was built without the web viewer, "
+                   "-DDIFFPHYS_VIEWER=OFF)" << std::endl;
     std::cout << result.json << std::endl;
     return result.success ? 0 : 4;
   }

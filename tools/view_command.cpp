@@ -13,6 +13,7 @@
 namespace diffphys::cli {
 
 int run_view(const ViewOptions& options) {
+  viewer::require_replay_page();  // a build without the viewer says so first
   std::ifstream file(options.trajectory_path, std::ios::binary);
   if (!file) throw Error(message(options.trajectory_path, ": cannot open the trajectory file"));
   std::ostringstream text;

@@ -97,6 +97,16 @@ void check_soft_trajectory(const nlohmann::json& trajectory, const std::string& 
 
 }  // namespace
 
+bool replay_page_built() { return DIFFPHYS_REPLAY_PAGE_BUILT != 0; }
+
+void require_replay_page() {
+  if (!replay_page_built())
+    throw Error(
+        "this diffphys was built without the web viewer (configured with -DDIFFPHYS_VIEWER=OFF), so it cannot "
+        "write replay pages; configure with -DDIFFPHYS_VIEWER=ON (needs Node.js and npm, docs/viewer.md) and build "
+        "again");
+}
+
 void check_trajectory(std::string_view trajectory_json, std::string_view source_name) {
   const std::string source(source_name);
   nlohmann::json trajectory;

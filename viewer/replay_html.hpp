@@ -14,8 +14,17 @@
 namespace diffphys::viewer {
 
 // The page with the placeholder @@DIFFPHYS_TRAJECTORY@@ where the trajectory goes
-// (generated: build/viewer/replay_page.cpp).
+// (generated: build/viewer/replay_page.cpp). In a build without the viewer
+// (-DDIFFPHYS_VIEWER=OFF) it throws, as require_replay_page() does.
 std::string_view replay_page_template();
+
+// Whether this build carries the replay page: false when configured with -DDIFFPHYS_VIEWER=OFF
+// (no Node.js needed then).
+bool replay_page_built();
+
+// Throws diffphys::Error "this diffphys was built without the web viewer ..." (saying how to
+// build it) unless replay_page_built(). The commands call it before doing any work.
+void require_replay_page();
 
 // Checks that `trajectory_json` is a diffphys trajectory the viewer can show (a JSON object
 // with "format": "diffphys-trajectory", a "bodies" array of names and a non-empty "frames"
