@@ -334,6 +334,38 @@ TEST(Gradient, BouncingBallBetweenContactsMatchesCentralDifferences) {
   EXPECT_GT(expect_gradients_match_central_differences(c, 1e-5, 6), 10);
 }
 
+// Released at rest, a body falls onto a frictional floor with no sideways slip at all: every
+// friction row then has β = 0 and w = 0, while the contact is still speculative (λ_n = 0) and
+// after it lands (λ_n > 0). The trajectory is smooth there — a small sideways velocity passes
+// freely over a speculative contact and is stopped on landing — and so must the gradient be.
+// Tolerance and steps as for the other contact scenes: 1e-5 relative to max(1, |numeric|), the
+// box's four redundant corners needing parameter steps of 1e-4 relative (its loss carries
+// ~1e-11 of solver noise, which steps of 1e-6 would magnify to ~1e-5).
+TEST(Gradient, SphereLandingWithoutSlipMatchesCentralDifferences) {
+  ModelBuilder builder;
+  builder.dt = 1e-2;
+  builder.add_ground_plane();
+  builder.world_friction = 0.5;
+  BodySpec ball = sphere_body("ball", {0, 0, 0.4}, 0.1, 1.0);
+  ball.restitution = 0.5;
+  ball.friction = 0.5;
+  builder.add_body(ball);
+  Case c{builder.build(), {}, 60};
+  EXPECT_GT(expect_gradients_match_central_differences(c, 1e-5, 7), 10);
+}
+
+TEST(Gradient, BoxDroppedFlatWithoutSlipMatchesCentralDifferences) {
+  ModelBuilder builder;
+  builder.dt = 1e-2;
+  builder.add_ground_plane();
+  builder.world_friction = 0.25;
+  BodySpec box = box_body("box", {0, 0, 0.3}, {0.2, 0.15, 0.1}, 2.0);
+  box.friction = 0.25;
+  builder.add_body(box);
+  Case c{builder.build(), {}, 60};
+  EXPECT_GT(expect_gradients_match_central_differences(c, 1e-5, 8, 1e-4), 10);
+}
+
 TEST(Gradient, CheckpointingGivesTheSameGradientsAsStoringEveryState) {
   const Scene scene = hinge_chain(3, 0.3, 0.5, 0.7).build();
   // Four ways to the same numbers: every state and every step's record kept; every state,
