@@ -3,7 +3,8 @@
 // latter through the bounce's time of impact), and
 // central finite differences of 100+-step rollouts with respect to the initial state (in
 // the tangent layout), controls and every parameter, on a pendulum, a 10-link chain, a
-// servo arm, a sphere sliding with friction, a box resting and pushed, a bouncing ball;
+// servo arm, a sphere sliding with friction, a box resting and pushed, a bouncing ball, a
+// sphere and a box released at rest (zero slip on landing);
 // checkpointing equal to storing every state; the health report catching a NaN.
 #include <gtest/gtest.h>
 
