@@ -242,5 +242,116 @@ TEST(LcpVjp, MatchesCentralDifferencesForEveryPhysicalInput) {
   EXPECT_GT(sticking_seen, 0);
 }
 
+// One body (1 kg, inverse inertia diag(10)) on the ground through one contact 0.1 m below its
+// centre: a normal row with velocity target `normal_target` and 4 friction directions ±x, ±y
+// with μ = 0.5; the body's free velocity `free_linear` (no spin).
+Problem single_contact(const Vec3& free_linear, double normal_target) {
+  Problem p;
+  p.inverse_mass = {0.0, 1.0};
+  p.inverse_inertia = {Mat3{}, Mat3::diagonal({10, 10, 10})};
+  p.free_velocity = {0, 0, 0, 0, 0, 0, free_linear.x, free_linear.y, free_linear.z, 0, 0, 0};
+  const Vec3 offset{0, 0, -0.1};
+  const auto point_row = [&](const Vec3& direction, RowType type) {
+    ConstraintRow row;
+    row.type = type;
+    row.body_a = 1;
+    row.body_b = 0;
+    row.linear_a = direction;
+    row.angular_a = cross(offset, direction);
+    return row;
+  };
+  ConstraintRow normal_row = point_row({0, 0, 1}, RowType::Unilateral);
+  normal_row.rhs = normal_target;
+  p.rows.push_back(normal_row);
+  for (const Vec3& d : {Vec3{1, 0, 0}, Vec3{0, 1, 0}, Vec3{-1, 0, 0}, Vec3{0, -1, 0}}) {
+    ConstraintRow row = point_row(d, RowType::Direction);
+    row.group = 5;
+    p.rows.push_back(row);
+  }
+  ConstraintRow bound;
+  bound.type = RowType::Bound;
+  bound.group = 1;
+  bound.group_size = 4;
+  bound.normal = 0;
+  bound.coefficient = 0.5;
+  p.rows.push_back(bound);
+  return p;
+}
+
+// exact: the solution is λ = 0, v⁺ = v_free, given exactly (as the polish leaves it: the
+// interior point's own answer carries ~1e-13 of λ and w that hide the ties).
+std::vector<double> free_velocity_adjoint_of(const Problem& problem, const std::vector<double>& velocity_adjoint,
+                                             bool free_motion_is_exact = false) {
+  std::vector<double> lambda(problem.rows.size(), 0.0);
+  std::vector<double> velocity = problem.free_velocity;
+  if (!free_motion_is_exact) velocity = solve_velocity(problem, &lambda);
+  std::vector<double> free_velocity_adjoint(velocity.size(), 0.0);
+  std::vector<RowAdjoint> row_adjoints(problem.rows.size());
+  MassAdjoint mass_adjoint{std::vector<double>(2, 0.0), std::vector<Mat3>(2)};
+  LcpVjpWorkspace workspace;
+  lcp_vjp(problem.rows, {problem.inverse_mass, problem.inverse_inertia}, lambda, velocity, velocity_adjoint,
+          free_velocity_adjoint, row_adjoints, mass_adjoint, workspace);
+  return free_velocity_adjoint;
+}
+
+// A speculative contact (the gap allows 0.5 m/s of approach, the body comes at 0.1 m/s) with no
+// slip: λ_n = 0, and every friction row sits at a tie β = 0 = w. Without a normal impulse there
+// is no friction, so v⁺ = v_free near this point and the VJP is the identity. Taking the ties
+// as active held the tangential velocity at 0 with impulses on opposite directions that
+// cancel in Σβ = μλ_n = 0.
+TEST(LcpVjp, FrictionWithoutNormalImpulseLetsAZeroSlipThrough) {
+  const Problem problem = single_contact({0, 0, -0.1}, -0.5);
+  const std::vector<double> velocity_adjoint{0, 0, 0, 0, 0, 0, 0.3, -0.7, 0.2, 0.5, 0.1, -0.4};
+  const std::vector<double> free_velocity_adjoint = free_velocity_adjoint_of(problem, velocity_adjoint, true);
+  for (std::size_t k = 6; k < 12; ++k) EXPECT_NEAR(free_velocity_adjoint[k], velocity_adjoint[k], 1e-12) << k;
+}
+
+// Pressed onto the ground (v_n ≥ 0 against 1 m/s) and slipping 0.02 m/s along x, the contact
+// sticks: friction along −x only, so the ±y directions sit at ties β = 0 = w. Sticking holds
+// the contact point's whole velocity at 0 under a small perturbation — sideways too — so with
+// J the normal, x and y rows, dv⁺/dv_free = I − M⁻¹Jᵀ(J M⁻¹Jᵀ)⁻¹J, and the VJP is its transpose.
+TEST(LcpVjp, StickingHoldsTheWholeTangentPlaneIncludingDirectionsAtTies) {
+  const Problem problem = single_contact({0.02, 0, -1.0}, 0.0);
+  const std::vector<double> velocity_adjoint{0, 0, 0, 0, 0, 0, 0.3, -0.7, 0.2, 0.5, 0.1, -0.4};
+  const std::vector<double> free_velocity_adjoint = free_velocity_adjoint_of(problem, velocity_adjoint);
+  // J rows on the body's 6 velocities: point velocity v + ω × o along e_k, o = (0, 0, −0.1).
+  const Vec3 offset{0, 0, -0.1};
+  double jacobian[3][6], scaled[3][6];  // J and J M⁻¹
+  for (int r = 0; r < 3; ++r) {
+    Vec3 e;
+    e[r] = 1.0;
+    const Vec3 angular = cross(offset, e);
+    for (int c = 0; c < 3; ++c) {
+      jacobian[r][c] = e[c];
+      jacobian[r][c + 3] = angular[c];
+      scaled[r][c] = e[c];
+      scaled[r][c + 3] = 10.0 * angular[c];
+    }
+  }
+  Mat3 delassus;  // A = J M⁻¹ Jᵀ
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) {
+      double sum = 0.0;
+      for (int k = 0; k < 6; ++k) sum += scaled[r][k] * jacobian[c][k];
+      delassus(r, c) = sum;
+    }
+  // v̄_free = v̄⁺ − Jᵀ A⁻¹ J M⁻¹ v̄⁺.
+  Vec3 projected;
+  for (int r = 0; r < 3; ++r)
+    for (int k = 0; k < 6; ++k) projected[r] += scaled[r][k] * velocity_adjoint[6 + static_cast<std::size_t>(k)];
+  // This contact's A is diagonal (the offset is along the normal): diag(1.1, 1.1, 1).
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c)
+      if (r != c) {
+        ASSERT_NEAR(delassus(r, c), 0.0, 1e-15);
+      }
+  const Vec3 multiplier{projected.x / delassus(0, 0), projected.y / delassus(1, 1), projected.z / delassus(2, 2)};
+  for (int k = 0; k < 6; ++k) {
+    double expected = velocity_adjoint[6 + static_cast<std::size_t>(k)];
+    for (int r = 0; r < 3; ++r) expected -= jacobian[r][k] * multiplier[r];
+    EXPECT_NEAR(free_velocity_adjoint[6 + static_cast<std::size_t>(k)], expected, 1e-9) << k;
+  }
+}
+
 }  // namespace
 }  // namespace diffphys::adjoint
