@@ -47,26 +47,6 @@ bool row_is_active(const ConstraintRow& row, double lambda, double w, double dia
   return solve::row_holds_equality(row, lambda, w, diagonal);
 }
 
-void settle_friction_groups(std::span<const ConstraintRow> rows, std::span<const double> lambda,
-                            std::span<char> row_active) {
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const ConstraintRow& bound = rows[i];
-    if (bound.type != RowType::Bound || bound.normal < 0) continue;  // servo groups keep their rows
-    const auto normal = static_cast<std::size_t>(bound.normal);
-    const bool pressed = row_active[normal] != 0 && lambda[normal] > 0;
-    const auto first = static_cast<std::size_t>(bound.group);
-    const auto directions = static_cast<std::size_t>(bound.group_size);
-    if (!pressed) {
-      // No normal impulse: the cone is {0}, nothing of the group is held.
-      for (std::size_t k = 0; k < directions; ++k) row_active[first + k] = 0;
-      row_active[i] = 0;
-    } else if (row_active[i] == 0) {
-      // Sticking (γ = 0 < w_γ): the whole tangent plane is held.
-      for (std::size_t k = 0; k < directions; ++k) row_active[first + k] = 1;
-    }
-  }
-}
-
 namespace {
 
 // Iterative refinement with residuals accumulated in extended precision (Wilkinson; Higham,
@@ -326,7 +306,6 @@ void lcp_vjp(std::span<const ConstraintRow> rows, const solve::MassBlocks& mass,
   const std::size_t dof = velocity.size();
   ws.responses.resize(count);
   ws.position_in_active.assign(count, -1);
-  ws.row_active.resize(count);
   ws.active.clear();
   // Which rows hold w = 0: classify from the solution.
   for (std::size_t i = 0; i < count; ++i) {
@@ -344,13 +323,10 @@ void lcp_vjp(std::span<const ConstraintRow> rows, const solve::MassBlocks& mass,
                                           solve::row_response(rows[static_cast<std::size_t>(row.group + k)], mass));
       diagonal /= std::max(row.group_size, 1);
     }
-    ws.row_active[i] = row_is_active(row, lambda[i], w, diagonal) ? 1 : 0;
-  }
-  settle_friction_groups(rows, lambda, ws.row_active);
-  for (std::size_t i = 0; i < count; ++i) {
-    if (ws.row_active[i] == 0) continue;
-    ws.position_in_active[i] = static_cast<int>(ws.active.size());
-    ws.active.push_back(static_cast<int>(i));
+    if (row_is_active(row, lambda[i], w, diagonal)) {
+      ws.position_in_active[i] = static_cast<int>(ws.active.size());
+      ws.active.push_back(static_cast<int>(i));
+    }
   }
   const std::size_t n = ws.active.size();
   const auto active_lambda = [&](std::size_t i) { return ws.position_in_active[i] >= 0 ? lambda[i] : 0.0; };

@@ -2,9 +2,8 @@
 //
 // Implicit differentiation at the solution with the active set held fixed (Amos & Kolter
 // 2017; de Avila Belbute-Peres et al. 2018, Appendix B): rows with w = 0 enforced (joint
-// rows; complementarity rows whose λ is at least their w — ties count as active — with the
-// friction groups settled as a whole, settle_friction_groups below) form 𝒜, the others keep
-// λ = 0, and
+// rows; complementarity rows whose λ is at least their w — ties count as active, which is
+// the sticking side of a friction cone) form 𝒜, the others keep λ = 0, and
 //   K λ_𝒜 = −(J_𝒜 v_free − rhs_𝒜),   K = (J M⁻¹ Jᵀ + F)_𝒜𝒜,   v⁺ = v_free + M⁻¹ Jᵀ λ.
 // With u = M⁻¹ v̄⁺ and ζ = K⁻ᵀ (J u)_𝒜 the adjoints are
 //   v̄_free = v̄⁺ − Jᵀζ,   r̄hs_i = ζ_i,   J̄_i = λ_i (u − M⁻¹Jᵀζ) − ζ_i v⁺,
@@ -76,7 +75,6 @@ struct LcpVjpWorkspace {
   std::vector<double> column_values;
   std::vector<double> dense_copy, right_side, correction;  // iterative refinement (both LUs)
   std::vector<long double> residual_wide;
-  std::vector<char> row_active;       // (rows) 1 if in 𝒜
   std::vector<int> active;            // indices of 𝒜
   std::vector<int> position_in_active;  // (rows) index in 𝒜 or −1
   std::vector<double> matrix, rhs, velocity_adjoint_scaled, constraint_response, scaled_constraint_response, impulse;
@@ -97,22 +95,5 @@ void lcp_vjp(std::span<const solve::ConstraintRow> rows, const solve::MassBlocks
 
 // The active set the VJP uses: true for rows whose w = 0 is enforced.
 bool row_is_active(const solve::ConstraintRow& row, double lambda, double w, double diagonal);
-
-// Corrects row_is_active's flags (1: in 𝒜) friction group by friction group, where rows at
-// ties (β_k = 0 = w_k: zero slip) would otherwise pick the piece. A group is one Bound row over
-// its K Direction rows and the contact's normal row (solve/mlcp.hpp):
-//   - no normal impulse (normal row not in 𝒜, or λ_n = 0): the cone is the point 0 and no row
-//     of the group is in 𝒜, so β stays 0. At zero slip every direction is a tie and the Bound
-//     row too (γ = 0 = w_γ); taken as active, opposite directions (d_{k+K/2} = −d_k) could
-//     cancel in Σβ_k = μλ_n = 0 and still stop a sideways perturbation: friction without
-//     normal force, the wrong gradient of a body released at rest over its speculative contact.
-//   - sticking (Bound row not in 𝒜: γ = 0 < w_γ): every Direction row is in 𝒜. Then
-//     w_k = d_k·v⁺ ≥ 0 for every k, and the directions coming in opposite pairs, d_k·v⁺ = 0:
-//     the tangential velocity is 0 in the whole plane and stays 0 under a small perturbation.
-//     Directions with β_k = 0 are ties; left to the sign of round-off in w_k they would let
-//     the perturbation slip freely along them.
-// Servo groups (no normal row) are left as classified.
-void settle_friction_groups(std::span<const solve::ConstraintRow> rows, std::span<const double> lambda,
-                            std::span<char> row_active);
 
 }  // namespace diffphys::adjoint

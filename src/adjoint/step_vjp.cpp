@@ -8,13 +8,12 @@
 #include <numbers>
 
 #include "adjoint/contact_geometry.hpp"
-#include "adjoint/friction_basis_vjp.hpp"
 #include "adjoint/joints_vjp.hpp"
 #include "adjoint/time_of_impact_vjp.hpp"
+#include "math/dual.hpp"
 #include "rigid/compliance.hpp"
 #include "rigid/inequality_rows.hpp"
 #include "rigid/forces.hpp"
-#include "rigid/friction_basis.hpp"
 #include "rigid/integrate.hpp"
 #include "rigid/joints.hpp"
 #include "rigid/step_workspace.hpp"
@@ -105,6 +104,19 @@ void add_row_adjoint_from_vector(const ConstraintRow& row, std::span<const doubl
 }
 
 double row_dot(const ConstraintRow& row, std::span<const double> x) { return solve::row_times_velocity(row, x); }
+
+// Jacobians of orthonormal_basis(n) → (t1, t2) with respect to n, by dual numbers.
+void basis_jacobians(const Vec3& normal, Mat3& dt1_dn, Mat3& dt2_dn) {
+  using D = Dual<3>;
+  const Vec3T<D> n{D::variable(normal.x, 0), D::variable(normal.y, 1), D::variable(normal.z, 2)};
+  Vec3T<D> t1, t2;
+  orthonormal_basis(n, t1, t2);
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) {
+      dt1_dn(r, c) = t1[r].derivative[static_cast<std::size_t>(c)];
+      dt2_dn(r, c) = t2[r].derivative[static_cast<std::size_t>(c)];
+    }
+}
 
 }  // namespace
 
@@ -498,12 +510,8 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
       ++row;
       if (row < record.rows.size() && record.rows[row].type == RowType::Direction && row < record.rows.size() &&
           record.rows[row].group == static_cast<int>(row) + directions) {
-        // The pyramid's basis follows the free motion's slip (rigid/friction_basis.hpp).
-        const Vec3 relative_free_velocity = rigid::contact_relative_velocity(
-            record.free_velocity, contact.body_a, contact.body_b, offset_a, offset_b);
         Vec3 tangent1, tangent2, tangent1_adjoint, tangent2_adjoint;
-        rigid::friction_basis(n, relative_free_velocity, tangent1, tangent2);
-        const std::size_t bound_row = row + static_cast<std::size_t>(directions);
+        orthonormal_basis(n, tangent1, tangent2);
         for (int k = 0; k < directions; ++k, ++row) {
           const rigid::DirectionWeights weights = rigid::friction_direction(settings, k);
           const Vec3 direction = tangent1 * weights.tangent1 + tangent2 * weights.tangent2;
@@ -511,20 +519,9 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
           tangent1_adjoint += direction_adjoint * weights.tangent1;
           tangent2_adjoint += direction_adjoint * weights.tangent2;
         }
-        // The convex formulation's cone is isotropic, so its answer does not depend on the
-        // basis: differentiating the basis's turn in full is exact there too.
-        const bool sliding = convex || (vjp.lcp.row_active[bound_row] != 0 && record.lambda[bound_row] > 0);
-        const FrictionBasisAdjoint basis =
-            friction_basis_vjp(n, relative_free_velocity, tangent1_adjoint, tangent2_adjoint, sliding);
-        normal_adjoint += basis.normal;
-        // v_rel = v_a + ω_a × o_a − v_b − ω_b × o_b, of the free velocities.
-        const Vec3& slip_adjoint = basis.relative_velocity;
-        add_vec3(vjp.free_velocity_adjoint, static_cast<int>(6 * a), slip_adjoint);
-        add_vec3(vjp.free_velocity_adjoint, static_cast<int>(6 * a + 3), cross(offset_a, slip_adjoint));
-        add_vec3(vjp.free_velocity_adjoint, static_cast<int>(6 * b), -slip_adjoint);
-        add_vec3(vjp.free_velocity_adjoint, static_cast<int>(6 * b + 3), -cross(offset_b, slip_adjoint));
-        offset_a_adjoint += cross(slip_adjoint, read_vec3(record.free_velocity, static_cast<int>(6 * a + 3)));
-        offset_b_adjoint -= cross(slip_adjoint, read_vec3(record.free_velocity, static_cast<int>(6 * b + 3)));
+        Mat3 dt1_dn, dt2_dn;
+        basis_jacobians(n, dt1_dn, dt2_dn);
+        normal_adjoint += dt1_dn.transpose_times(tangent1_adjoint) + dt2_dn.transpose_times(tangent2_adjoint);
         // Bound row: μ = √(μ_a μ_b).
         const double friction_a = params.at(layout.body_friction[a]), friction_b = params.at(layout.body_friction[b]);
         const double friction = std::sqrt(friction_a * friction_b);

@@ -6,7 +6,6 @@
 #include <numbers>
 
 #include "rigid/compliance.hpp"
-#include "rigid/friction_basis.hpp"
 #include "rigid/joints.hpp"
 #include "solve/row_algebra.hpp"
 
@@ -175,12 +174,8 @@ void append_contact_rows(const Model& model, const Params& params, const State& 
     rows.push_back(normal_row);
     if (!(friction > 0)) continue;
 
-    // The pyramid turned to the free motion's slip (rigid/friction_basis.hpp): isotropic. (The
-    // convex formulation's elliptic cone is isotropic in any basis; it takes the same one.)
     Vec3 tangent1, tangent2;
-    friction_basis(contact.normal,
-                   contact_relative_velocity(free_velocity, contact.body_a, contact.body_b, offset_a, offset_b),
-                   tangent1, tangent2);
+    orthonormal_basis(contact.normal, tangent1, tangent2);
     const int first_direction = normal_index + 1;
     for (int k = 0; k < directions; ++k) {
       const DirectionWeights weights = friction_direction(solver, k);

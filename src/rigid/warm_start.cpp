@@ -15,27 +15,6 @@ std::size_t contact_row_count(std::span<const solve::ConstraintRow> rows, std::s
   return 1;
 }
 
-// The tangential impulse f as non-negative weights on the two directions of the pyramid's
-// sector that holds it (d_k, d_{k+1}: (d_k × f)·n ≥ 0 and (f × d_{k+1})·n > 0, n = d₀ × d₁),
-// the form the solvers' β take; 0 on the other directions.
-void write_on_directions(const Vec3& impulse, std::span<const solve::ConstraintRow> directions,
-                         std::span<double> beta) {
-  std::fill(beta.begin(), beta.end(), 0.0);
-  const std::size_t sides = directions.size();
-  const Vec3 normal = cross(directions[0].linear_a, directions[1].linear_a);
-  for (std::size_t k = 0; k < sides; ++k) {
-    const Vec3& d0 = directions[k].linear_a;
-    const Vec3& d1 = directions[(k + 1) % sides].linear_a;
-    const double before = dot(cross(d0, impulse), normal), after = dot(cross(impulse, d1), normal);
-    if (before >= 0.0 && after > 0.0) {
-      const double determinant = dot(cross(d0, d1), normal);
-      beta[k] = after / determinant;
-      beta[(k + 1) % sides] = before / determinant;
-      return;
-    }
-  }
-}
-
 bool precedes(const WarmStart::ContactEntry& a, const WarmStart::ContactEntry& b) {
   return std::tie(a.shape_a, a.shape_b, a.feature, a.order) < std::tie(b.shape_a, b.shape_b, b.feature, b.order);
 }
@@ -117,8 +96,6 @@ std::size_t apply_warm_start(const WarmStart& warm_start, const State& state_in,
       const std::size_t copied = static_cast<std::size_t>(found->row_count) == count ? count : 1;
       for (std::size_t k = 0; k < copied; ++k)
         lambda[row + k] = warm_start.contact_lambda[static_cast<std::size_t>(found->first) + k];
-      if (copied > 1 && !(rows[row + 1].linear_a == found->first_direction))
-        write_on_directions(found->friction_impulse, rows.subspan(row + 1, count - 2), lambda.subspan(row + 1, count - 2));
       matched += copied;
     }
     row += count;
@@ -151,10 +128,6 @@ void store_warm_start(WarmStart& warm_start, const State& state_out, std::span<c
     entry.order = static_cast<int>(c);
     entry.first = static_cast<int>(row - blocks.first_contact_row);
     entry.row_count = static_cast<int>(count);
-    if (count > 1) {
-      entry.first_direction = rows[row + 1].linear_a;
-      for (std::size_t k = row + 1; k + 1 < row + count; ++k) entry.friction_impulse += rows[k].linear_a * lambda[k];
-    }
     warm_start.contacts.push_back(entry);
     row += count;
   }

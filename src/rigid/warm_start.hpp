@@ -11,8 +11,7 @@
 //   contact rows                by (shape_a, shape_b, feature) — Contact::feature is a stable
 //                               id of the touching features within a shape pair — the
 //                               normal, then the friction directions and γ when both steps
-//                               have the same friction group (if its pyramid has turned,
-//                               the same friction impulse on the new directions).
+//                               have the same friction group.
 // The stored λ is used only if the state being stepped is the very state the storing step
 // produced (a 64-bit fingerprint of time, poses and velocities): stepping any other state
 // with the same workspace starts cold, as a fresh workspace would. The result then depends
@@ -52,10 +51,6 @@ struct WarmStart {
     int order = 0;      // position among the stored step's contacts (ties)
     int first = 0;      // offset of its rows' λ in contact_lambda
     int row_count = 0;  // 1 (normal only) or 1 + K + 1 (with its friction group)
-    // With a friction group: its first direction d₀ and its impulse Σ β_k d_k (world, N·s).
-    // The pyramid turns with the contact's slip (rigid/friction_basis.hpp); when the next
-    // step's d₀ differs, the impulse is written anew on its directions instead of copying β.
-    Vec3 first_direction, friction_impulse;
   };
   bool valid = false;
   std::uint64_t state_key = 0;  // fingerprint of the state the storing step produced
