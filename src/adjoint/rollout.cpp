@@ -221,6 +221,16 @@ Gradients Rollout::backward(const LossGradient& loss_gradient) const {
       gradients.not_differentiable.push_back("actuator/" + model_.actuators[i].name + "/max_torque");
   }
 
+  // A restitution of 0 is where bounces stop being taken at their time of impact (e > 0 only:
+  // rigid/time_of_impact.hpp): the step has only one-sided derivatives in e there, and e < 0
+  // is outside its domain.
+  if (model_.solver.time_of_impact)
+    for (std::size_t b = 0; b < bodies; ++b) {
+      const int offset = model_.layout.body_restitution[b];
+      if (offset >= 0 && params_.at(offset) == 0.0)
+        gradients.not_differentiable.push_back("body/" + model_.bodies[b].name + "/restitution");
+    }
+
   // Static bodies (the world, fixed obstacles) are fixed scenery, not differentiated state:
   // their pose reaches the loss through contacts and joint anchors, which the step VJPs do
   // not all follow, so their rows are zeroed at every step and listed as not differentiable.

@@ -434,11 +434,14 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
       const double free_normal_velocity = solve::row_times_velocity(forward_normal, record.free_velocity);
       const double restitution_a = params.at(layout.body_restitution[a]), restitution_b = params.at(layout.body_restitution[b]);
       const double restitution = std::max(restitution_a, restitution_b);
-      // e = max(e_a, e_b): the adjoint goes to the larger; at a tie, half to each (the
-      // symmetric subgradient, which is what a central difference in either one measures).
+      // e = max(e_a, e_b): the adjoint goes to the larger. At a tie the convex formulation gives
+      // half to each (the symmetric subgradient, what a central difference in either measures);
+      // the complementarity one keeps body a's (the figures of its experiments were made so).
       const auto add_restitution_adjoint = [&](double adjoint) {
-        if (restitution_a >= restitution_b) param(layout.body_restitution[a]) += restitution_a == restitution_b ? 0.5 * adjoint : adjoint;
-        if (restitution_b >= restitution_a) param(layout.body_restitution[b]) += restitution_a == restitution_b ? 0.5 * adjoint : adjoint;
+        const bool split = convex && restitution_a == restitution_b;
+        if (restitution_a >= restitution_b) param(layout.body_restitution[a]) += split ? 0.5 * adjoint : adjoint;
+        if (restitution_b > restitution_a || (split && restitution_b == restitution_a))
+          param(layout.body_restitution[b]) += split ? 0.5 * adjoint : adjoint;
       };
       const double impact_time = record.impacts.contact_time[row_contact];
       if (contact.gap > 0 && contact.gap + h * free_normal_velocity > 0) {

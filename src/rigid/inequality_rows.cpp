@@ -157,9 +157,7 @@ void append_contact_rows(const Model& model, const Params& params, const State& 
       const double correction =
           convex ? compliant_gap_target(contact.gap, h, row_compliance(model, params, RowClass::Contact)).value
                  : gap_target(contact.gap, h, solver);
-      // The convex formulation takes every impact at its time of impact, also with e = 0, so
-      // that the step is continuous in e there (the complementarity one keeps e > 0).
-      if (bouncing && solver.time_of_impact && (restitution > 0 || convex) && free_of_joints(model, contact.body_a) &&
+      if (bouncing && solver.time_of_impact && restitution > 0 && free_of_joints(model, contact.body_a) &&
           free_of_joints(model, contact.body_b)) {
         // Newton's law at the time of impact inside the step (rigid/time_of_impact.hpp).
         const ImpactTarget impact = impact_target(contact.gap, -normal_velocity, -free_normal_velocity, restitution, h);

@@ -57,9 +57,8 @@ void append_servo_rows(const Model& model, const Params& params, const State& st
 // With solver.time_of_impact, a closing, bouncing contact between free bodies takes its
 // target at its time of impact instead (rigid/time_of_impact.hpp), recorded in `impacts`
 // (contact_time, contact_closing; the body times are assign_body_impact_times's).
-// In the convex formulation (solve/convex.hpp) every bouncing impact between free bodies takes
-// its time of impact, whatever e (so the step is continuous at e = 0); the friction group is
-// two Direction rows along orthonormal_basis(n)'s tangents (t₁, t₂: the elliptic cone's axes) and the Bound row, and
+// In the convex formulation (solve/convex.hpp) the friction group is two Direction rows along
+// orthonormal tangents (t₁, t₂: the elliptic cone's axes) and the Bound row, and
 // a penetrating contact's target is rigid/compliance.hpp's spring–damper.
 void append_contact_rows(const Model& model, const Params& params, const State& state,
                          std::span<const Contact> contacts, std::span<const double> free_velocity,
