@@ -4,7 +4,7 @@
 // At the minimiser, F = M(v − v_free) − Jᵀγ(y) = 0 with y = R⁻¹(v̂ − J v), γ = Π(y; μ, b).
 // Its Jacobian in v is the Hessian H = M + Jᵀ G J (symmetric positive definite), so with
 //   u = H⁻¹ v̄⁺,   z = J u,   ξ = (∂Π/∂y)ᵀ z,   η = R⁻¹ ξ    (per row)
-// the adjoints are (Amos & Kolter 2017's recipe on this problem; Castro et al. 2022 §V):
+// the adjoints are (Amos & Kolter 2017's recipe applied to this problem):
 //   v̄_free = M u,   v̂̄_i = η_i,   J̄_i = γ_i u − η_i v⁺,   μ̄ = zᵀ ∂Π/∂μ,   b̄ = zᵀ ∂Π/∂b,
 //   R̄_i = −η_i y_i,   (M⁻¹)‾_b = (M u)_b (Jᵀγ)_bᵀ,
 // and through R = κ w for every row of a group, w = A_ii of its first row (a cone's normal):

@@ -11,7 +11,7 @@
 //   Box (servos, |γ| ≤ b = max_torque·h):          γ = clamp(y, −b, b)
 //   Cone (contact: normal, two tangents; the normal's R for all three, so the R-projection
 //         is the Euclidean one): γ = Π(y) onto {‖γ_t‖ ≤ μ γ_n}, friction isotropic by construction.
-// The velocities minimise (Castro et al. 2022, eq. 18, for any closed convex C)
+// The velocities minimise (Castro et al. 2022, for any closed convex C)
 //   ℓ(v) = ½‖v − v_free‖²_M + Σ_g [½‖y_g‖²_R − ½‖y_g − Π_g(y_g)‖²_R],
 //   ∇ℓ = M(v − v_free) − Jᵀγ,   ∇²ℓ = M + Jᵀ G J,   G = (∂Π/∂y) R⁻¹ (symmetric, ⪰ 0),
 // which is strictly convex (M ≻ 0): one solution, whatever the starting point or the
