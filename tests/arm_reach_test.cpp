@@ -19,8 +19,6 @@
 namespace diffphys::experiments {
 namespace {
 
-constexpr int kTangent = kStateTangentPerBody;
-
 // A network whose output layer is not zero, so the servos move from the first step.
 Mlp small_network(int inputs, std::uint64_t seed) {
   MlpSpec spec{inputs, {6, 5}, 4};
@@ -56,7 +54,7 @@ TEST(ArmReach, EndEffectorVjpMatchesCentralDifferencesOnTheManifold) {
   const auto b = static_cast<std::size_t>(arm.forearm);
   state.orientation[b] = Quat::from_axis_angle(normalized(Vec3{1, 2, 0.5}), 0.7);
   const Vec3 weighting{0.3, -1.1, 0.6};
-  std::vector<double> gradient(static_cast<std::size_t>(kTangent * arm.scene.model.body_count()), 0.0);
+  std::vector<double> gradient(static_cast<std::size_t>(kStateTangentPerBody * arm.scene.model.body_count()), 0.0);
   arm.end_effector_vjp(state, weighting, gradient);
   const double h = 1e-6;
   for (int axis = 0; axis < 3; ++axis) {
@@ -66,8 +64,8 @@ TEST(ArmReach, EndEffectorVjpMatchesCentralDifferencesOnTheManifold) {
     plus.orientation[b] = Quat::from_rotation_vector(delta) * state.orientation[b];
     minus.orientation[b] = Quat::from_rotation_vector(-delta) * state.orientation[b];
     const double numeric = (dot(weighting, arm.end_effector(plus)) - dot(weighting, arm.end_effector(minus))) / (2 * h);
-    EXPECT_NEAR(gradient[static_cast<std::size_t>(kTangent * arm.forearm + 3 + axis)], numeric, 1e-8);
-    EXPECT_DOUBLE_EQ(gradient[static_cast<std::size_t>(kTangent * arm.forearm + axis)], weighting[axis]);
+    EXPECT_NEAR(gradient[static_cast<std::size_t>(kStateTangentPerBody * arm.forearm + 3 + axis)], numeric, 1e-8);
+    EXPECT_DOUBLE_EQ(gradient[static_cast<std::size_t>(kStateTangentPerBody * arm.forearm + axis)], weighting[axis]);
   }
 }
 

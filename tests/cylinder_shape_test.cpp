@@ -14,8 +14,6 @@
 namespace diffphys {
 namespace {
 
-constexpr double kPi = std::numbers::pi;
-
 BodySpec cylinder_body(double radius, double half_length, Vec3 position, Quat orientation = {}) {
   BodySpec body;
   body.name = "can";
@@ -35,7 +33,7 @@ TEST(CylinderShape, MassAndInertiaOfASolidCylinder) {
   const double r = 0.1, h = 0.3;
   builder.add_body(cylinder_body(r, h, {0, 0, 1}));
   const Scene scene = builder.build();
-  const double mass = 700.0 * kPi * r * r * 2 * h;
+  const double mass = 700.0 * std::numbers::pi * r * r * 2 * h;
   EXPECT_NEAR(scene.params.slice(scene.model, "body/can/mass")[0], mass, 1e-12);
   // Ascending principal moments: axial m r²/2, then twice the transverse m (3r² + (2h)²)/12.
   const auto moments = scene.params.slice(scene.model, "body/can/inertia");
@@ -67,7 +65,7 @@ TEST(CylinderShape, GradientsThroughCylinderSizesMatchFiniteDifferences) {
   builder.dt = 1e-2;
   builder.world_friction = 0.3;
   builder.add_ground_plane();
-  BodySpec body = cylinder_body(0.05, 0.15, {0, 0, 0.05}, Quat::from_axis_angle({0, 1, 0}, kPi / 2));
+  BodySpec body = cylinder_body(0.05, 0.15, {0, 0, 0.05}, Quat::from_axis_angle({0, 1, 0}, std::numbers::pi / 2));
   body.linear_velocity = {2.0, 0.5, 0};
   body.friction = 0.3;
   builder.add_body(body);

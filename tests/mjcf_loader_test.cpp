@@ -24,8 +24,8 @@ namespace {
 
 using testing::any_warning_contains;
 using testing::error_of;
+using testing::kRobotData;
 using testing::world_inertia;
-const std::filesystem::path& kData = testing::kRobotData;
 const std::filesystem::path kSamples = "/usr/share/mujoco/model";
 
 #ifdef DIFFPHYS_TESTS_HAVE_MUJOCO
@@ -93,16 +93,16 @@ TEST(MjcfLoader, TendonArmSampleMatchesMujocoMassProperties) {
 }
 
 TEST(MjcfLoader, FeatureFileMatchesMujocoMassProperties) {
-  expect_mass_properties_match_mujoco(kData / "features.xml", 7, kMujocoAxesTolerance);
+  expect_mass_properties_match_mujoco(kRobotData / "features.xml", 7, kMujocoAxesTolerance);
 }
 
 TEST(MjcfLoader, RadianFixedAxisFramesMatchMujocoMassProperties) {
-  expect_mass_properties_match_mujoco(kData / "radian_frames.xml", 2, kMujocoAxesTolerance);
+  expect_mass_properties_match_mujoco(kRobotData / "radian_frames.xml", 2, kMujocoAxesTolerance);
 }
 #endif
 
 TEST(MjcfLoader, FeatureFileMapsEveryElement) {
-  const Scene scene = load_mjcf(kData / "features.xml");
+  const Scene scene = load_mjcf(kRobotData / "features.xml");
   const Model& model = scene.model;
   EXPECT_EQ(model.name, "features");
   EXPECT_DOUBLE_EQ(model.dt, 0.004);
@@ -287,7 +287,7 @@ TEST(MjcfLoader, MalformedFilesGiveFileLineAndElement) {
                   "motor.xml");
             }).find("motor.xml:2: <motor>: unknown joint 'missing'"),
             std::string::npos);
-  EXPECT_NE(error_of([] { load_mjcf(kData / "no_such_file.xml"); }).find("no_such_file.xml: no such file"),
+  EXPECT_NE(error_of([] { load_mjcf(kRobotData / "no_such_file.xml"); }).find("no_such_file.xml: no such file"),
             std::string::npos);
 }
 

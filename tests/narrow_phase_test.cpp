@@ -19,7 +19,6 @@
 namespace diffphys::collision {
 namespace {
 
-constexpr double kPi = std::numbers::pi;
 constexpr double kTolerance = 1e-9;
 const double kSqrt2 = std::sqrt(2.0);
 
@@ -41,7 +40,7 @@ Quat rotation_from_z(const Vec3& direction) {
   const Vec3 unit = normalized(direction);
   const Vec3 axis = cross(Vec3{0, 0, 1}, unit);
   const double sine = norm(axis);
-  if (sine < 1e-12) return unit.z > 0 ? Quat::identity() : Quat::from_axis_angle({1, 0, 0}, kPi);
+  if (sine < 1e-12) return unit.z > 0 ? Quat::identity() : Quat::from_axis_angle({1, 0, 0}, std::numbers::pi);
   return Quat::from_axis_angle(axis / sine, std::atan2(sine, unit.z));
 }
 
@@ -223,7 +222,7 @@ TEST(NarrowPhaseSphereBox, FaceEdgeVertexAndInside) {
 }
 
 TEST(NarrowPhaseSphereBox, RotatedBox) {
-  const Quat orientation = Quat::from_axis_angle({0, 0, 1}, kPi / 4);
+  const Quat orientation = Quat::from_axis_angle({0, 0, 1}, std::numbers::pi / 4);
   const PosedShape box = make_box({1, 1, 0}, {1, 1, 1}, orientation);
   // The box's +x face normal is (1, 1, 0)/√2; a sphere 0.5 beyond that face.
   const Vec3 n = normalized(Vec3{1, 1, 0});
@@ -350,7 +349,7 @@ TEST(NarrowPhaseBoxPlane, EdgeDownAndVertexDown) {
   const PosedShape plane = make_plane({0, 0, 0}, {0, 0, 1});
   // Rotated 45° about x: the lowest edge runs along x at z = −0.01.
   const PosedShape edge_down = make_box({0, 0, 0.5 * kSqrt2 - 0.01}, {1, 0.5, 0.5},
-                                        Quat::from_axis_angle({1, 0, 0}, kPi / 4));
+                                        Quat::from_axis_angle({1, 0, 0}, std::numbers::pi / 4));
   expect_pair(edge_down, plane, 0.05,
               {{{-1, 0, -0.005}, {0, 0, 1}, -0.01}, {{1, 0, -0.005}, {0, 0, 1}, -0.01}});
   // Generic rotation: the lowest vertex is centre − Σ_j sign(R_zj) h_j R_j.
@@ -410,7 +409,7 @@ double polygon_area_xy(std::vector<Vec3> points) {
 }
 
 TEST(NarrowPhaseBoxBox, BoxTurned45DegreesHasAManifoldInsideBoth) {
-  const Quat turn = Quat::from_axis_angle({0, 0, 1}, kPi / 4);
+  const Quat turn = Quat::from_axis_angle({0, 0, 1}, std::numbers::pi / 4);
   const PosedShape top = make_box({0, 0, 0.99}, {0.5, 0.5, 0.5}, turn);
   const PosedShape bottom = make_box({0, 0, 0}, {0.5, 0.5, 0.5});
   for (int order = 0; order < 2; ++order) {
@@ -438,14 +437,14 @@ TEST(NarrowPhaseBoxBox, BoxTurned45DegreesHasAManifoldInsideBoth) {
 TEST(NarrowPhaseBoxBox, CrossedEdgesHaveOnePointWithTheEdgeDepth) {
   // The bottom box's top edge runs along x at z = √2/2; the top box's bottom edge along y.
   const PosedShape bottom =
-      make_box({0, 0, 0}, {0.5, 0.5, 0.5}, Quat::from_axis_angle({1, 0, 0}, kPi / 4));
+      make_box({0, 0, 0}, {0.5, 0.5, 0.5}, Quat::from_axis_angle({1, 0, 0}, std::numbers::pi / 4));
   const double height = kSqrt2 - 0.02;
   const PosedShape top =
-      make_box({0, 0, height}, {0.5, 0.5, 0.5}, Quat::from_axis_angle({0, 1, 0}, kPi / 4));
+      make_box({0, 0, height}, {0.5, 0.5, 0.5}, Quat::from_axis_angle({0, 1, 0}, std::numbers::pi / 4));
   expect_pair(top, bottom, 0.01, {{{0, 0, height / 2}, {0, 0, 1}, -0.02}});
   // Separated by 0.03: within a 0.05 margin, not within 0.02.
   const PosedShape raised =
-      make_box({0, 0, kSqrt2 + 0.03}, {0.5, 0.5, 0.5}, Quat::from_axis_angle({0, 1, 0}, kPi / 4));
+      make_box({0, 0, kSqrt2 + 0.03}, {0.5, 0.5, 0.5}, Quat::from_axis_angle({0, 1, 0}, std::numbers::pi / 4));
   expect_pair(raised, bottom, 0.05, {{{0, 0, (kSqrt2 + 0.03) / 2}, {0, 0, 1}, 0.03}});
   expect_pair(raised, bottom, 0.02, {});
 }
@@ -489,9 +488,9 @@ TEST(NarrowPhaseFeatures, StableUnderSmallPerturbations) {
   {
     SCOPED_TRACE("crossed box edges");
     const PosedShape bottom =
-        make_box({0, 0, 0}, {0.5, 0.5, 0.5}, Quat::from_axis_angle({1, 0, 0}, kPi / 4));
+        make_box({0, 0, 0}, {0.5, 0.5, 0.5}, Quat::from_axis_angle({1, 0, 0}, std::numbers::pi / 4));
     expect_features_stable(
-        make_box({0, 0, kSqrt2 - 0.02}, {0.5, 0.5, 0.5}, Quat::from_axis_angle({0, 1, 0}, kPi / 4)),
+        make_box({0, 0, kSqrt2 - 0.02}, {0.5, 0.5, 0.5}, Quat::from_axis_angle({0, 1, 0}, std::numbers::pi / 4)),
         bottom, 0.01, 1);
   }
   {
@@ -870,7 +869,7 @@ TEST(NarrowPhaseBoundingBox, TightForEachShapeAndGrownByMargin) {
 
   // Box turned 45° about z: x and y extents (hx + hy)/√2.
   const Aabb box = bounding_box(
-      make_box({0, 0, 1}, {1, 2, 3}, Quat::from_axis_angle({0, 0, 1}, kPi / 4)), margin);
+      make_box({0, 0, 1}, {1, 2, 3}, Quat::from_axis_angle({0, 0, 1}, std::numbers::pi / 4)), margin);
   const double planar = 3.0 / kSqrt2 + margin;
   expect_vec_near(box.lower, {-planar, -planar, 1 - 3 - margin}, kTolerance, "box lower");
   expect_vec_near(box.upper, {planar, planar, 1 + 3 + margin}, kTolerance, "box upper");

@@ -19,8 +19,6 @@ namespace {
 
 using testing::hinge_chain;
 
-constexpr int kTangent = kStateTangentPerBody;
-
 std::vector<double> random_vector(std::size_t size, std::uint32_t seed, double scale = 1.0) {
   std::mt19937 generator(seed);
   std::uniform_real_distribution<double> uniform(-scale, scale);
@@ -183,8 +181,8 @@ struct PendulumTask {
       out[1] = state.linear_velocity[static_cast<std::size_t>(bob)].x;
     };
     map.backward = [this](int, const State&, std::span<const double> gradient, std::span<double> state_gradient) {
-      state_gradient[static_cast<std::size_t>(kTangent * bob + 0)] += 3.0 * gradient[0];
-      state_gradient[static_cast<std::size_t>(kTangent * bob + 6)] += gradient[1];
+      state_gradient[static_cast<std::size_t>(kStateTangentPerBody * bob + 0)] += 3.0 * gradient[0];
+      state_gradient[static_cast<std::size_t>(kStateTangentPerBody * bob + 6)] += gradient[1];
     };
     return map;
   }
@@ -203,8 +201,8 @@ TEST(MlpPolicy, RecurrentPolicyGradientsThroughAClosedLoopRolloutMatchCentralDif
   options.checkpoint_interval = 9;  // segments recomputed from stored controls
   // L = Σ_t (z of the bob)² / T + x of the bob at T.
   const auto loss_gradient = [&](int t, const State& state, std::span<double> out) {
-    out[kTangent * 1 + 2] += 2.0 * state.position[1].z / steps;
-    if (t == steps) out[kTangent * 1 + 0] += 1.0;
+    out[kStateTangentPerBody * 1 + 2] += 2.0 * state.position[1].z / steps;
+    if (t == steps) out[kStateTangentPerBody * 1 + 0] += 1.0;
   };
   const auto loss_of = [&](std::span<const double> weights, double start_x) {
     MlpPolicy policy(network, weights, task.features());
@@ -239,7 +237,7 @@ TEST(MlpPolicy, RecurrentPolicyGradientsThroughAClosedLoopRolloutMatchCentralDif
   EXPECT_GT(significant, static_cast<int>(weights.size()) / 2);
   // Through the features into the initial state.
   const double numeric_x0 = (loss_of(weights, h) - loss_of(weights, -h)) / (2 * h);
-  EXPECT_NEAR(g.initial_state[kTangent * 1 + 0], numeric_x0, 1e-5 * std::max(1.0, std::abs(numeric_x0)));
+  EXPECT_NEAR(g.initial_state[kStateTangentPerBody * 1 + 0], numeric_x0, 1e-5 * std::max(1.0, std::abs(numeric_x0)));
   // A second backward pass of the same rollout gives the same gradient, not twice it.
   rollout.backward(loss_gradient);
   for (std::size_t k = 0; k < analytic.size(); ++k) EXPECT_EQ(policy.weight_gradient()[k], analytic[k]);
@@ -253,7 +251,7 @@ TEST(MlpPolicy, InitialPolicyHoldsTheRestControlsAndItsGradientIsNotZero) {
   rollout.run(task.scene.state, policy, 30);
   for (const double u : rollout.controls()) EXPECT_EQ(u, 0.0);
   rollout.backward([&](int t, const State&, std::span<double> out) {
-    if (t == 30) out[kTangent * 1 + 0] += 1.0;
+    if (t == 30) out[kStateTangentPerBody * 1 + 0] += 1.0;
   });
   double output_layer_gradient = 0.0;
   const Mlp::Layer& last = network.layers().back();
@@ -281,7 +279,7 @@ TEST(Batch, AverageIsTheSameBitsForEveryThreadCountAndEqualsTheMean) {
     Rollout rollout(task.scene.model, task.scene.params);
     rollout.run(initial, policy, 40);
     rollout.backward([&](int t, const State&, std::span<double> out) {
-      if (t == 40) out[kTangent * 1 + 0] += 1.0;
+      if (t == 40) out[kStateTangentPerBody * 1 + 0] += 1.0;
     });
     std::copy(policy.weight_gradient().begin(), policy.weight_gradient().end(), gradient.begin());
     return rollout.final_state().position[1].x;

@@ -51,7 +51,7 @@ std::string minimal_trajectory(const std::string& name) {
   return trajectory.dump();
 }
 
-std::string refusal(const std::string& text) {
+std::string trajectory_refusal(const std::string& text) {
   try {
     viewer::check_trajectory(text, "traj.json");
   } catch (const Error& error) {
@@ -60,8 +60,8 @@ std::string refusal(const std::string& text) {
   return "";
 }
 
-void expect_refused(const std::string& text, std::initializer_list<std::string> pieces) {
-  const std::string what = refusal(text);
+void expect_trajectory_refused(const std::string& text, std::initializer_list<std::string> pieces) {
+  const std::string what = trajectory_refusal(text);
   ASSERT_FALSE(what.empty()) << "accepted: " << text;
   EXPECT_EQ(what.rfind("traj.json: ", 0), 0u) << what;
   for (const std::string& piece : pieces)
@@ -100,33 +100,33 @@ TEST(ReplayHtml, IsOnePageWithThreeJsInsideAndNothingToFetch) {
 }
 
 TEST(ReplayHtml, RefusesWhatIsNotATrajectory) {
-  expect_refused("{\"format\": ", {"not a JSON document"});
-  expect_refused("[1, 2]", {"expected a trajectory"});
-  expect_refused(R"({"name": "scene", "bodies": []})", {"\"format\" is missing", "diffphys simulate --out"});
-  expect_refused(R"({"format": "diffphys-scene", "bodies": [], "frames": []})", {"\"format\" is \"diffphys-scene\""});
-  expect_refused(R"({"format": "diffphys-trajectory", "bodies": [], "frames": []})",
+  expect_trajectory_refused("{\"format\": ", {"not a JSON document"});
+  expect_trajectory_refused("[1, 2]", {"expected a trajectory"});
+  expect_trajectory_refused(R"({"name": "scene", "bodies": []})", {"\"format\" is missing", "diffphys simulate --out"});
+  expect_trajectory_refused(R"({"format": "diffphys-scene", "bodies": [], "frames": []})", {"\"format\" is \"diffphys-scene\""});
+  expect_trajectory_refused(R"({"format": "diffphys-trajectory", "bodies": [], "frames": []})",
                  {"\"frames\" must be a non-empty array"});
-  expect_refused(R"({"format": "diffphys-trajectory", "frames": [{"time": 0, "bodies": []}]})",
+  expect_trajectory_refused(R"({"format": "diffphys-trajectory", "frames": [{"time": 0, "bodies": []}]})",
                  {"\"bodies\" must be an array"});
-  expect_refused(R"({"format": "diffphys-trajectory", "bodies": ["ball"],
+  expect_trajectory_refused(R"({"format": "diffphys-trajectory", "bodies": ["ball"],
                      "frames": [{"time": 0, "bodies": []}]})",
                  {"frames[0].bodies must have 1 entries"});
-  expect_refused(R"({"format": "diffphys-trajectory", "bodies": ["ball"],
+  expect_trajectory_refused(R"({"format": "diffphys-trajectory", "bodies": ["ball"],
                      "frames": [{"time": 0, "bodies": [{"position": [0, 0], "orientation": [1, 0, 0, 0]}]}]})",
                  {"frames[0].bodies[0] needs \"position\""});
-  expect_refused(R"({"format": "diffphys-trajectory", "bodies": ["ball"],
+  expect_trajectory_refused(R"({"format": "diffphys-trajectory", "bodies": ["ball"],
                      "frames": [{"time": 1, "bodies": [{"position": [0, 0, 0], "orientation": [1, 0, 0, 0]}]},
                                 {"time": 0.5, "bodies": [{"position": [0, 0, 0], "orientation": [1, 0, 0, 0]}]}]})",
                  {"frames[1].time 0.5 is before"});
-  expect_refused(R"({"format": "diffphys-trajectory", "bodies": [], "frames": [{"bodies": []}]})",
+  expect_trajectory_refused(R"({"format": "diffphys-trajectory", "bodies": [], "frames": [{"bodies": []}]})",
                  {"frames[0].time must be a number"});
-  expect_refused(R"({"format": "diffphys-trajectory", "bodies": [], "frames": [{"time": 0, "bodies": []}],
+  expect_trajectory_refused(R"({"format": "diffphys-trajectory", "bodies": [], "frames": [{"time": 0, "bodies": []}],
                      "model": []})",
                  {"\"model\" must be an object"});
-  expect_refused(R"({"format": "diffphys-trajectory", "bodies": [], "frames": [{"time": 0, "bodies": []}],
+  expect_trajectory_refused(R"({"format": "diffphys-trajectory", "bodies": [], "frames": [{"time": 0, "bodies": []}],
                      "loss": 3})",
                  {"\"loss\" must be an array"});
-  EXPECT_EQ(refusal(minimal_trajectory("ball")), "");
+  EXPECT_EQ(trajectory_refusal(minimal_trajectory("ball")), "");
 }
 
 // The commands, end to end with the built program.

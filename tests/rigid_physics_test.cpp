@@ -19,8 +19,6 @@ using testing::hinge_chain;
 using testing::run;
 using testing::sphere_body;
 
-constexpr double kPi = std::numbers::pi;
-
 TEST(Projectile, MatchesTheSemiImplicitEulerClosedFormAndTheContinuousOneToFirstOrder) {
   ModelBuilder builder;
   builder.dt = 1e-3;
@@ -59,7 +57,7 @@ TEST(Pendulum, SmallAnglePeriodMatchesTheCompoundPendulumWithinHalfAPercent) {
   builder.add_joint(hinge);
   const Scene scene = builder.build();
   const double pivot_inertia = 0.4 * mass * radius * radius + mass * length * length;
-  const double expected_period = 2 * kPi * std::sqrt(pivot_inertia / (mass * 9.81 * length));
+  const double expected_period = 2 * std::numbers::pi * std::sqrt(pivot_inertia / (mass * 9.81 * length));
 
   std::vector<double> crossings;  // times the bob passes x = 0 going in +x... any direction
   double previous_x = bob.x;

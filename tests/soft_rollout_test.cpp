@@ -53,7 +53,7 @@ SoftBuild tets() {
   return build_soft(spec);
 }
 
-void expect_close(double analytic, double numeric, const std::string& what) {
+void expect_near_numeric(double analytic, double numeric, const std::string& what) {
   EXPECT_NEAR(analytic, numeric, 2e-5 * std::max(1.0, std::abs(numeric))) << what;
 }
 
@@ -156,9 +156,9 @@ TEST(SoftRollout, ClosedLoopControllerGradientsMatchCentralDifferences) {
   EXPECT_EQ(segmented_controller.k_bar, controller.k_bar);
 
   const double epsilon = 1e-6;
-  expect_close(controller.k_bar, (evaluate(built.state, kGain + epsilon, kDamping) - evaluate(built.state, kGain - epsilon, kDamping)) / (2 * epsilon),
+  expect_near_numeric(controller.k_bar, (evaluate(built.state, kGain + epsilon, kDamping) - evaluate(built.state, kGain - epsilon, kDamping)) / (2 * epsilon),
                "controller gain");
-  expect_close(controller.d_bar, (evaluate(built.state, kGain, kDamping + epsilon) - evaluate(built.state, kGain, kDamping - epsilon)) / (2 * epsilon),
+  expect_near_numeric(controller.d_bar, (evaluate(built.state, kGain, kDamping + epsilon) - evaluate(built.state, kGain, kDamping - epsilon)) / (2 * epsilon),
                "controller damping");
   for (std::size_t k = 0; k < built.state.positions.size(); ++k) {
     if (built.model.pinned[k / 3]) continue;
@@ -167,7 +167,7 @@ TEST(SoftRollout, ClosedLoopControllerGradientsMatchCentralDifferences) {
       (which == 0 ? plus.positions : plus.velocities)[k] += epsilon;
       (which == 0 ? minus.positions : minus.velocities)[k] -= epsilon;
       const double numeric = (evaluate(plus, kGain, kDamping) - evaluate(minus, kGain, kDamping)) / (2 * epsilon);
-      expect_close(which == 0 ? gradients.initial_positions[k] : gradients.initial_velocities[k], numeric,
+      expect_near_numeric(which == 0 ? gradients.initial_positions[k] : gradients.initial_velocities[k], numeric,
                    (which == 0 ? "x0[" : "v0[") + std::to_string(k) + "]");
     }
   }
@@ -182,7 +182,7 @@ TEST(SoftRollout, ClosedLoopControllerGradientsMatchCentralDifferences) {
       params.values[p] = original - step;
       const double minus = evaluate(built.state, kGain, kDamping);
       params.values[p] = original;
-      expect_close(gradients.params[p], (plus - minus) / (2 * step), slice.name + "[" + std::to_string(i) + "]");
+      expect_near_numeric(gradients.params[p], (plus - minus) / (2 * step), slice.name + "[" + std::to_string(i) + "]");
     }
 }
 
@@ -212,14 +212,14 @@ TEST(SoftRollout, GradientDecayScalesEachStepBackAgainstCentralDifferences) {
       plus[static_cast<std::size_t>(t) * dofs + k] += epsilon;
       minus[static_cast<std::size_t>(t) * dofs + k] -= epsilon;
       const double numeric = (evaluate(built.state, plus) - evaluate(built.state, minus)) / (2 * epsilon);
-      expect_close(gradients.controls[static_cast<std::size_t>(t) * dofs + k], std::pow(kDecay, kSteps - 1 - t) * numeric,
+      expect_near_numeric(gradients.controls[static_cast<std::size_t>(t) * dofs + k], std::pow(kDecay, kSteps - 1 - t) * numeric,
                    "decayed f[" + std::to_string(t) + "][" + std::to_string(k) + "]");
     }
     SoftState plus = built.state, minus = built.state;
     plus.positions[k] += epsilon;
     minus.positions[k] -= epsilon;
     const double numeric = (evaluate(plus, forces) - evaluate(minus, forces)) / (2 * epsilon);
-    expect_close(gradients.initial_positions[k], std::pow(kDecay, kSteps) * numeric, "decayed x0[" + std::to_string(k) + "]");
+    expect_near_numeric(gradients.initial_positions[k], std::pow(kDecay, kSteps) * numeric, "decayed x0[" + std::to_string(k) + "]");
   }
 }
 
@@ -253,7 +253,7 @@ TEST(SoftRollout, GradientClippingCapsTheStateAdjointNorm) {
     const double up = loss_value(probe, false);
     probe.run(built.state, minus, kSteps);
     const double down = loss_value(probe, false);
-    expect_close(clipped.controls[index], 0.5 * (up - down) / (2 * epsilon), "clipped f[T-1][" + std::to_string(k) + "]");
+    expect_near_numeric(clipped.controls[index], 0.5 * (up - down) / (2 * epsilon), "clipped f[T-1][" + std::to_string(k) + "]");
   }
 }
 

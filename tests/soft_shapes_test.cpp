@@ -19,8 +19,6 @@
 namespace diffphys::soft {
 namespace {
 
-constexpr double kPi = std::numbers::pi;
-
 std::array<double, 4> about_y(double angle) { return {std::cos(angle / 2), 0, std::sin(angle / 2), 0}; }
 
 // Contact energy and its derivatives from the model's contact terms at (x, x_t).
@@ -325,7 +323,7 @@ TEST(SoftShapes, RolloutGradientsThroughCapsuleContactWithFriction) {
   capsule.point = {0.0, 0.0, -0.05};
   capsule.radius = 0.05;
   capsule.half_length = 0.3;
-  capsule.orientation = about_y(kPi / 2);  // along x
+  capsule.orientation = about_y(std::numbers::pi / 2);  // along x
   capsule.friction = 0.5;
   // Two cells across: the middle row of bottom nodes rests on the capsule's top line.
   check_contact_rollout(cube_on(capsule, 0.0, 1e-3, {0.1, 0.0, 0.0}, {1, 2, 1}), 6, {"contact_stiffness", "obstacle/rail/friction"});
@@ -406,7 +404,7 @@ TEST(SoftShapes, ClothDrapedOverACapsuleStaysOutside) {
   capsule.point = {0, 0, 0};
   capsule.radius = 0.04;
   capsule.half_length = 0.1;
-  capsule.orientation = about_y(kPi / 2);
+  capsule.orientation = about_y(std::numbers::pi / 2);
   capsule.friction = 0.3;
   drape(capsule, 0.0415);
 }
@@ -480,8 +478,8 @@ TEST(SoftShapes, SceneFileBoxCapsuleAndFrames) {
   EXPECT_EQ(built.model.obstacles[1].frame, 0);
   EXPECT_EQ(built.model.frame_attachment_nodes.size(), 1u);
   const auto pose = built.params.slice(built.model, "frame/carrier/pose");
-  EXPECT_NEAR(pose[3], std::cos(kPi / 6), 1e-12);
-  EXPECT_NEAR(pose[6], std::sin(kPi / 6), 1e-12);
+  EXPECT_NEAR(pose[3], std::cos(std::numbers::pi / 6), 1e-12);
+  EXPECT_NEAR(pose[6], std::sin(std::numbers::pi / 6), 1e-12);
   const auto refuses = [](const std::string& scene, const std::string& needle) {
     try {
       build_soft(parse_soft_scene(scene));

@@ -22,8 +22,8 @@ namespace {
 
 using testing::any_warning_contains;
 using testing::error_of;
+using testing::kRobotData;
 using testing::world_inertia;
-const std::filesystem::path& kData = testing::kRobotData;
 
 // A link with an inertial on a wedge; `body` replaces the link's inside.
 std::string one_link(const std::string& body) {
@@ -33,8 +33,8 @@ std::string one_link(const std::string& body) {
 }
 
 TEST(UrdfLoader, DoublePendulumStepsLikeTheJsonScene) {
-  const Scene from_urdf = load_scene(kData / "double_pendulum.urdf");
-  const Scene from_json = load_scene(kData / "double_pendulum.json");
+  const Scene from_urdf = load_scene(kRobotData / "double_pendulum.urdf");
+  const Scene from_json = load_scene(kRobotData / "double_pendulum.json");
   ASSERT_TRUE(from_urdf.warnings.size() == 1 && any_warning_contains(from_urdf, "effort and velocity"))
       << (from_urdf.warnings.empty() ? "" : from_urdf.warnings[0]);
   // The same parameter layout, names included, and the same values.
@@ -61,7 +61,7 @@ TEST(UrdfLoader, DoublePendulumStepsLikeTheJsonScene) {
 }
 
 TEST(UrdfLoader, FeatureFileMapsEveryElement) {
-  const Scene scene = load_urdf(kData / "features.urdf");
+  const Scene scene = load_urdf(kRobotData / "features.urdf");
   const Model& model = scene.model;
   EXPECT_EQ(model.name, "features");
   // "world" root → the world body; tool_frame (frame only) → no body.
@@ -190,7 +190,7 @@ TEST(UrdfLoader, MalformedFilesGiveFileLineAndElement) {
 }
 
 TEST(UrdfLoader, GradientsReadTheFileNamesAndMatchFiniteDifferences) {
-  const Scene scene = load_urdf(kData / "double_pendulum.urdf");
+  const Scene scene = load_urdf(kRobotData / "double_pendulum.urdf");
   GradientCheckOptions options;
   options.steps = 50;
   // Small parameters (damping 0.05) need a relative step above the joint projection's
@@ -209,7 +209,7 @@ TEST(UrdfLoader, GradientsReadTheFileNamesAndMatchFiniteDifferences) {
 TEST(UrdfLoader, CommandLineSimulatesRobotFiles) {
   for (const char* file : {"double_pendulum.urdf", "features.xml"}) {
     const std::string command =
-        std::string(DIFFPHYS_CLI) + " simulate " + (kData / file).string() + " --steps 20 --quiet 2>/dev/null";
+        std::string(DIFFPHYS_CLI) + " simulate " + (kRobotData / file).string() + " --steps 20 --quiet 2>/dev/null";
     EXPECT_EQ(std::system(command.c_str()), 0) << command;
   }
 }
@@ -225,7 +225,7 @@ namespace {
 TEST(RobotMeshes, MeshCollisionsBecomeConvexMeshShapesThatRestOnTheirFaces) {
   for (const char* file : {"mesh_box.urdf", "mesh_box.xml"}) {
     SCOPED_TRACE(file);
-    Scene scene = load_scene(kData / file);
+    Scene scene = load_scene(kRobotData / file);
     int mesh_shapes = 0;
     for (const Shape& shape : scene.model.shapes) mesh_shapes += shape.type == ShapeType::ConvexMesh;
     ASSERT_EQ(mesh_shapes, 1);

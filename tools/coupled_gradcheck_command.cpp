@@ -38,8 +38,8 @@ constexpr int kSliceSamples = 8;       // components checked of a longer θ slic
 constexpr int kRigidBodySamples = 4;   // dynamic bodies whose x₀ is checked on larger scenes
 constexpr int kSoftNodeSamples = 8;    // free nodes whose x₀, v₀ are checked on larger meshes
 constexpr int kControlSamples = 8;     // steps whose rigid controls are checked
-constexpr int kForceSamples = 8;       // (step, node) pairs whose soft forces are checked
-constexpr const char* kAxis[3] = {"x", "y", "z"};
+constexpr int kCoupledForceSamples = 8;  // (step, node) pairs whose soft forces are checked
+constexpr const char* kAxisName[3] = {"x", "y", "z"};
 constexpr const char* kRigidComponent[4] = {"position", "rotation", "linear_velocity", "angular_velocity"};
 constexpr int kTangent = kStateTangentPerBody;
 
@@ -321,13 +321,13 @@ int run_coupled_gradcheck(const GradcheckOptions& options) {
               return evaluate_with(system.rigid_params, system.rigid_state, rigid_controls, system.soft_params, moved, soft_forces);
             },
             epsilon);
-        add(std::string(which == 0 ? "soft x0/node " : "soft v0/node ") + std::to_string(node) + "[" + kAxis[axis] + "]",
+        add(std::string(which == 0 ? "soft x0/node " : "soft v0/node ") + std::to_string(node) + "[" + kAxisName[axis] + "]",
             (which == 0 ? gradients.soft.initial_positions : gradients.soft.initial_velocities)[k], numeric);
       }
   }
   if (!free_nodes.empty())
-    for (int s = 0; s < kForceSamples; ++s) {
-      const int t = s * (steps - 1) / (kForceSamples - 1);
+    for (int s = 0; s < kCoupledForceSamples; ++s) {
+      const int t = s * (steps - 1) / (kCoupledForceSamples - 1);
       const int node = free_nodes[static_cast<std::size_t>(s * 7919) % free_nodes.size()];
       const int axis = s % 3;
       const std::size_t index = static_cast<std::size_t>(t) * dofs + static_cast<std::size_t>(3 * node + axis);
@@ -338,7 +338,7 @@ int run_coupled_gradcheck(const GradcheckOptions& options) {
             return evaluate_with(system.rigid_params, system.rigid_state, rigid_controls, system.soft_params, system.soft_state, moved);
           },
           epsilon);
-      add("soft force/node " + std::to_string(node) + "[" + kAxis[axis] + "]/t=" + std::to_string(t), gradients.soft.controls[index],
+      add("soft force/node " + std::to_string(node) + "[" + kAxisName[axis] + "]/t=" + std::to_string(t), gradients.soft.controls[index],
           numeric);
     }
 

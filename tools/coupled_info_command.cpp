@@ -9,17 +9,12 @@
 #include <iostream>
 #include <span>
 
+#include "number_text.hpp"
 #include "soft_info_command.hpp"
 
 namespace diffphys::cli {
 
 namespace {
-
-std::string number(double value, int digits = 6) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*g", digits, value);
-  return buffer;
-}
 
 const char* obstacle_type_name(soft::ObstacleType type) {
   switch (type) {

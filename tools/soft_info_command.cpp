@@ -11,16 +11,11 @@
 
 #include "diffphys/soft.hpp"
 #include "diffphys/soft_scene.hpp"
+#include "number_text.hpp"
 
 namespace diffphys::cli {
 
 namespace {
-
-std::string number(double value, int digits = 6) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*g", digits, value);
-  return buffer;
-}
 
 // Up to `shown` values, then how many there are in all.
 std::string values_text(std::span<const double> values, std::size_t shown = 8) {

@@ -8,6 +8,7 @@
 
 #include "adjoint/step_vjp.hpp"
 #include "diffphys/error.hpp"
+#include "math/finite.hpp"
 #include "rigid/articulated.hpp"
 #include "rigid/step_workspace.hpp"
 
@@ -31,15 +32,6 @@ std::uint64_t contact_signature(std::span<const Contact> contacts) {
     mix(static_cast<std::uint64_t>(contact.feature));
   }
   return hash;
-}
-
-bool all_finite(std::span<const double> values) {
-  // A finite sum of squares has finite terms (a vectorisable pass); an infinite one may come
-  // from large finite entries, so then look entry by entry.
-  double squared = 0.0;
-  for (const double v : values) squared += v * v;
-  return std::isfinite(squared) ||
-         std::all_of(values.begin(), values.end(), [](double v) { return std::isfinite(v); });
 }
 
 }  // namespace

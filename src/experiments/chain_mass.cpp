@@ -34,18 +34,18 @@
 namespace diffphys::experiments {
 namespace {
 
-constexpr double kTimeStep = 1.0 / 30.0;        // s
+constexpr double kChainTimeStep = 1.0 / 30.0;        // s
 constexpr int kObservedSteps = 300;             // 10 s
 constexpr int kPushSteps = 3;                   // 0.1 s
 constexpr double kPushForce = 15.0;             // N
 constexpr double kLinkGravity = 1.0;            // m/s²
-constexpr double kHingeHeight = 5.0;            // m: the chain hangs above z = 0 (no ground)
+constexpr double kChainHingeHeight = 5.0;            // m: the chain hangs above z = 0 (no ground)
 constexpr double kInitialGuessForViewer = 1.0;  // kg: the paper's starting mass
 
 std::string chain_scene_json(int links, double link_mass) {
   using nlohmann::json;
   json bodies = json::array(), joints = json::array();
-  auto link_z = [](int i) { return kHingeHeight - 0.2 - 0.5 * i; };
+  auto link_z = [](int i) { return kChainHingeHeight - 0.2 - 0.5 * i; };
   for (int i = 0; i < links; ++i) {
     const std::string name = "link" + std::to_string(i);
     bodies.push_back({{"name", name},
@@ -59,7 +59,7 @@ std::string chain_scene_json(int links, double link_mass) {
                       {"type", "revolute"},
                       {"parent", i == 0 ? "world" : "link" + std::to_string(i - 1)},
                       {"child", name},
-                      {"anchor", {0.0, 0.0, i == 0 ? kHingeHeight : link_z(i) + 0.25}},
+                      {"anchor", {0.0, 0.0, i == 0 ? kChainHingeHeight : link_z(i) + 0.25}},
                       {"axis", {0.0, 1.0, 0.0}}});
   }
   bodies.push_back({{"name", "ball"},
@@ -71,7 +71,7 @@ std::string chain_scene_json(int links, double link_mass) {
                     {"shapes", {{{"type", "sphere"}, {"radius", 0.2}}}}});
   const json scene = {
       {"name", "chain of " + std::to_string(links) + " links hit by a ball (de Avila Belbute-Peres et al. 2018, 4.1)"},
-      {"dt", kTimeStep},
+      {"dt", kChainTimeStep},
       {"gravity", {0.0, 0.0, 0.0}},
       {"bodies", bodies},
       {"joints", joints}};
@@ -320,7 +320,7 @@ ExperimentResult run_chain_mass(const ExperimentOptions& options) {
       {"experiment", "chain-mass"},
       {"quick", options.quick},
       {"links", kLinks},
-      {"dt", kTimeStep},
+      {"dt", kChainTimeStep},
       {"steps", kObservedSteps},
       {"true_mass_kg", kTrueMass},
       {"iterations", iterations},

@@ -35,18 +35,11 @@
 namespace diffphys {
 namespace {
 
+using io::Pose;
 using io::XmlSource;
 using tinyxml2::XMLElement;
 
 constexpr double kPi = std::numbers::pi;
-
-struct Pose {
-  Vec3 position;
-  Quat orientation;
-  Pose operator*(const Pose& local) const {
-    return {position + orientation.rotate(local.position), (orientation * local.orientation).normalized()};
-  }
-};
 
 struct Compiler {
   bool degrees = true;

@@ -21,16 +21,9 @@
 namespace diffphys {
 namespace {
 
+using io::Pose;
 using io::XmlSource;
 using tinyxml2::XMLElement;
-
-struct Pose {
-  Vec3 position;
-  Quat orientation;
-  Pose operator*(const Pose& local) const {
-    return {position + orientation.rotate(local.position), (orientation * local.orientation).normalized()};
-  }
-};
 
 struct UrdfJoint {
   const XMLElement* element = nullptr;

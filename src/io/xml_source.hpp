@@ -1,7 +1,8 @@
 // io/xml_source.hpp — what the URDF and MJCF loaders share: reading an XML file with tinyxml2,
 // typed attribute reading with errors that name the file, the line and the element, the
 // collection of warnings (what a file says that diffphys ignores or approximates), rotations
-// written as Euler angles, and mass properties of shapes given as full inertia tensors.
+// written as Euler angles, frames (Pose), and mass properties of shapes given as full inertia
+// tensors.
 //
 // Every refusal reads "robot.urdf:12: <link 'forearm'>: mass must be positive, got -1":
 // file and line from tinyxml2 (XMLElement::GetLineNum), the element's tag and name, the
@@ -29,6 +30,15 @@ class XMLElement;
 namespace diffphys::io {
 
 using tinyxml2::XMLElement;
+
+// A frame: where a body, joint or geom sits in its parent; `parent * local` composes them.
+struct Pose {
+  Vec3 position;
+  Quat orientation;
+  Pose operator*(const Pose& local) const {
+    return {position + orientation.rotate(local.position), (orientation * local.orientation).normalized()};
+  }
+};
 
 class XmlSource {
  public:

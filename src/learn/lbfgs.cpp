@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "diffphys/error.hpp"
+#include "math/finite.hpp"
 
 namespace diffphys {
 namespace {
@@ -22,10 +23,6 @@ double max_norm(std::span<const double> v) {
   double norm = 0.0;
   for (const double value : v) norm = std::max(norm, std::abs(value));
   return norm;
-}
-
-bool all_finite(std::span<const double> v) {
-  return std::all_of(v.begin(), v.end(), [](double value) { return std::isfinite(value); });
 }
 
 // φ(α) = f(x + α d) and φ'(α) = ∇f(x + α d)ᵀ d; a non-finite loss or gradient reads as +∞ so

@@ -15,8 +15,6 @@
 namespace diffphys {
 namespace {
 
-constexpr double kPi = std::numbers::pi;
-
 bool finite(double value) { return std::isfinite(value); }
 
 void require_finite(const Vec3& v, const std::string& item, const char* field) {
@@ -51,7 +49,7 @@ MassProperties shape_unit_density_properties(const ShapeSpec& shape) {
   switch (shape.type) {
     case ShapeType::Sphere: {
       const double r = shape.radius;
-      p.mass = 4.0 / 3.0 * kPi * r * r * r;
+      p.mass = 4.0 / 3.0 * std::numbers::pi * r * r * r;
       moments = Vec3{1, 1, 1} * (0.4 * p.mass * r * r);
       break;
     }
@@ -65,8 +63,8 @@ MassProperties shape_unit_density_properties(const ShapeSpec& shape) {
       // Cylinder of length 2h plus two hemispheres; each hemisphere's inertia moved to the
       // capsule centre through its centroid at 3r/8 from the flat face.
       const double r = shape.radius, h = shape.half_length;
-      const double cylinder = kPi * r * r * 2.0 * h;
-      const double spheres = 4.0 / 3.0 * kPi * r * r * r;
+      const double cylinder = std::numbers::pi * r * r * 2.0 * h;
+      const double spheres = 4.0 / 3.0 * std::numbers::pi * r * r * r;
       p.mass = cylinder + spheres;
       const double axial = cylinder * r * r / 2.0 + spheres * 0.4 * r * r;
       const double transverse =
@@ -76,7 +74,7 @@ MassProperties shape_unit_density_properties(const ShapeSpec& shape) {
     }
     case ShapeType::Cylinder: {
       const double r = shape.radius, h = shape.half_length;
-      p.mass = kPi * r * r * 2.0 * h;
+      p.mass = std::numbers::pi * r * r * 2.0 * h;
       const double transverse = p.mass * (3.0 * r * r + (2.0 * h) * (2.0 * h)) / 12.0;
       moments = {transverse, transverse, p.mass * r * r / 2.0};
       break;

@@ -18,6 +18,7 @@
 #include <cmath>
 
 #include "diffphys/error.hpp"
+#include "math/finite.hpp"
 #include "soft/step_system.hpp"
 
 namespace diffphys::soft {
@@ -38,15 +39,6 @@ std::span<const double> SoftRollout::step_controls(int step) const {
   return std::span<const double>(controls_).subspan(static_cast<std::size_t>(step) * dofs, dofs);
 }
 
-namespace {
-
-bool all_finite(std::span<const double> values) {
-  for (const double v : values)
-    if (!std::isfinite(v)) return false;
-  return true;
-}
-
-}  // namespace
 
 void SoftRollout::run(const SoftState& initial, std::span<const double> controls, int steps) {
   controller_ = nullptr;
