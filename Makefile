@@ -4,7 +4,7 @@ BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build demo test bench format clean
+.PHONY: all deps build demo test test-long bench format clean
 
 all: build
 
@@ -23,7 +23,11 @@ demo: build
 test: deps
 	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DDIFFPHYS_WERROR=ON $(CMAKE_FLAGS)
 	cmake --build $(BUILD_DIR) -j $(JOBS)
-	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE long
+
+# The checks that take minutes (ctest label `long`, tests/CMakeLists.txt): run before landing.
+test-long: test
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -L long
 
 bench: build
 	@scripts/bench
