@@ -15,7 +15,7 @@
 namespace diffphys::experiments {
 
 struct ExperimentOptions {
-  bool quick = false;           // the CI variant: under a minute, still asserting real progress
+  bool quick = false;           // the test variant: short (the quadruped's: minutes), asserting real progress
   bool full = false;            // the paper's full-size variant where a scaled-down one is default
   std::string out_dir = "out";  // plots, trajectories, loss curves
   unsigned seed = 1;
