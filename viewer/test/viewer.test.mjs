@@ -273,8 +273,8 @@ async function checkPage(file, { label, times, expectNotes = [], expectLoss = fa
     assert.deepEqual(errors, []);
     assert.deepEqual(networkRequests, []);
   });
-  // A finished page is closed: each open page keeps its own software-rendered WebGL context,
-  // and five of them at once starved the later pages on a loaded 2-core machine.
+  // A finished page is closed: each open page keeps its own software-rendered WebGL context;
+  // with all five left open, Chromium once closed itself mid-test on a loaded 2-core machine.
   await page.close();
 }
 
