@@ -103,29 +103,30 @@ TEST(ReplayHtml, RefusesWhatIsNotATrajectory) {
   expect_trajectory_refused("{\"format\": ", {"not a JSON document"});
   expect_trajectory_refused("[1, 2]", {"expected a trajectory"});
   expect_trajectory_refused(R"({"name": "scene", "bodies": []})", {"\"format\" is missing", "diffphys simulate --out"});
-  expect_trajectory_refused(R"({"format": "diffphys-scene", "bodies": [], "frames": []})", {"\"format\" is \"diffphys-scene\""});
+  expect_trajectory_refused(R"({"format": "diffphys-scene", "bodies": [], "frames": []})",
+                            {"\"format\" is \"diffphys-scene\""});
   expect_trajectory_refused(R"({"format": "diffphys-trajectory", "bodies": [], "frames": []})",
-                 {"\"frames\" must be a non-empty array"});
+                            {"\"frames\" must be a non-empty array"});
   expect_trajectory_refused(R"({"format": "diffphys-trajectory", "frames": [{"time": 0, "bodies": []}]})",
-                 {"\"bodies\" must be an array"});
+                            {"\"bodies\" must be an array"});
   expect_trajectory_refused(R"({"format": "diffphys-trajectory", "bodies": ["ball"],
                      "frames": [{"time": 0, "bodies": []}]})",
-                 {"frames[0].bodies must have 1 entries"});
+                            {"frames[0].bodies must have 1 entries"});
   expect_trajectory_refused(R"({"format": "diffphys-trajectory", "bodies": ["ball"],
                      "frames": [{"time": 0, "bodies": [{"position": [0, 0], "orientation": [1, 0, 0, 0]}]}]})",
-                 {"frames[0].bodies[0] needs \"position\""});
+                            {"frames[0].bodies[0] needs \"position\""});
   expect_trajectory_refused(R"({"format": "diffphys-trajectory", "bodies": ["ball"],
                      "frames": [{"time": 1, "bodies": [{"position": [0, 0, 0], "orientation": [1, 0, 0, 0]}]},
                                 {"time": 0.5, "bodies": [{"position": [0, 0, 0], "orientation": [1, 0, 0, 0]}]}]})",
-                 {"frames[1].time 0.5 is before"});
+                            {"frames[1].time 0.5 is before"});
   expect_trajectory_refused(R"({"format": "diffphys-trajectory", "bodies": [], "frames": [{"bodies": []}]})",
-                 {"frames[0].time must be a number"});
+                            {"frames[0].time must be a number"});
   expect_trajectory_refused(R"({"format": "diffphys-trajectory", "bodies": [], "frames": [{"time": 0, "bodies": []}],
                      "model": []})",
-                 {"\"model\" must be an object"});
+                            {"\"model\" must be an object"});
   expect_trajectory_refused(R"({"format": "diffphys-trajectory", "bodies": [], "frames": [{"time": 0, "bodies": []}],
                      "loss": 3})",
-                 {"\"loss\" must be an array"});
+                            {"\"loss\" must be an array"});
   EXPECT_EQ(trajectory_refusal(minimal_trajectory("ball")), "");
 }
 

@@ -156,10 +156,16 @@ TEST(SoftRollout, ClosedLoopControllerGradientsMatchCentralDifferences) {
   EXPECT_EQ(segmented_controller.k_bar, controller.k_bar);
 
   const double epsilon = 1e-6;
-  expect_near_numeric(controller.k_bar, (evaluate(built.state, kGain + epsilon, kDamping) - evaluate(built.state, kGain - epsilon, kDamping)) / (2 * epsilon),
-               "controller gain");
-  expect_near_numeric(controller.d_bar, (evaluate(built.state, kGain, kDamping + epsilon) - evaluate(built.state, kGain, kDamping - epsilon)) / (2 * epsilon),
-               "controller damping");
+  expect_near_numeric(
+      controller.k_bar,
+      (evaluate(built.state, kGain + epsilon, kDamping) - evaluate(built.state, kGain - epsilon, kDamping)) /
+          (2 * epsilon),
+      "controller gain");
+  expect_near_numeric(
+      controller.d_bar,
+      (evaluate(built.state, kGain, kDamping + epsilon) - evaluate(built.state, kGain, kDamping - epsilon)) /
+          (2 * epsilon),
+      "controller damping");
   for (std::size_t k = 0; k < built.state.positions.size(); ++k) {
     if (built.model.pinned[k / 3]) continue;
     for (int which = 0; which < 2; ++which) {
@@ -168,7 +174,7 @@ TEST(SoftRollout, ClosedLoopControllerGradientsMatchCentralDifferences) {
       (which == 0 ? minus.positions : minus.velocities)[k] -= epsilon;
       const double numeric = (evaluate(plus, kGain, kDamping) - evaluate(minus, kGain, kDamping)) / (2 * epsilon);
       expect_near_numeric(which == 0 ? gradients.initial_positions[k] : gradients.initial_velocities[k], numeric,
-                   (which == 0 ? "x0[" : "v0[") + std::to_string(k) + "]");
+                          (which == 0 ? "x0[" : "v0[") + std::to_string(k) + "]");
     }
   }
   for (const SoftParamLayout::Slice& slice : built.model.layout.slices)
@@ -212,14 +218,16 @@ TEST(SoftRollout, GradientDecayScalesEachStepBackAgainstCentralDifferences) {
       plus[static_cast<std::size_t>(t) * dofs + k] += epsilon;
       minus[static_cast<std::size_t>(t) * dofs + k] -= epsilon;
       const double numeric = (evaluate(built.state, plus) - evaluate(built.state, minus)) / (2 * epsilon);
-      expect_near_numeric(gradients.controls[static_cast<std::size_t>(t) * dofs + k], std::pow(kDecay, kSteps - 1 - t) * numeric,
-                   "decayed f[" + std::to_string(t) + "][" + std::to_string(k) + "]");
+      expect_near_numeric(gradients.controls[static_cast<std::size_t>(t) * dofs + k],
+                          std::pow(kDecay, kSteps - 1 - t) * numeric,
+                          "decayed f[" + std::to_string(t) + "][" + std::to_string(k) + "]");
     }
     SoftState plus = built.state, minus = built.state;
     plus.positions[k] += epsilon;
     minus.positions[k] -= epsilon;
     const double numeric = (evaluate(plus, forces) - evaluate(minus, forces)) / (2 * epsilon);
-    expect_near_numeric(gradients.initial_positions[k], std::pow(kDecay, kSteps) * numeric, "decayed x0[" + std::to_string(k) + "]");
+    expect_near_numeric(gradients.initial_positions[k], std::pow(kDecay, kSteps) * numeric,
+                        "decayed x0[" + std::to_string(k) + "]");
   }
 }
 
@@ -253,7 +261,8 @@ TEST(SoftRollout, GradientClippingCapsTheStateAdjointNorm) {
     const double up = loss_value(probe, false);
     probe.run(built.state, minus, kSteps);
     const double down = loss_value(probe, false);
-    expect_near_numeric(clipped.controls[index], 0.5 * (up - down) / (2 * epsilon), "clipped f[T-1][" + std::to_string(k) + "]");
+    expect_near_numeric(clipped.controls[index], 0.5 * (up - down) / (2 * epsilon),
+                        "clipped f[T-1][" + std::to_string(k) + "]");
   }
 }
 

@@ -18,9 +18,9 @@
 #include "diffphys/error.hpp"
 #include "diffphys/trajectory.hpp"
 #include "number_text.hpp"
+#include "output_paths.hpp"
 #include "replay_html.hpp"
 #include "soft_view_json.hpp"
-#include "output_paths.hpp"
 
 namespace diffphys::cli {
 
@@ -104,13 +104,16 @@ int run_coupled_simulate(const CoupledSimulateOptions& options) {
               << rigid.body_count() - 1 << " bodies, soft \"" << soft_model.name << "\" " << soft_model.node_count << " nodes, "
               << soft_model.frame_attachment_nodes.size() << " nodes attached to rigid bodies, " << soft_model.obstacles.size()
               << " obstacles\n";
-    std::cout << "simulated   " << steps << " soft steps of " << number_or_zero(soft_model.dt) << " s (" << system.substeps
-              << " rigid steps each) = " << number_or_zero(rollout.soft_state(steps).time) << " s in " << number_or_zero(wall, 3)
-              << " s wall time\n";
+    std::cout << "simulated   " << steps << " soft steps of " << number_or_zero(soft_model.dt) << " s ("
+              << system.substeps << " rigid steps each) = " << number_or_zero(rollout.soft_state(steps).time)
+              << " s in " << number_or_zero(wall, 3) << " s wall time\n";
     std::cout << "solver      newton: "
-              << (soft_failures == 0 ? std::string("converged at every step") : "did not converge at " + std::to_string(soft_failures) + " steps")
-              << "; max residual " << number_or_zero(max_residual, 3) << " N, max " << max_iterations << " iterations; rigid: "
-              << (rigid_failures == 0 ? std::string("converged at every step") : "did not converge at " + std::to_string(rigid_failures) + " steps")
+              << (soft_failures == 0 ? std::string("converged at every step")
+                                     : "did not converge at " + std::to_string(soft_failures) + " steps")
+              << "; max residual " << number_or_zero(max_residual, 3) << " N, max " << max_iterations
+              << " iterations; rigid: "
+              << (rigid_failures == 0 ? std::string("converged at every step")
+                                      : "did not converge at " + std::to_string(rigid_failures) + " steps")
               << "\n";
     const soft::SoftState& last = rollout.soft_state(steps);
     double lowest = 1e300;
@@ -119,8 +122,8 @@ int run_coupled_simulate(const CoupledSimulateOptions& options) {
     const State rigid_state = rollout.rigid_state(steps);
     for (int b = 1; b < rigid.body_count(); ++b) {
       const Vec3& p = rigid_state.position[static_cast<std::size_t>(b)];
-      std::cout << "            body " << rigid.bodies[static_cast<std::size_t>(b)].name << " at (" << number_or_zero(p.x) << ", "
-                << number_or_zero(p.y) << ", " << number_or_zero(p.z) << ") m\n";
+      std::cout << "            body " << rigid.bodies[static_cast<std::size_t>(b)].name << " at ("
+                << number_or_zero(p.x) << ", " << number_or_zero(p.y) << ", " << number_or_zero(p.z) << ") m\n";
     }
     if (!options.trajectory_path.empty()) std::cout << "trajectory  " << options.trajectory_path << "\n";
     if (!options.replay_path.empty())
@@ -129,8 +132,8 @@ int run_coupled_simulate(const CoupledSimulateOptions& options) {
   if (soft_failures > 0 || rigid_failures > 0) {
     std::cerr << "diffphys: " << soft_failures << " soft steps and " << rigid_failures << " rigid steps did not converge\n";
     for (const auto& [step, status] : listed)
-      std::cerr << "  soft step " << step << ": " << status.iterations << " iterations, residual " << number_or_zero(status.residual, 3)
-                << " N: " << status.message << "\n";
+      std::cerr << "  soft step " << step << ": " << status.iterations << " iterations, residual "
+                << number_or_zero(status.residual, 3) << " N: " << status.message << "\n";
     return 2;
   }
   return 0;

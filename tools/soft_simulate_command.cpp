@@ -15,9 +15,9 @@
 #include "diffphys/soft.hpp"
 #include "diffphys/soft_scene.hpp"
 #include "number_text.hpp"
+#include "output_paths.hpp"
 #include "replay_html.hpp"
 #include "soft_view_json.hpp"
-#include "output_paths.hpp"
 
 namespace diffphys::cli {
 
@@ -67,11 +67,13 @@ int run_soft_simulate(const SoftSimulateOptions& options) {
     std::cout << "scene       " << options.scene_path << " (\"" << model.name << "\"): soft, " << model.node_count << " nodes, "
               << model.tets.size() << " tets, " << model.triangles.size() << " triangles, " << model.springs.size()
               << " springs, " << model.obstacles.size() << " obstacles\n";
-    std::cout << "simulated   " << options.steps << " steps of " << number_or_zero(model.dt) << " s = " << number_or_zero(state.time)
-              << " s in " << number_or_zero(wall, 3) << " s wall time\n";
+    std::cout << "simulated   " << options.steps << " steps of " << number_or_zero(model.dt)
+              << " s = " << number_or_zero(state.time) << " s in " << number_or_zero(wall, 3) << " s wall time\n";
     std::cout << "solver      newton: "
-              << (non_converged == 0 ? std::string("converged at every step") : "did not converge at " + std::to_string(non_converged) + " steps")
-              << "; max residual " << number_or_zero(max_residual, 3) << " N, max " << max_iterations << " iterations\n";
+              << (non_converged == 0 ? std::string("converged at every step")
+                                     : "did not converge at " + std::to_string(non_converged) + " steps")
+              << "; max residual " << number_or_zero(max_residual, 3) << " N, max " << max_iterations
+              << " iterations\n";
     std::vector<double> masses(static_cast<std::size_t>(model.node_count));
     lumped_masses(model, built.params, masses);
     double total = 0.0, lowest = 1e300;
@@ -91,11 +93,13 @@ int run_soft_simulate(const SoftSimulateOptions& options) {
         velocity[r] /= total;
       }
     const SoftEnergies energies = soft_energies(model, built.params, state);
-    std::cout << "final state mass " << number_or_zero(total) << " kg, centre of mass (" << number_or_zero(centre[0]) << ", " << number_or_zero(centre[1])
-              << ", " << number_or_zero(centre[2]) << ") m, velocity (" << number_or_zero(velocity[0]) << ", " << number_or_zero(velocity[1]) << ", "
+    std::cout << "final state mass " << number_or_zero(total) << " kg, centre of mass (" << number_or_zero(centre[0])
+              << ", " << number_or_zero(centre[1]) << ", " << number_or_zero(centre[2]) << ") m, velocity ("
+              << number_or_zero(velocity[0]) << ", " << number_or_zero(velocity[1]) << ", "
               << number_or_zero(velocity[2]) << ") m/s, lowest node z " << number_or_zero(lowest) << " m\n";
-    std::cout << "energies    kinetic " << number_or_zero(energies.kinetic) << " J, gravity " << number_or_zero(energies.gravity) << " J, elastic "
-              << number_or_zero(energies.elastic) << " J, contact " << number_or_zero(energies.contact) << " J\n";
+    std::cout << "energies    kinetic " << number_or_zero(energies.kinetic) << " J, gravity "
+              << number_or_zero(energies.gravity) << " J, elastic " << number_or_zero(energies.elastic)
+              << " J, contact " << number_or_zero(energies.contact) << " J\n";
     if (!options.trajectory_path.empty())
       std::cout << "trajectory  " << options.trajectory_path << " (" << frames.size() << " frames)\n";
     if (!options.replay_path.empty())
@@ -103,10 +107,11 @@ int run_soft_simulate(const SoftSimulateOptions& options) {
   }
   if (non_converged > 0) {
     std::cerr << "diffphys: the Newton solver did not converge at " << non_converged << " steps (tolerance "
-              << number_or_zero(model.newton.tolerance, 3) << " m/s, max " << model.newton.max_iterations << " iterations):\n";
+              << number_or_zero(model.newton.tolerance, 3) << " m/s, max " << model.newton.max_iterations
+              << " iterations):\n";
     for (const auto& [step, status] : failures)
-      std::cerr << "  step " << step << ": " << status.iterations << " iterations, residual " << number_or_zero(status.residual, 3)
-                << " N: " << status.message << "\n";
+      std::cerr << "  step " << step << ": " << status.iterations << " iterations, residual "
+                << number_or_zero(status.residual, 3) << " N: " << status.message << "\n";
     return 2;
   }
   return 0;

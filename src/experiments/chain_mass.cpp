@@ -34,12 +34,12 @@
 namespace diffphys::experiments {
 namespace {
 
-constexpr double kChainTimeStep = 1.0 / 30.0;        // s
+constexpr double kChainTimeStep = 1.0 / 30.0;   // s
 constexpr int kObservedSteps = 300;             // 10 s
 constexpr int kPushSteps = 3;                   // 0.1 s
 constexpr double kPushForce = 15.0;             // N
 constexpr double kLinkGravity = 1.0;            // m/s²
-constexpr double kChainHingeHeight = 5.0;            // m: the chain hangs above z = 0 (no ground)
+constexpr double kChainHingeHeight = 5.0;       // m: the chain hangs above z = 0 (no ground)
 constexpr double kInitialGuessForViewer = 1.0;  // kg: the paper's starting mass
 
 std::string chain_scene_json(int links, double link_mass) {

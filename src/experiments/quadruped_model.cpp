@@ -22,7 +22,7 @@ constexpr double kLegRadius = 0.02;                 // m: the leg capsules and t
 constexpr double kShoulderX = 0.2;                  // m: shoulders at ±0.2 m along the torso
 constexpr double kShoulderY = 0.155;                // m: just outside the torso's sides
 constexpr double kFriction = 1.0;
-constexpr double kQuadrupedServoTorque = 4.0;                // N·m (§3.3)
+constexpr double kQuadrupedServoTorque = 4.0;       // N·m (§3.3)
 constexpr std::uint32_t kRobotGroup = 2;  // robot shapes touch the ground only (group 1)
 
 // A slender rod of length l along z: m l²/12 across, m r²/2 about its axis.

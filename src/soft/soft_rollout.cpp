@@ -39,7 +39,6 @@ std::span<const double> SoftRollout::step_controls(int step) const {
   return std::span<const double>(controls_).subspan(static_cast<std::size_t>(step) * dofs, dofs);
 }
 
-
 void SoftRollout::run(const SoftState& initial, std::span<const double> controls, int steps) {
   controller_ = nullptr;
   forward(initial, controls, steps);
