@@ -1,6 +1,7 @@
 // tests/allocation_test.cpp — the step allocates nothing once its buffers have grown.
 // Counts calls of the global operator new while stepping a scene with joints, a servo,
-// contacts and friction (both solvers), convex mesh bodies included.
+// contacts and friction (both solvers of the complementarity formulation and the convex
+// formulation's Newton), convex mesh bodies included.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -33,9 +34,17 @@ int run_soft_steps_for_allocation_count(int scene, void (*start)(), void (*stop)
 namespace {
 
 TEST(Step, AllocatesNothingAfterWarmUp) {
-  for (const SolverType solver : {SolverType::InteriorPoint, SolverType::ProjectedGaussSeidel}) {
+  const struct {
+    SolverType solver;
+    Formulation formulation;
+    const char* name;
+  } configurations[] = {{SolverType::InteriorPoint, Formulation::Complementarity, "interior point"},
+                        {SolverType::ProjectedGaussSeidel, Formulation::Complementarity, "PGS"},
+                        {SolverType::InteriorPoint, Formulation::Convex, "convex Newton"}};
+  for (const auto& [solver, formulation, name] : configurations) {
     ModelBuilder builder = testing::hinge_chain(3, 0.3, 0.5, 0.6);
     builder.solver.type = solver;
+    builder.solver.formulation = formulation;
     builder.add_ground_plane({0, 0, 1}, -2.0);
     for (int i = 0; i < 4; ++i) {
       BodySpec body = testing::box_body("box" + std::to_string(i), {0.5 * i, 1.0, -1.9 + 0.1 * i}, {0.1, 0.1, 0.1}, 1.0);
@@ -88,8 +97,8 @@ TEST(Step, AllocatesNothingAfterWarmUp) {
       std::swap(current, next);
     }
     counting = false;
-    EXPECT_EQ(allocations.load(), 0) << (solver == SolverType::InteriorPoint ? "interior point" : "PGS");
-    EXPECT_EQ(contact_steps, 200);  // the measured steps did solve contacts
+    EXPECT_EQ(allocations.load(), 0) << name;
+    EXPECT_EQ(contact_steps, 200) << name;  // the measured steps did solve contacts
   }
 }
 

@@ -6,7 +6,6 @@
 #include <limits>
 
 #include "diffphys/error.hpp"
-#include "solve/dense_cholesky.hpp"
 #include "solve/row_algebra.hpp"
 
 namespace diffphys::solve {
@@ -297,61 +296,94 @@ void prepare_convex_problem(std::span<const ConstraintRow> rows, const MassBlock
   build_islands(rows, mass, workspace);
 }
 
+namespace {
+
+// A row's J restricted to the island: up to two bodies (local index) with 6 entries each; a
+// row on one body twice sums its two parts, as local_row_times does.
+struct IslandRowBlocks {
+  int count = 0;
+  int node[2] = {-1, -1};
+  double value[2][6] = {};
+};
+
+IslandRowBlocks island_row_blocks(const ConstraintRow& row, const ConvexIslands& islands) {
+  IslandRowBlocks blocks;
+  const auto add = [&](int body, const Vec3& linear, const Vec3& angular) {
+    const int local = islands.local_index[static_cast<std::size_t>(body)];
+    if (local < 0) return;
+    int slot = 0;
+    while (slot < blocks.count && blocks.node[slot] != local) ++slot;
+    if (slot == blocks.count) blocks.node[blocks.count++] = local;
+    for (int d = 0; d < 3; ++d) {
+      blocks.value[slot][d] += linear[d];
+      blocks.value[slot][3 + d] += angular[d];
+    }
+  };
+  add(row.body_a, row.linear_a, row.angular_a);
+  add(row.body_b, row.linear_b, row.angular_b);
+  return blocks;
+}
+
+std::span<const int> island_groups(const ConvexIslands& islands, int island) {
+  const auto first = static_cast<std::size_t>(islands.group_start[static_cast<std::size_t>(island)]);
+  const auto last = static_cast<std::size_t>(islands.group_start[static_cast<std::size_t>(island) + 1]);
+  return {islands.groups.data() + first, last - first};
+}
+
+int island_body_count(const ConvexIslands& islands, int island) {
+  return islands.body_start[static_cast<std::size_t>(island) + 1] - islands.body_start[static_cast<std::size_t>(island)];
+}
+
+}  // namespace
+
+void analyse_island_hessian(std::span<const ConstraintRow> rows, int island, ConvexWorkspace& workspace) {
+  const ConvexIslands& islands = workspace.islands;
+  workspace.island_edges.clear();
+  for (const int g : island_groups(islands, island)) {
+    const ConvexGroup& group = workspace.groups[static_cast<std::size_t>(g)];
+    for (int r = group.row; r < group.row + group.size; ++r) {
+      const IslandRowBlocks blocks = island_row_blocks(rows[static_cast<std::size_t>(r)], islands);
+      if (blocks.count == 2) workspace.island_edges.emplace_back(blocks.node[0], blocks.node[1]);
+    }
+  }
+  workspace.hessian.analyse(island_body_count(islands, island), workspace.island_edges);
+}
+
 bool factorize_island_hessian(std::span<const ConstraintRow> rows, int island, ConvexWorkspace& workspace,
                               const MassBlocks& mass) {
   const ConvexIslands& islands = workspace.islands;
   const auto first_body = static_cast<std::size_t>(islands.body_start[static_cast<std::size_t>(island)]);
-  const auto body_count = static_cast<std::size_t>(islands.body_start[static_cast<std::size_t>(island) + 1]) - first_body;
-  const std::size_t n = 6 * body_count;
-  workspace.hessian.assign(n * n, 0.0);
-  double* h = workspace.hessian.data();
+  const auto body_count = static_cast<std::size_t>(island_body_count(islands, island));
+  BodyBlockCholesky& hessian = workspace.hessian;
+  hessian.clear_values();
   for (std::size_t k = 0; k < body_count; ++k) {
     const auto body = static_cast<std::size_t>(islands.bodies[first_body + k]);
     const double m = 1.0 / mass.inverse_mass[body];
-    for (std::size_t d = 0; d < 3; ++d) h[(6 * k + d) * n + 6 * k + d] = m;
-    const Mat3& inertia = workspace.inertia[body];
-    for (std::size_t r = 0; r < 3; ++r)
-      for (std::size_t c = 0; c < 3; ++c) h[(6 * k + 3 + r) * n + 6 * k + 3 + c] = inertia(static_cast<int>(r), static_cast<int>(c));
+    const double linear[9] = {m, 0, 0, 0, m, 0, 0, 0, m};
+    double angular[9];
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) angular[3 * r + c] = workspace.inertia[body](r, c);
+    hessian.add_diagonal_3x3(static_cast<int>(k), 0, linear);
+    hessian.add_diagonal_3x3(static_cast<int>(k), 1, angular);
   }
-  // Jᵀ G J, G = (∂Π/∂y) R⁻¹ per group: each pair of its rows adds an outer product of their
-  // (up to) 12 local entries.
-  struct Entry {
-    std::size_t index[12];
-    double value[12];
-    int count = 0;
-  };
-  const auto local_entries = [&](const ConstraintRow& row) {
-    Entry entry;
-    const auto add = [&](int body, const Vec3& linear, const Vec3& angular) {
-      const int local = islands.local_index[static_cast<std::size_t>(body)];
-      if (local < 0) return;
-      for (int d = 0; d < 3; ++d) {
-        entry.index[entry.count] = static_cast<std::size_t>(6 * local + d);
-        entry.value[entry.count++] = linear[d];
-        entry.index[entry.count] = static_cast<std::size_t>(6 * local + 3 + d);
-        entry.value[entry.count++] = angular[d];
-      }
-    };
-    add(row.body_a, row.linear_a, row.angular_a);
-    if (row.body_b != row.body_a) add(row.body_b, row.linear_b, row.angular_b);
-    return entry;
-  };
-  for (int gi = islands.group_start[static_cast<std::size_t>(island)]; gi < islands.group_start[static_cast<std::size_t>(island) + 1]; ++gi) {
-    const ConvexGroup& group = workspace.groups[static_cast<std::size_t>(islands.groups[static_cast<std::size_t>(gi)])];
+  // Jᵀ G J, G = (∂Π/∂y) R⁻¹ per group: each pair of its rows adds, per pair of their bodies,
+  // an outer product of 6-vectors.
+  for (const int g : island_groups(islands, island)) {
+    const ConvexGroup& group = workspace.groups[static_cast<std::size_t>(g)];
     const GroupProjection projection = project_group(group, workspace.y.data() + group.row);
     const double inverse_compliance = 1.0 / workspace.compliance[static_cast<std::size_t>(group.row)];
-    for (int r = 0; r < group.size; ++r) {
-      const Entry er = local_entries(rows[static_cast<std::size_t>(group.row + r)]);
+    IslandRowBlocks blocks[3];
+    for (int r = 0; r < group.size; ++r) blocks[r] = island_row_blocks(rows[static_cast<std::size_t>(group.row + r)], islands);
+    for (int r = 0; r < group.size; ++r)
       for (int s = 0; s < group.size; ++s) {
-        const double g = projection.jacobian[r][s] * inverse_compliance;
-        if (g == 0.0) continue;
-        const Entry es = (s == r) ? er : local_entries(rows[static_cast<std::size_t>(group.row + s)]);
-        for (int p = 0; p < er.count; ++p)
-          for (int q = 0; q < es.count; ++q) h[er.index[p] * n + es.index[q]] += g * er.value[p] * es.value[q];
+        const double weight = projection.jacobian[r][s] * inverse_compliance;
+        if (weight == 0.0) continue;
+        for (int p = 0; p < blocks[r].count; ++p)
+          for (int q = 0; q < blocks[s].count; ++q)
+            hessian.add_outer(blocks[r].node[p], blocks[r].value[p], blocks[s].node[q], blocks[s].value[q], weight);
       }
-    }
   }
-  return cholesky_factorize(h, n, n);
+  return hessian.factorize();
 }
 
 MlcpResult solve_convex(std::span<const ConstraintRow> rows, const MassBlocks& mass,
@@ -375,9 +407,7 @@ MlcpResult solve_convex(std::span<const ConstraintRow> rows, const MassBlocks& m
     const auto first_body = static_cast<std::size_t>(islands.body_start[static_cast<std::size_t>(island)]);
     const auto body_count = static_cast<std::size_t>(islands.body_start[static_cast<std::size_t>(island) + 1]) - first_body;
     const std::size_t n = 6 * body_count;
-    const std::span<const int> groups(islands.groups.data() + islands.group_start[static_cast<std::size_t>(island)],
-                                      static_cast<std::size_t>(islands.group_start[static_cast<std::size_t>(island) + 1] -
-                                                               islands.group_start[static_cast<std::size_t>(island)]));
+    const std::span<const int> groups = island_groups(islands, island);
     workspace.gradient.resize(n);
     workspace.step.resize(n);
     const auto body_of = [&](std::size_t k) { return static_cast<std::size_t>(islands.bodies[first_body + k]); };
@@ -424,6 +454,7 @@ MlcpResult solve_convex(std::span<const ConstraintRow> rows, const MassBlocks& m
 
     update_row_velocities();
     double residual = gradient_and_residual();
+    if (residual > tolerance) analyse_island_hessian(rows, island, workspace);
     int iteration = 0;
     // Newton converges quadratically; a residual already below kRoundOffZone (m/s) that stops
     // halving for kStall iterations sits on round-off (a tolerance below what the data's
@@ -441,7 +472,7 @@ MlcpResult solve_convex(std::span<const ConstraintRow> rows, const MassBlocks& m
         break;
       }
       for (std::size_t i = 0; i < n; ++i) workspace.step[i] = -workspace.gradient[i];
-      cholesky_solve(workspace.hessian.data(), n, n, workspace.step.data());
+      workspace.hessian.solve(workspace.step);
       // Exact line search: φ(α) = ℓ(v + αΔv) is convex, φ'(α) = (v − v_free + αΔv)ᵀMΔv −
       // γ(α)ᵀJΔv and φ''(α) = ΔvᵀMΔv + (JΔv)ᵀG(α)(JΔv). φ'(0) = ∇ℓᵀΔv < 0.
       double mass_step = 0.0, slope_at_zero_mass = 0.0;

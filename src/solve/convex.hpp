@@ -16,9 +16,12 @@
 //   ∇ℓ = M(v − v_free) − Jᵀγ,   ∇²ℓ = M + Jᵀ G J,   G = (∂Π/∂y) R⁻¹ (symmetric, ⪰ 0),
 // which is strictly convex (M ≻ 0): one solution, whatever the starting point or the
 // redundancy of the rows, and a smooth function of the data wherever no row sits exactly on
-// the boundary of its set's pieces. Newton's direction solves ∇²ℓ Δv = −∇ℓ (dense Cholesky
-// per island); the step length minimises ℓ along it exactly (safeguarded Newton on the 1D
+// the boundary of its set's pieces. Newton's direction solves ∇²ℓ Δv = −∇ℓ (per
+// island); the step length minimises ℓ along it exactly (safeguarded Newton on the 1D
 // derivative). Bodies that no row connects form separate islands, each solved on its own.
+// ∇²ℓ is sparse: a 6×6 block per body and per pair of bodies a row couples, factorised by a
+// block Cholesky in minimum-degree order (solve/body_block_cholesky.hpp), so a tower of
+// boxes costs time linear in its height.
 // The certificate is ‖M⁻¹∇ℓ‖_∞ (m/s, rad/s): the velocity error left in the momentum balance.
 //
 // Row layout (rigid/inequality_rows.cpp builds it so in this formulation): a contact with
@@ -29,8 +32,10 @@
 
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
+#include "solve/body_block_cholesky.hpp"
 #include "solve/mlcp.hpp"
 
 namespace diffphys::solve {
@@ -73,7 +78,9 @@ struct ConvexWorkspace {
   std::vector<Mat3> inertia;           // (nbody) world inertia, the inverse of mass.inverse_inertia
   ConvexIslands islands;
   std::vector<double> row_velocity, row_step, y;  // (rows) J v, J Δv, y
-  std::vector<double> hessian, gradient, step;    // one island's dense blocks
+  std::vector<std::pair<int, int>> island_edges;  // one island's pairs of coupled bodies (local indices)
+  BodyBlockCholesky hessian;                       // one island's ∇²ℓ, factorised
+  std::vector<double> gradient, step;              // one island's vectors, 6 per body
 };
 
 // Reads the groups of `rows` (layout above); throws Error on a layout it does not know.
@@ -90,9 +97,15 @@ MlcpResult solve_convex(std::span<const ConstraintRow> rows, const MassBlocks& m
                         int max_iterations, double tolerance, ConvexWorkspace& workspace, std::span<double> lambda,
                         std::span<double> velocity);
 
-// Assembles ∇²ℓ of island `island` at the y in workspace.y (row-major, n × n with n = 6 ×
-// the island's bodies) into workspace.hessian and factorises it (Cholesky). False if it is
-// not positive definite (it always is for positive masses and compliances).
+// The structure of island `island`'s ∇²ℓ (a 6×6 block per pair of bodies some row couples):
+// orders and analyses workspace.hessian for it. Once per island and step, before
+// factorize_island_hessian.
+void analyse_island_hessian(std::span<const ConstraintRow> rows, int island, ConvexWorkspace& workspace);
+
+// Assembles ∇²ℓ of island `island` at the y in workspace.y into workspace.hessian (analysed
+// for this island) and factorises it (sparse block Cholesky; its solve takes 6 entries per
+// island body, in the island's body order). False if it is not positive definite (it always
+// is for positive masses and compliances).
 bool factorize_island_hessian(std::span<const ConstraintRow> rows, int island, ConvexWorkspace& workspace,
                               const MassBlocks& mass);
 

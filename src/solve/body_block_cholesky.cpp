@@ -1,0 +1,215 @@
+// solve/body_block_cholesky.cpp — see body_block_cholesky.hpp.
+#include "solve/body_block_cholesky.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "diffphys/error.hpp"
+#include "solve/dense_cholesky.hpp"
+
+namespace diffphys::solve {
+
+namespace {
+constexpr int kBlock = 6;
+constexpr int kBlockSize = kBlock * kBlock;
+}  // namespace
+
+void BodyBlockCholesky::analyse(int node_count, std::span<const std::pair<int, int>> edges) {
+  const auto n = static_cast<std::size_t>(node_count);
+  node_count_ = node_count;
+  if (adjacency_.size() < n) adjacency_.resize(n);
+  for (std::size_t v = 0; v < n; ++v) adjacency_[v].clear();
+  for (const auto& [a, b] : edges) {
+    if (a < 0 || b < 0 || a >= node_count || b >= node_count || a == b)
+      throw Error(message("block Cholesky: pair (", a, ", ", b, ") is not two distinct nodes of ", node_count));
+    adjacency_[static_cast<std::size_t>(a)].push_back(b);
+    adjacency_[static_cast<std::size_t>(b)].push_back(a);
+  }
+  for (std::size_t v = 0; v < n; ++v) {
+    std::vector<int>& list = adjacency_[v];
+    std::sort(list.begin(), list.end());
+    list.erase(std::unique(list.begin(), list.end()), list.end());
+  }
+
+  // Minimum degree: eliminate the node with the fewest remaining neighbours (lowest index on
+  // ties); its neighbours become a clique and form its column of L (node ids for now).
+  eliminated_.assign(n, 0);
+  order_.resize(n);
+  position_.resize(n);
+  column_start_.assign(n + 1, 0);
+  rows_.clear();
+  for (std::size_t step = 0; step < n; ++step) {
+    std::size_t best = n;
+    for (std::size_t v = 0; v < n; ++v)
+      if (!eliminated_[v] && (best == n || adjacency_[v].size() < adjacency_[best].size())) best = v;
+    const int pivot = static_cast<int>(best);
+    order_[step] = pivot;
+    position_[best] = static_cast<int>(step);
+    eliminated_[best] = 1;
+    const std::vector<int>& neighbours = adjacency_[best];
+    rows_.insert(rows_.end(), neighbours.begin(), neighbours.end());
+    column_start_[step + 1] = static_cast<int>(rows_.size());
+    for (const int u : neighbours) {
+      // adjacency(u) ← adjacency(u) ∪ neighbours, without u and the pivot (both lists sorted).
+      std::vector<int>& own = adjacency_[static_cast<std::size_t>(u)];
+      merged_.clear();
+      std::size_t i = 0, j = 0;
+      while (i < own.size() || j < neighbours.size()) {
+        int next;
+        if (j == neighbours.size() || (i < own.size() && own[i] < neighbours[j])) next = own[i++];
+        else if (i == own.size() || neighbours[j] < own[i]) next = neighbours[j++];
+        else next = own[i++], ++j;
+        if (next != u && next != pivot) merged_.push_back(next);
+      }
+      own.assign(merged_.begin(), merged_.end());
+    }
+    adjacency_[best].clear();
+  }
+  for (std::size_t j = 0; j < n; ++j) {
+    const auto first = rows_.begin() + column_start_[j], last = rows_.begin() + column_start_[j + 1];
+    for (auto it = first; it != last; ++it) *it = position_[static_cast<std::size_t>(*it)];
+    std::sort(first, last);
+  }
+  diagonal_.assign(kBlockSize * n, 0.0);
+  blocks_.assign(kBlockSize * rows_.size(), 0.0);
+  permuted_.resize(kBlock * n);
+}
+
+std::size_t BodyBlockCholesky::buffer_bytes() const {
+  std::size_t bytes = sizeof(int) * (order_.capacity() + position_.capacity() + column_start_.capacity() +
+                                     rows_.capacity() + merged_.capacity()) +
+                      sizeof(double) * (diagonal_.capacity() + blocks_.capacity() + permuted_.capacity()) +
+                      eliminated_.capacity() + sizeof(std::vector<int>) * adjacency_.capacity();
+  for (const std::vector<int>& list : adjacency_) bytes += sizeof(int) * list.capacity();
+  return bytes;
+}
+
+void BodyBlockCholesky::clear_values() {
+  std::fill(diagonal_.begin(), diagonal_.end(), 0.0);
+  std::fill(blocks_.begin(), blocks_.end(), 0.0);
+}
+
+double* BodyBlockCholesky::lower_block(int position_row, int position_column) {
+  const auto first = rows_.begin() + column_start_[static_cast<std::size_t>(position_column)];
+  const auto last = rows_.begin() + column_start_[static_cast<std::size_t>(position_column) + 1];
+  const auto found = std::lower_bound(first, last, position_row);
+  if (found == last || *found != position_row) return nullptr;
+  return blocks_.data() + kBlockSize * static_cast<std::size_t>(found - rows_.begin());
+}
+
+void BodyBlockCholesky::add_outer(int a, const double* u, int b, const double* v, double s) {
+  const int position_a = position_[static_cast<std::size_t>(a)], position_b = position_[static_cast<std::size_t>(b)];
+  double* block = nullptr;
+  if (a == b) block = diagonal_.data() + kBlockSize * static_cast<std::size_t>(position_a);
+  else if (position_a < position_b) return;  // the upper triangle: its transpose is added as (b, a)
+  else block = lower_block(position_a, position_b);
+  if (block == nullptr)
+    throw Error(message("block Cholesky: block (", a, ", ", b, ") is outside the analysed structure"));
+  for (int p = 0; p < kBlock; ++p) {
+    const double su = s * u[p];
+    for (int q = 0; q < kBlock; ++q) block[p * kBlock + q] += su * v[q];
+  }
+}
+
+void BodyBlockCholesky::add_diagonal_3x3(int a, int part, const double* matrix) {
+  double* block = diagonal_.data() + kBlockSize * static_cast<std::size_t>(position_[static_cast<std::size_t>(a)]);
+  const int o = 3 * part;
+  for (int p = 0; p < 3; ++p)
+    for (int q = 0; q < 3; ++q) block[(o + p) * kBlock + o + q] += matrix[3 * p + q];
+}
+
+bool BodyBlockCholesky::factorize() {
+  const auto n = static_cast<std::size_t>(node_count_);
+  for (std::size_t j = 0; j < n; ++j) {
+    double* pivot = diagonal_.data() + kBlockSize * j;
+    if (!cholesky_factorize(pivot, kBlock, kBlock)) return false;
+    const auto begin = static_cast<std::size_t>(column_start_[j]), end = static_cast<std::size_t>(column_start_[j + 1]);
+    // L_ij = A_ij L_jj⁻ᵀ: each row x of the block solves L_jj xᵀ = a_rowᵀ.
+    for (std::size_t e = begin; e < end; ++e) {
+      double* block = blocks_.data() + kBlockSize * e;
+      for (int r = 0; r < kBlock; ++r)
+        for (int c = 0; c < kBlock; ++c) {
+          double value = block[r * kBlock + c];
+          for (int l = 0; l < c; ++l) value -= block[r * kBlock + l] * pivot[c * kBlock + l];
+          block[r * kBlock + c] = value / pivot[c * kBlock + c];
+        }
+    }
+    // Schur complement: A_ki −= L_kj L_ijᵀ for every pair i ≤ k of the column's rows (the
+    // lower triangle of the diagonal blocks only: cholesky_factorize reads no more).
+    for (std::size_t e1 = begin; e1 < end; ++e1) {
+      const auto i = static_cast<std::size_t>(rows_[e1]);
+      const double* left = blocks_.data() + kBlockSize * e1;
+      double* diagonal = diagonal_.data() + kBlockSize * i;
+      for (int p = 0; p < kBlock; ++p)
+        for (int q = 0; q <= p; ++q) {
+          double sum = 0.0;
+          for (int l = 0; l < kBlock; ++l) sum += left[p * kBlock + l] * left[q * kBlock + l];
+          diagonal[p * kBlock + q] -= sum;
+        }
+      auto cursor = static_cast<std::size_t>(column_start_[i]);
+      for (std::size_t e2 = e1 + 1; e2 < end; ++e2) {
+        const int k = rows_[e2];
+        while (rows_[cursor] != k) ++cursor;  // present: the pivot's neighbours formed a clique
+        double* target = blocks_.data() + kBlockSize * cursor;
+        const double* right = blocks_.data() + kBlockSize * e2;
+        for (int p = 0; p < kBlock; ++p)
+          for (int q = 0; q < kBlock; ++q) {
+            double sum = 0.0;
+            for (int l = 0; l < kBlock; ++l) sum += right[p * kBlock + l] * left[q * kBlock + l];
+            target[p * kBlock + q] -= sum;
+          }
+      }
+    }
+  }
+  return true;
+}
+
+void BodyBlockCholesky::solve(std::span<double> x) {
+  const auto n = static_cast<std::size_t>(node_count_);
+  for (std::size_t j = 0; j < n; ++j)
+    for (int d = 0; d < kBlock; ++d)
+      permuted_[kBlock * j + static_cast<std::size_t>(d)] = x[kBlock * static_cast<std::size_t>(order_[j]) + static_cast<std::size_t>(d)];
+  // L y = x.
+  for (std::size_t j = 0; j < n; ++j) {
+    const double* pivot = diagonal_.data() + kBlockSize * j;
+    double* y = permuted_.data() + kBlock * j;
+    for (int c = 0; c < kBlock; ++c) {
+      double value = y[c];
+      for (int l = 0; l < c; ++l) value -= pivot[c * kBlock + l] * y[l];
+      y[c] = value / pivot[c * kBlock + c];
+    }
+    for (auto e = static_cast<std::size_t>(column_start_[j]); e < static_cast<std::size_t>(column_start_[j + 1]); ++e) {
+      const double* block = blocks_.data() + kBlockSize * e;
+      double* target = permuted_.data() + kBlock * static_cast<std::size_t>(rows_[e]);
+      for (int p = 0; p < kBlock; ++p) {
+        double sum = 0.0;
+        for (int c = 0; c < kBlock; ++c) sum += block[p * kBlock + c] * y[c];
+        target[p] -= sum;
+      }
+    }
+  }
+  // Lᵀ x = y.
+  for (std::size_t j = n; j-- > 0;) {
+    const double* pivot = diagonal_.data() + kBlockSize * j;
+    double* y = permuted_.data() + kBlock * j;
+    for (auto e = static_cast<std::size_t>(column_start_[j]); e < static_cast<std::size_t>(column_start_[j + 1]); ++e) {
+      const double* block = blocks_.data() + kBlockSize * e;
+      const double* source = permuted_.data() + kBlock * static_cast<std::size_t>(rows_[e]);
+      for (int c = 0; c < kBlock; ++c) {
+        double sum = 0.0;
+        for (int p = 0; p < kBlock; ++p) sum += block[p * kBlock + c] * source[p];
+        y[c] -= sum;
+      }
+    }
+    for (int c = kBlock; c-- > 0;) {
+      double value = y[c];
+      for (int l = c + 1; l < kBlock; ++l) value -= pivot[l * kBlock + c] * y[l];
+      y[c] = value / pivot[c * kBlock + c];
+    }
+  }
+  for (std::size_t j = 0; j < n; ++j)
+    for (int d = 0; d < kBlock; ++d)
+      x[kBlock * static_cast<std::size_t>(order_[j]) + static_cast<std::size_t>(d)] = permuted_[kBlock * j + static_cast<std::size_t>(d)];
+}
+
+}  // namespace diffphys::solve
