@@ -280,9 +280,10 @@ TEST(ConvexContact, VanishingComplianceApproachesTheHardStep) {
     builder.solver.time_of_impact = false;
     builder.compliance[static_cast<int>(RowClass::Contact)] = {time_constant, 1.0};
     builder.add_ground_plane();
-    BodySpec ball = sphere_body("ball", {0, 0, 0.1005}, 0.1, 1.0);
-    // Closes the gap this step, slipping along x, an edge of the hard pyramid (there the
-    // pyramid and the cone agree), and sticks.
+    // Touching (gap 0, where both formulations' targets are 0: an open gap would differ by
+    // the complementarity rows' floor v_n ≥ 0, docs/simulation.md), approaching, slipping
+    // along x, an edge of the hard pyramid (there the pyramid and the cone agree); it sticks.
+    BodySpec ball = sphere_body("ball", {0, 0, 0.1}, 0.1, 1.0);
     ball.linear_velocity = {0.3, 0.0, -1.0};
     builder.add_body(ball);
     const Scene scene = builder.build();
@@ -345,6 +346,64 @@ TEST(ConvexContact, GradientsMatchCentralDifferencesOnContactScenes) {
     builder.add_joint(knee);
     builder.add_actuator(servo_spec("servo", "knee", 0.4, 20.0, 3.0, 2.0));
     testing::expect_gradients_match_central_differences(builder.build(), options);
+  }
+}
+
+// A box released just above the ground lands on its springs and rests there: without a
+// bounce the convex contact's target is the gap's own (it may close within the step). With
+// the complementarity formulation's floor v_n ≥ 0 it stopped short and, once less than g·h²
+// (9.8 µm at 1 ms) above the ground, hovered there, creeping down at ~κ·g·h per step.
+TEST(ConvexContact, BoxDroppedWithoutBounceLandsOnTheSurfaceAndStaysThere) {
+  for (const double drop : {1.0e-3, 1.3e-3, 2.9e-3, 7.0e-3}) {
+    ModelBuilder builder = convex_builder();
+    builder.add_ground_plane();
+    builder.add_body(box_body("box", {0, 0, 0.05 + drop}, {0.05, 0.05, 0.05}, 0.5));
+    const Scene scene = builder.build();
+    State state = scene.state, next = scene.state;
+    Workspace workspace;
+    for (int k = 0; k < 300; ++k) {
+      EXPECT_TRUE(step(scene.model, scene.params, state, scene.controls, next, workspace).converged);
+      std::swap(state, next);
+    }
+    // The spring holds 4.9 N a few nanometres deep (g/ω² per corner share, τ = 2e-5 s).
+    EXPECT_NEAR(state.position[1].z, 0.05, 1e-7) << "drop " << drop;
+    EXPECT_LT(std::abs(state.linear_velocity[1].z), 1e-7) << "drop " << drop;
+  }
+}
+
+// Where a contact or a limit starts to act, its target is continuously differentiable in the
+// gap: the spring's −g/(h + 2ζ²τ) below the bound, −g/h + βδ/(2h) beyond the band δ, a
+// quadratic with matching slopes in between; its τ and ζ derivatives are exact.
+TEST(ConvexContact, ContactOnsetTargetIsContinuouslyDifferentiable) {
+  const double h = 1e-3, band = 1e-4;
+  for (const rigid::RowCompliance compliance : {rigid::RowCompliance{2e-5, 1.0}, rigid::RowCompliance{1e-2, 0.7}}) {
+    const auto target = [&](double gap) { return rigid::compliant_gap_target(gap, h, compliance, band); };
+    const double d = h + 2 * compliance.damping_ratio * compliance.damping_ratio * compliance.time_constant;
+    const double beta = (d - h) / d;
+    EXPECT_NEAR(target(-3e-4).value, 3e-4 / d, 1e-15);
+    EXPECT_NEAR(target(5e-3).value, -5e-3 / h + beta * band / (2 * h), 1e-12);
+    for (const double joint : {0.0, band}) {  // value and slope continuous at both joints
+      const double e = 1e-12;
+      EXPECT_NEAR(target(joint - e).value, target(joint + e).value, 2.001 * e * std::abs(target(joint).d_gap));
+      EXPECT_NEAR(target(joint - e).d_gap, target(joint + e).d_gap, 1e-5 * std::abs(target(joint).d_gap));
+    }
+    for (const double gap : {-2e-4, -1e-9, 1e-9, 3e-5, 9e-5, 2e-4}) {
+      const double e = 1e-10 * std::max(std::abs(gap), 1e-6);
+      EXPECT_NEAR(target(gap).d_gap, (target(gap + e).value - target(gap - e).value) / (2 * e),
+                  1e-6 * std::abs(target(gap).d_gap))
+          << gap;
+      const double et = 1e-6 * compliance.time_constant, ez = 1e-6 * compliance.damping_ratio;
+      const auto with = [&](double tau, double zeta) {
+        return rigid::compliant_gap_target(gap, h, rigid::RowCompliance{tau, zeta}, band).value;
+      };
+      const double tau = compliance.time_constant, zeta = compliance.damping_ratio;
+      EXPECT_NEAR(target(gap).d_time_constant, (with(tau + et, zeta) - with(tau - et, zeta)) / (2 * et),
+                  1e-5 * std::abs(target(gap).d_time_constant) + 1e-9)
+          << gap;
+      EXPECT_NEAR(target(gap).d_damping_ratio, (with(tau, zeta + ez) - with(tau, zeta - ez)) / (2 * ez),
+                  1e-5 * std::abs(target(gap).d_damping_ratio) + 1e-9)
+          << gap;
+    }
   }
 }
 

@@ -368,7 +368,7 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
     double target_slope = gap >= 0 ? -1.0 / h : (-gap - settings.penetration_slop > 0 ? -settings.contact_erp / h : 0.0);
     if (convex) {
       const rigid::GapTarget target =
-          rigid::compliant_gap_target(gap, h, rigid::row_compliance(model, params, RowClass::Limit));
+          rigid::compliant_gap_target(gap, h, rigid::row_compliance(model, params, RowClass::Limit), settings.penetration_slop);
       target_slope = target.d_gap;
       param(layout.compliance_time_constant[static_cast<int>(RowClass::Limit)]) += adjoint.rhs * target.d_time_constant;
       param(layout.compliance_damping_ratio[static_cast<int>(RowClass::Limit)]) += adjoint.rhs * target.d_damping_ratio;
@@ -444,8 +444,20 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
           param(layout.body_restitution[b]) += split ? 0.5 * adjoint : adjoint;
       };
       const double impact_time = record.impacts.contact_time[row_contact];
+      const rigid::GapTarget compliant =
+          convex ? rigid::compliant_gap_target(contact.gap, h, rigid::row_compliance(model, params, RowClass::Contact),
+                                               settings.penetration_slop)
+                 : rigid::GapTarget{};
+      const auto add_compliant_target_adjoint = [&] {
+        gap_adjoint += normal_row.rhs * compliant.d_gap;
+        param(layout.compliance_time_constant[static_cast<int>(RowClass::Contact)]) +=
+            normal_row.rhs * compliant.d_time_constant;
+        param(layout.compliance_damping_ratio[static_cast<int>(RowClass::Contact)]) +=
+            normal_row.rhs * compliant.d_damping_ratio;
+      };
       if (contact.gap > 0 && contact.gap + h * free_normal_velocity > 0) {
-        gap_adjoint += -normal_row.rhs / h;
+        if (convex) add_compliant_target_adjoint();
+        else gap_adjoint += -normal_row.rhs / h;
       } else if (impact_time >= 0) {
         // A time-of-impact row (rigid/time_of_impact.hpp): its target and its τ depend on g,
         // s = −J v, s_f = −J v_free and e.
@@ -475,14 +487,14 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
                              read_vec3(record.free_velocity, static_cast<int>(6 * b)),
                              read_vec3(record.free_velocity, static_cast<int>(6 * b + 3)), vjp.free_velocity_adjoint, 6);
       } else {
-        // rhs = max(bounce, correction): the adjoint goes to the branch the max took.
+        // rhs = max(bounce, correction) (the complementarity formulation always, a bounce of 0
+        // when not bouncing; the convex one only when bouncing with e > 0), else the
+        // correction: the adjoint goes to the branch taken.
         const bool bouncing = -normal_velocity > settings.restitution_threshold;
+        const bool floored = !convex || (bouncing && restitution > 0);
         const double bounce = bouncing ? restitution * -normal_velocity : 0.0;
-        const rigid::GapTarget compliant =
-            convex ? rigid::compliant_gap_target(contact.gap, h, rigid::row_compliance(model, params, RowClass::Contact))
-                   : rigid::GapTarget{};
         const double correction = convex ? compliant.value : rigid::gap_target(contact.gap, h, settings);
-        if (bounce >= correction) {
+        if (floored && bounce >= correction) {
           if (bouncing) {
           add_restitution_adjoint(normal_row.rhs * -normal_velocity);
           // v_n = n·(v_a + ω_a × o_a − v_b − ω_b × o_b) at the start of the step.
@@ -498,11 +510,7 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
           offset_b_adjoint -= cross(n, state_in.angular_velocity[b]) * velocity_adjoint;
           }  // else rhs = 0, a constant
         } else if (convex) {
-          gap_adjoint += normal_row.rhs * compliant.d_gap;
-          param(layout.compliance_time_constant[static_cast<int>(RowClass::Contact)]) +=
-              normal_row.rhs * compliant.d_time_constant;
-          param(layout.compliance_damping_ratio[static_cast<int>(RowClass::Contact)]) +=
-              normal_row.rhs * compliant.d_damping_ratio;
+          add_compliant_target_adjoint();
         } else {
           gap_adjoint += normal_row.rhs * (contact.gap >= 0 ? -1.0 / h
                                                             : (-contact.gap - settings.penetration_slop > 0

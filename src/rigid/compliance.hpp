@@ -50,17 +50,34 @@ inline Softness softness(double h, const RowCompliance& compliance) {
           kappa * kappa * 2.0 * h * h / (zeta * zeta * zeta * tau * tau)};
 }
 
-// Target of a one-sided row at signed distance `gap` from its bound (contacts, limits):
-// −gap/h while apart (the gap may close, not be crossed, this step), −gap/(h + 2ζ²τ) once
-// violated (the spring–damper above). Continuous at gap = 0. With its partial derivatives.
+// Target of a one-sided row at signed distance `gap` from its bound (contacts, limits), with
+// its partial derivatives. Violated (gap ≤ 0): the spring–damper above, −gap/(h + 2ζ²τ). Open
+// beyond `band` (gap ≥ δ): −gap/h + βδ/(2h), β = 2ζ²τ/(h + 2ζ²τ), i.e. the gap may close this
+// step but for βδ/2. In between, the quadratic that joins the two with matching slopes, so
+// the target, and with it the step, is continuously differentiable in the gap where a contact
+// or a limit starts to act (the onset the issue on convex contact asks to be smooth; a kink
+// there is what a resting body's central differences straddle). δ ≤ 0 gives the kinked law
+// −gap/h above the bound.
 struct GapTarget {
   double value = 0.0, d_gap = 0.0, d_time_constant = 0.0, d_damping_ratio = 0.0;
 };
-inline GapTarget compliant_gap_target(double gap, double h, const RowCompliance& compliance) {
-  if (gap >= 0) return {-gap / h, -1.0 / h, 0.0, 0.0};
+inline GapTarget compliant_gap_target(double gap, double h, const RowCompliance& compliance, double band) {
   const double tau = compliance.time_constant, zeta = compliance.damping_ratio;
   const double d = h + 2.0 * zeta * zeta * tau;
-  return {-gap / d, -1.0 / d, gap * 2.0 * zeta * zeta / (d * d), gap * 4.0 * zeta * tau / (d * d)};
+  // Slopes below (a1 = −1/d) and far above (a2 = −1/h) the bound; a1's parameter derivatives.
+  const double a1 = -1.0 / d, a2 = -1.0 / h;
+  const double a1_time_constant = 2.0 * zeta * zeta / (d * d), a1_damping_ratio = 4.0 * zeta * tau / (d * d);
+  if (gap <= 0 || band <= 0) {
+    if (gap > 0) return {-gap / h, a2, 0.0, 0.0};
+    return {a1 * gap, a1, a1_time_constant * gap, a1_damping_ratio * gap};
+  }
+  if (gap < band) {
+    // v = a1 g + (a2 − a1) g²/(2δ): slope a1 at 0, a2 at δ.
+    const double weight = gap - gap * gap / (2.0 * band);  // ∂v/∂a1
+    return {a1 * gap + (a2 - a1) * gap * gap / (2.0 * band), a1 + (a2 - a1) * gap / band,
+            a1_time_constant * weight, a1_damping_ratio * weight};
+  }
+  return {a2 * gap + (a1 - a2) * band / 2.0, a2, a1_time_constant * band / 2.0, a1_damping_ratio * band / 2.0};
 }
 
 }  // namespace diffphys::rigid

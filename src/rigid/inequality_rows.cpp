@@ -55,7 +55,7 @@ void append_limit_rows(const Model& model, const Params& params, const State& st
   const double h = model.dt;
   const bool convex = model.solver.formulation == Formulation::Convex;
   const auto target = [&](double gap) {
-    return convex ? compliant_gap_target(gap, h, row_compliance(model, params, RowClass::Limit)).value
+    return convex ? compliant_gap_target(gap, h, row_compliance(model, params, RowClass::Limit), model.solver.penetration_slop).value
                   : gap_target(gap, h, model.solver);
   };
   for (int j = 0; j < model.joint_count(); ++j) {
@@ -149,14 +149,20 @@ void append_contact_rows(const Model& model, const Params& params, const State& 
                                    dot(normal_row.linear_b, state.linear_velocity[b]) +
                                    dot(normal_row.angular_b, state.angular_velocity[b]);
     const double free_normal_velocity = solve::row_times_velocity(normal_row, free_velocity);
+    const double compliant_target =
+        convex ? compliant_gap_target(contact.gap, h, row_compliance(model, params, RowClass::Contact),
+                                      solver.penetration_slop)
+                     .value
+               : 0.0;
     if (contact.gap > 0 && contact.gap + h * free_normal_velocity > 0) {
-      normal_row.rhs = -contact.gap / h;
+      // Open and not closing: the gap may close this step. The convex formulation takes the
+      // same target as a closing contact without a bounce, so that nothing jumps where the
+      // free motion starts to close the gap.
+      normal_row.rhs = convex ? compliant_target : -contact.gap / h;
     } else {
       impacts.contact_closing[c] = 1;
       const bool bouncing = -normal_velocity > solver.restitution_threshold;
-      const double correction =
-          convex ? compliant_gap_target(contact.gap, h, row_compliance(model, params, RowClass::Contact)).value
-                 : gap_target(contact.gap, h, solver);
+      const double correction = convex ? compliant_target : gap_target(contact.gap, h, solver);
       if (bouncing && solver.time_of_impact && restitution > 0 && free_of_joints(model, contact.body_a) &&
           free_of_joints(model, contact.body_b)) {
         // Newton's law at the time of impact inside the step (rigid/time_of_impact.hpp).
@@ -164,8 +170,14 @@ void append_contact_rows(const Model& model, const Params& params, const State& 
         normal_row.rhs = std::max(impact.target, correction);
         if (impact.target >= correction) impacts.contact_time[c] = impact.time;
       } else {
+        // The complementarity formulation floors the target at 0 (a bounce of e = 0): a body
+        // that would cross an open gap this step stops short, up to v·h above the surface,
+        // and one resting less than g·h² above it stays there (docs/simulation.md). The
+        // convex formulation takes the gap's own target without a bounce: its target is then
+        // one smooth function of the gap, whether or not the free motion closes it.
         const double bounce = bouncing ? restitution * -normal_velocity : 0.0;
-        normal_row.rhs = std::max(bounce, correction);
+        const bool floored = !convex || (bouncing && restitution > 0);
+        normal_row.rhs = floored ? std::max(bounce, correction) : correction;
       }
     }
     const int normal_index = static_cast<int>(rows.size());
