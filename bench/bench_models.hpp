@@ -1,4 +1,4 @@
-// bench/bench_models.hpp — owns the numbers that define the four benchmark models.
+// bench/bench_models.hpp — owns the numbers that define the benchmark models.
 //
 // Both engines build their version of each model from these constants (diffphys through
 // ModelBuilder in diffphys_scenes.cpp, MuJoCo through MJCF text in mujoco_scenes.cpp), so a
@@ -102,6 +102,56 @@ struct SpherePileDimensions {
     x = (ix - (grid_x - 1) / 2.0) * grid_spacing + shift;
     y = (iy - (grid_y - 1) / 2.0) * grid_spacing - shift;
     z = lowest_layer_height + layer * layer_spacing;
+  }
+};
+
+// A tower of equal cubes stacked on the ground plane, each centred on the one below, started
+// 1 mm apart so that the tower settles onto its springs (the convex formulation) or its
+// contacts before timing. Each face contact has 4 corner contacts: 4·N in all.
+struct BoxTowerDimensions {
+  static constexpr double time_step = 1e-3;  // s
+  static constexpr double half_size = 0.05;  // m, half the cube's side
+  static constexpr double mass = 0.5;        // kg
+  static constexpr double friction = 0.5;
+  static constexpr double start_gap = 1e-3;  // m, between neighbours and above the ground at release
+  static constexpr double inertia = mass * (2 * half_size) * (2 * half_size) / 6.0;  // solid cube
+  static constexpr int settle_steps = 500;
+  static constexpr int heights[] = {1, 2, 4, 8, 16, 32};
+
+  static constexpr double centre_height(int level) { return half_size + start_gap + level * (2 * half_size + start_gap); }
+};
+
+// 27 cubes in a 3×3×3 grid, each turned about its own axis, dropped into the open box of the
+// sphere pile: they tumble, hit the floor, the walls and each other, and come to rest. The
+// state is reset to the drop every `reset_period_steps`, so the timed steps mix the tumble and
+// the settling (as the bouncing sphere's do).
+struct BoxPileDimensions {
+  static constexpr double time_step = 1e-3;  // s
+  static constexpr int grid = 3;
+  static constexpr int box_count = grid * grid * grid;
+  static constexpr double half_size = 0.05;  // m
+  static constexpr double mass = 0.2;        // kg
+  static constexpr double friction = 0.5;
+  static constexpr double grid_spacing = 0.16;          // m
+  static constexpr double lowest_layer_height = 0.15;   // m
+  static constexpr double inertia = mass * (2 * half_size) * (2 * half_size) / 6.0;
+  static constexpr int reset_period_steps = 1500;       // 1.5 s: the fall, the tumble, the pile at rest
+
+  static constexpr void initial_position(int index, double& x, double& y, double& z) {
+    const int ix = index % grid, iy = (index / grid) % grid, layer = index / (grid * grid);
+    x = (ix - 1) * grid_spacing;
+    y = (iy - 1) * grid_spacing;
+    z = lowest_layer_height + layer * grid_spacing;
+  }
+  // The turn of box `index` as an angle about a unit axis (x, y, z).
+  static constexpr void initial_turn(int index, double& angle, double axis[3]) {
+    angle = 0.4 + 0.37 * index;
+    const double raw[3] = {1.0 + index % 3, 2.0 - index % 2, 0.5 + index % 5};
+    const double norm2 = raw[0] * raw[0] + raw[1] * raw[1] + raw[2] * raw[2];
+    // A unit vector without std::sqrt (not constexpr in C++20): Newton on √norm2 from above.
+    double root = norm2;
+    for (int k = 0; k < 30; ++k) root = 0.5 * (root + norm2 / root);
+    for (int d = 0; d < 3; ++d) axis[d] = raw[d] / root;
   }
 };
 

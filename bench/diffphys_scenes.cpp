@@ -156,16 +156,12 @@ Scene build_arm_scene() {
   return builder.build();
 }
 
-Scene build_sphere_pile_scene(SolverType solver) {
-  using D = SpherePileDimensions;
-  ModelBuilder builder;
-  builder.name = "sphere_pile";
-  builder.dt = D::time_step;
-  builder.solver.type = solver;
-  builder.world_friction = D::friction;
-  builder.add_ground_plane();
+namespace {
 
-  // Walls: x walls span the full depth (corners included), y walls fit between them.
+// The pile's open box: four static walls on the ground plane (the x walls span the full depth,
+// corners included; the y walls fit between them).
+void add_open_box(ModelBuilder& builder, double friction) {
+  using D = SpherePileDimensions;
   const double wall_center = D::box_inner_half_width + D::wall_half_thickness;
   const double outer_half_width = D::box_inner_half_width + 2 * D::wall_half_thickness;
   const struct {
@@ -191,13 +187,49 @@ Scene build_sphere_pile_scene(SolverType solver) {
     body.name = wall.name;
     body.type = BodyType::Static;
     body.position = wall.center;
-    body.friction = D::friction;
+    body.friction = friction;
     ShapeSpec box;
     box.type = ShapeType::Box;
     box.half_extents = wall.half_extents;
     body.shapes.push_back(box);
     builder.add_body(body);
   }
+}
+
+BodySpec cube_body(std::string name, Vec3 position, double half_size, double mass, double friction) {
+  BodySpec body;
+  body.name = std::move(name);
+  body.position = position;
+  body.mass = mass;
+  const double inertia = mass * (2 * half_size) * (2 * half_size) / 6.0;
+  body.inertia = Vec3{inertia, inertia, inertia};
+  body.friction = friction;
+  ShapeSpec box;
+  box.type = ShapeType::Box;
+  box.half_extents = {half_size, half_size, half_size};
+  body.shapes.push_back(box);
+  return body;
+}
+
+// A scene on the ground plane with the given solver, formulation and world friction.
+ModelBuilder ground_builder(std::string name, double time_step, SolverType solver, Formulation formulation,
+                            double friction) {
+  ModelBuilder builder;
+  builder.name = std::move(name);
+  builder.dt = time_step;
+  builder.solver.type = solver;
+  builder.solver.formulation = formulation;
+  builder.world_friction = friction;
+  builder.add_ground_plane();
+  return builder;
+}
+
+}  // namespace
+
+Scene build_sphere_pile_scene(SolverType solver, Formulation formulation) {
+  using D = SpherePileDimensions;
+  ModelBuilder builder = ground_builder("sphere_pile", D::time_step, solver, formulation, D::friction);
+  add_open_box(builder, D::friction);
 
   for (int index = 0; index < D::sphere_count; ++index) {
     BodySpec body;
@@ -210,6 +242,31 @@ Scene build_sphere_pile_scene(SolverType solver) {
     ball.type = ShapeType::Sphere;
     ball.radius = D::radius;
     body.shapes.push_back(ball);
+    builder.add_body(body);
+  }
+  return builder.build();
+}
+
+Scene build_box_tower_scene(int height, SolverType solver, Formulation formulation) {
+  using D = BoxTowerDimensions;
+  ModelBuilder builder =
+      ground_builder("box_tower" + std::to_string(height), D::time_step, solver, formulation, D::friction);
+  for (int level = 0; level < height; ++level)
+    builder.add_body(cube_body(indexed_name("box", level), {0, 0, D::centre_height(level)}, D::half_size, D::mass, D::friction));
+  return builder.build();
+}
+
+Scene build_box_pile_scene(SolverType solver, Formulation formulation) {
+  using D = BoxPileDimensions;
+  ModelBuilder builder = ground_builder("box_pile", D::time_step, solver, formulation, D::friction);
+  add_open_box(builder, D::friction);
+  for (int index = 0; index < D::box_count; ++index) {
+    Vec3 position;
+    D::initial_position(index, position.x, position.y, position.z);
+    BodySpec body = cube_body(indexed_name("box", index), position, D::half_size, D::mass, D::friction);
+    double angle = 0, axis[3] = {0, 0, 1};
+    D::initial_turn(index, angle, axis);
+    body.orientation = Quat::from_axis_angle({axis[0], axis[1], axis[2]}, angle);
     builder.add_body(body);
   }
   return builder.build();

@@ -21,8 +21,15 @@ Scene build_bouncing_sphere_scene();
 // The 4-DoF servo arm; scene.controls holds the servo targets.
 Scene build_arm_scene();
 
-// 100 spheres above the floor of an open box, solved with `solver`.
-Scene build_sphere_pile_scene(SolverType solver);
+// 100 spheres above the floor of an open box, solved with `solver` (the complementarity
+// formulation) or by the convex formulation's Newton method.
+Scene build_sphere_pile_scene(SolverType solver, Formulation formulation = Formulation::Complementarity);
+
+// `height` cubes stacked on the ground plane, 1 mm apart at release (BoxTowerDimensions).
+Scene build_box_tower_scene(int height, SolverType solver, Formulation formulation);
+
+// 27 turned cubes above the floor of the pile's open box (BoxPileDimensions).
+Scene build_box_pile_scene(SolverType solver, Formulation formulation);
 
 // The same pile after SpherePileDimensions::settle_steps steps with projected Gauss–Seidel
 // (~10 s of stepping): scene.state is the settled pile, the scene solves with `solver`.

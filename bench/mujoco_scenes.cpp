@@ -34,10 +34,47 @@ std::string friction_attribute(double coulomb) {
   return out.str();
 }
 
-std::string option_element(double time_step, std::string_view solver = "Newton") {
+std::string option_element(double time_step, std::string_view solver = "Newton", std::string_view cone = "pyramidal") {
   std::ostringstream out = exact_stream();
-  out << "  <option timestep=\"" << time_step << "\" integrator=\"Euler\" solver=\"" << solver
+  out << "  <option timestep=\"" << time_step << "\" integrator=\"Euler\" solver=\"" << solver << "\" cone=\"" << cone
       << "\" iterations=\"100\"/>\n";
+  return out.str();
+}
+
+// The pile's open box: four wall geoms on the world body.
+std::string open_box_geoms(double friction) {
+  using D = SpherePileDimensions;
+  std::ostringstream out = exact_stream();
+  const double wall_center = D::box_inner_half_width + D::wall_half_thickness;
+  const double outer_half_width = D::box_inner_half_width + 2 * D::wall_half_thickness;
+  const struct {
+    double x, y, half_x, half_y;
+  } walls[4] = {
+      {-wall_center, 0, D::wall_half_thickness, outer_half_width},
+      {wall_center, 0, D::wall_half_thickness, outer_half_width},
+      {0, -wall_center, D::box_inner_half_width, D::wall_half_thickness},
+      {0, wall_center, D::box_inner_half_width, D::wall_half_thickness},
+  };
+  for (const auto& wall : walls)
+    out << "    <geom type=\"box\" pos=\"" << wall.x << ' ' << wall.y << ' ' << D::wall_half_height << "\" size=\""
+        << wall.half_x << ' ' << wall.half_y << ' ' << D::wall_half_height << "\" " << friction_attribute(friction)
+        << "/>\n";
+  return out.str();
+}
+
+// A free cube: its body (position, optional turn as an axis and angle), inertia and geom.
+std::string cube_body(const std::string& name, double x, double y, double z, const double* axis, double angle,
+                      double half_size, double mass, double friction) {
+  const double inertia = mass * (2 * half_size) * (2 * half_size) / 6.0;
+  std::ostringstream out = exact_stream();
+  out << "    <body name=\"" << name << "\" pos=\"" << x << ' ' << y << ' ' << z << "\"";
+  if (axis != nullptr) out << " axisangle=\"" << axis[0] << ' ' << axis[1] << ' ' << axis[2] << ' ' << angle << "\"";
+  out << ">\n      <freejoint/>\n"
+      << "      <inertial pos=\"0 0 0\" mass=\"" << mass << "\" diaginertia=\"" << inertia << ' ' << inertia << ' '
+      << inertia << "\"/>\n"
+      << "      <geom type=\"box\" size=\"" << half_size << ' ' << half_size << ' ' << half_size << "\" "
+      << friction_attribute(friction) << "/>\n"
+      << "    </body>\n";
   return out.str();
 }
 
@@ -152,27 +189,14 @@ std::string arm_mjcf() {
   return out.str();
 }
 
-std::string sphere_pile_mjcf(std::string_view solver) {
+std::string sphere_pile_mjcf(std::string_view solver, std::string_view cone) {
   using D = SpherePileDimensions;
   std::ostringstream out = exact_stream();
   out << "<mujoco model=\"sphere_pile\">\n"
       << "  <size njmax=\"8000\" nconmax=\"2000\"/>\n"  // room for every contact of the pile
-      << option_element(D::time_step, solver) << "  <worldbody>\n"
-      << "    <geom name=\"ground\" type=\"plane\" size=\"0 0 1\" " << friction_attribute(D::friction) << "/>\n";
-  const double wall_center = D::box_inner_half_width + D::wall_half_thickness;
-  const double outer_half_width = D::box_inner_half_width + 2 * D::wall_half_thickness;
-  const struct {
-    double x, y, half_x, half_y;
-  } walls[4] = {
-      {-wall_center, 0, D::wall_half_thickness, outer_half_width},
-      {wall_center, 0, D::wall_half_thickness, outer_half_width},
-      {0, -wall_center, D::box_inner_half_width, D::wall_half_thickness},
-      {0, wall_center, D::box_inner_half_width, D::wall_half_thickness},
-  };
-  for (const auto& wall : walls)
-    out << "    <geom type=\"box\" pos=\"" << wall.x << ' ' << wall.y << ' ' << D::wall_half_height << "\" size=\""
-        << wall.half_x << ' ' << wall.half_y << ' ' << D::wall_half_height << "\" " << friction_attribute(D::friction)
-        << "/>\n";
+      << option_element(D::time_step, solver, cone) << "  <worldbody>\n"
+      << "    <geom name=\"ground\" type=\"plane\" size=\"0 0 1\" " << friction_attribute(D::friction) << "/>\n"
+      << open_box_geoms(D::friction);
   for (int index = 0; index < D::sphere_count; ++index) {
     double x = 0, y = 0, z = 0;
     D::initial_position(index, x, y, z);
@@ -182,6 +206,39 @@ std::string sphere_pile_mjcf(std::string_view solver) {
         << ' ' << D::inertia << "\"/>\n"
         << "      <geom type=\"sphere\" size=\"" << D::radius << "\" " << friction_attribute(D::friction) << "/>\n"
         << "    </body>\n";
+  }
+  out << "  </worldbody>\n</mujoco>\n";
+  return out.str();
+}
+
+std::string box_tower_mjcf(int height) {
+  using D = BoxTowerDimensions;
+  std::ostringstream out = exact_stream();
+  out << "<mujoco model=\"box_tower" << height << "\">\n"
+      << "  <size njmax=\"4000\" nconmax=\"1000\"/>\n"
+      << option_element(D::time_step, "Newton", "elliptic") << "  <worldbody>\n"
+      << "    <geom name=\"ground\" type=\"plane\" size=\"0 0 1\" " << friction_attribute(D::friction) << "/>\n";
+  for (int level = 0; level < height; ++level)
+    out << cube_body("box" + std::to_string(level), 0, 0, D::centre_height(level), nullptr, 0, D::half_size, D::mass,
+                     D::friction);
+  out << "  </worldbody>\n</mujoco>\n";
+  return out.str();
+}
+
+std::string box_pile_mjcf() {
+  using D = BoxPileDimensions;
+  std::ostringstream out = exact_stream();
+  out << "<mujoco model=\"box_pile\">\n"
+      << "  <compiler angle=\"radian\"/>\n"
+      << "  <size njmax=\"4000\" nconmax=\"1000\"/>\n"
+      << option_element(D::time_step, "Newton", "elliptic") << "  <worldbody>\n"
+      << "    <geom name=\"ground\" type=\"plane\" size=\"0 0 1\" " << friction_attribute(D::friction) << "/>\n"
+      << open_box_geoms(D::friction);
+  for (int index = 0; index < D::box_count; ++index) {
+    double x = 0, y = 0, z = 0, angle = 0, axis[3] = {0, 0, 1};
+    D::initial_position(index, x, y, z);
+    D::initial_turn(index, angle, axis);
+    out << cube_body("box" + std::to_string(index), x, y, z, axis, angle, D::half_size, D::mass, D::friction);
   }
   out << "  </worldbody>\n</mujoco>\n";
   return out.str();

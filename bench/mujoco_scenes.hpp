@@ -17,8 +17,12 @@ std::string chain_mjcf(int link_count);
 std::string motor_chain_mjcf(int link_count);
 std::string bouncing_sphere_mjcf();
 std::string arm_mjcf();
-// solver: "PGS" or "Newton" (MuJoCo's option/solver values).
-std::string sphere_pile_mjcf(std::string_view solver);
+// solver: "PGS" or "Newton" (MuJoCo's option/solver values); cone: "pyramidal" or "elliptic".
+std::string sphere_pile_mjcf(std::string_view solver, std::string_view cone = "pyramidal");
+// The box tower and the 27-box pile, with the Newton solver and the elliptic cone (the
+// convex formulation's cone).
+std::string box_tower_mjcf(int height);
+std::string box_pile_mjcf();
 
 // An mjModel and its mjData, loaded from MJCF text through MuJoCo's virtual file system.
 // Throws std::runtime_error with MuJoCo's message if the text does not compile.

@@ -4,14 +4,17 @@
 Reads the JSON that scripts/bench writes (out/bench.json, run with
 --benchmark_report_aggregates_only) and prints, from that one run:
   1. time per step of every model for diffphys and MuJoCo and their ratio;
-  2. the chain's time against its number of links N: the cost per link, the marginal cost
+  2. the box towers' time against their contacts per step, with the exponent p of
+     t ∝ contacts^p per engine;
+  3. the chain's time against its number of links N: the cost per link, the marginal cost
      of each added link, and the growth exponent p of t ∝ N^p fitted on N ≥ 5 (p = 1 is
      linear growth; the fixed per-step overhead dominates below N = 5).
 
 Rows are paired by name: BM_<Model>/<engine>[_<solver>][/<size>]. A diffphys row is compared
 with the MuJoCo row of the same model and size whose solver suffix matches (pgs ↔ pgs), else
-with the plain `mujoco` row. Times are the median over repetitions of the CPU time per step
-(CPU time rather than wall time: the machine may be shared while the suite runs).
+with its partner (convex ↔ newton_elliptic), else with the plain `mujoco` row. Times are the
+median over repetitions of the CPU time per step (CPU time rather than wall time: the
+machine may be shared while the suite runs).
 
 Usage: bench/ratios.py out/bench.json [--markdown]
 """
@@ -76,7 +79,8 @@ def comparison_rows(times):
         family, engine, solver, size = split_name(name)
         if engine != "diffphys":
             continue
-        candidates = [f"{family}/mujoco_{solver}" if solver else None, f"{family}/mujoco"]
+        candidates = [f"{family}/mujoco_{solver}" if solver else None, *[f"{family}/mujoco_{other}" for other in
+                      PARTNER_SOLVERS.get(solver, ())], f"{family}/mujoco", f"{family}/mujoco_newton_elliptic"]
         partner = None
         for candidate in candidates:
             if candidate is None:
@@ -97,7 +101,12 @@ def comparison_rows(times):
     return rows
 
 
+# MuJoCo rows a diffphys solver is compared with when no MuJoCo row has its own suffix: the
+# convex formulation with MuJoCo's Newton on the elliptic cone (the same kind of problem).
+PARTNER_SOLVERS = {"convex": ("newton_elliptic",)}
+
 GROWTH_FIT_MIN_LINKS = 5
+TOWER_FAMILY = "BM_BoxTower"
 
 
 def growth_exponent(points):
@@ -157,10 +166,37 @@ def main(argv):
                       ratio])
     print_table(["model", "diffphys", "MuJoCo", "diffphys / MuJoCo"], table, markdown)
 
+    print_tower_growth(times, markdown)
     theirs = chain_series(times, "mujoco")
     for variant, title in (("", "maximal coordinates"), ("reduced", "reduced (joint) coordinates")):
         print_chain_table(chain_series(times, "diffphys", variant), theirs, title, markdown)
     return 0
+
+
+def print_tower_growth(times, markdown):
+    """The box towers: time per step against contacts per step, and the exponent p of
+    t ∝ contacts^p fitted over every height, per engine and solver."""
+    series = {}
+    for name, (seconds, entry) in times.items():
+        family, engine, solver, size = split_name(name)
+        if family == TOWER_FAMILY and size and entry.get("contacts"):
+            series.setdefault(f"{engine} {solver}".strip(), []).append((int(size), entry["contacts"], seconds))
+    if not series:
+        return
+    print("\nBox towers: time per step against the contacts per step\n")
+    table = []
+    for label, points in sorted(series.items()):
+        points.sort()
+        logs = [(math.log(c), math.log(t)) for _, c, t in points]
+        exponent = "—"
+        if len(logs) >= 2:
+            mean_x = sum(x for x, _ in logs) / len(logs)
+            mean_y = sum(y for _, y in logs) / len(logs)
+            spread = sum((x - mean_x) ** 2 for x, _ in logs)
+            exponent = f"{sum((x - mean_x) * (y - mean_y) for x, y in logs) / spread:.2f}"
+        table.append([label.replace("_", " "), " ".join(f"{n}:{c:.0f}" for n, c, _ in points),
+                      " ".join(format_time(t) for _, _, t in points), exponent])
+    print_table(["engine", "height:contacts", "time per step", "p in t ∝ contacts^p"], table, markdown)
 
 
 def print_chain_table(ours, theirs, title, markdown):

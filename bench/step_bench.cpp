@@ -100,8 +100,9 @@ class DiffphysStepper {
   Workspace workspace_;
 };
 
-const char* solver_label(SolverType type) {
-  return type == SolverType::InteriorPoint ? "interior point" : "projected Gauss-Seidel";
+const char* solver_label(const SolverSettings& solver) {
+  if (solver.formulation == Formulation::Convex) return "convex Newton";
+  return solver.type == SolverType::InteriorPoint ? "interior point" : "projected Gauss-Seidel";
 }
 
 // Times steps of `stepper` until the benchmark has enough; `before_step(k)` runs first in
@@ -119,7 +120,7 @@ void time_diffphys_steps(benchmark::State& state, DiffphysStepper& stepper, bool
   if (!stepper.state_is_finite()) state.SkipWithError("diffphys state became non-finite");
   const int bodies = stepper.dynamic_body_count();
   tally.report(state, bodies, 6 * bodies, with_contacts);
-  state.SetLabel(std::string("solver=") + solver_label(stepper.model().solver.type));
+  state.SetLabel(std::string("solver=") + solver_label(stepper.model().solver));
 }
 
 void time_diffphys_steps(benchmark::State& state, DiffphysStepper& stepper, bool with_contacts) {
@@ -139,15 +140,20 @@ void chain_diffphys(benchmark::State& state, Coordinates coordinates) {
   });
 }
 
-void bouncing_sphere_diffphys(benchmark::State& state) {
-  using D = BouncingSphereDimensions;
-  DiffphysStepper stepper(build_bouncing_sphere_scene());
+// A drop repeated every `period` steps: one whole cycle first (contact buffers grown), then
+// the timed steps with the drop put back every `period` (a copy of the state, timed).
+void time_diffphys_drops(benchmark::State& state, Scene scene, int period) {
+  DiffphysStepper stepper(std::move(scene));
   const State drop = stepper.state();
-  stepper.advance(D::reset_period_steps);  // one whole cycle: contact buffers grown
+  stepper.advance(period);
   stepper.state() = drop;
   time_diffphys_steps(state, stepper, true, [&](long iteration) {
-    if (iteration % D::reset_period_steps == 0 && iteration > 0) stepper.state() = drop;
+    if (iteration % period == 0 && iteration > 0) stepper.state() = drop;
   });
+}
+
+void bouncing_sphere_diffphys(benchmark::State& state) {
+  time_diffphys_drops(state, build_bouncing_sphere_scene(), BouncingSphereDimensions::reset_period_steps);
 }
 
 void arm_diffphys(benchmark::State& state) {
@@ -172,6 +178,25 @@ void sphere_pile_diffphys(benchmark::State& state, SolverType solver) {
   stepper.state() = settled_pile_state();
   stepper.advance(5);  // grow this Workspace's buffers
   time_diffphys_steps(state, stepper, true);
+}
+
+// The convex formulation from the same settled pile: its springs take 100 steps to settle
+// onto their own rest state first.
+void sphere_pile_diffphys_convex(benchmark::State& state) {
+  DiffphysStepper stepper(build_sphere_pile_scene(SolverType::InteriorPoint, Formulation::Convex));
+  stepper.state() = settled_pile_state();
+  stepper.advance(100);
+  time_diffphys_steps(state, stepper, true);
+}
+
+void box_tower_diffphys(benchmark::State& state, SolverType solver, Formulation formulation) {
+  DiffphysStepper stepper(build_box_tower_scene(static_cast<int>(state.range(0)), solver, formulation));
+  stepper.advance(BoxTowerDimensions::settle_steps);
+  time_diffphys_steps(state, stepper, true);
+}
+
+void box_pile_diffphys(benchmark::State& state, SolverType solver, Formulation formulation) {
+  time_diffphys_drops(state, build_box_pile_scene(solver, formulation), BoxPileDimensions::reset_period_steps);
 }
 
 // For solvers too slow for a warm-up: grows the buffers inside the one timed step.
@@ -235,14 +260,19 @@ void reset_to_drop(const MujocoWorld& world) {
   data->time = 0.0;
 }
 
-void bouncing_sphere_mujoco(benchmark::State& state) {
-  using D = BouncingSphereDimensions;
-  const MujocoWorld world(bouncing_sphere_mjcf());
-  advance_mujoco(world, D::reset_period_steps);
+// A drop repeated every `period` steps: one whole cycle first (contact buffers grown), then
+// the timed steps with the drop put back every `period`.
+void time_mujoco_drops(benchmark::State& state, const std::string& mjcf, int period) {
+  const MujocoWorld world(mjcf);
+  advance_mujoco(world, period);
   reset_to_drop(world);
   time_mujoco_steps(state, world, true, [&](long iteration) {
-    if (iteration % D::reset_period_steps == 0 && iteration > 0) reset_to_drop(world);
+    if (iteration % period == 0 && iteration > 0) reset_to_drop(world);
   });
+}
+
+void bouncing_sphere_mujoco(benchmark::State& state) {
+  time_mujoco_drops(state, bouncing_sphere_mjcf(), BouncingSphereDimensions::reset_period_steps);
 }
 
 // The servo law diffphys solves as a constraint, evaluated for MuJoCo's velocity actuators:
@@ -280,13 +310,23 @@ const std::pair<std::vector<double>, std::vector<double>>& settled_mujoco_pile()
   return settled;
 }
 
-void sphere_pile_mujoco(benchmark::State& state, const char* solver) {
-  const MujocoWorld world(sphere_pile_mjcf(solver));
+void sphere_pile_mujoco(benchmark::State& state, const char* solver, const char* cone) {
+  const MujocoWorld world(sphere_pile_mjcf(solver, cone));
   const auto& [qpos, qvel] = settled_mujoco_pile();
   std::copy(qpos.begin(), qpos.end(), world.data()->qpos);
   std::copy(qvel.begin(), qvel.end(), world.data()->qvel);
   advance_mujoco(world, 5);
   time_mujoco_steps(state, world, true);
+}
+
+void box_tower_mujoco(benchmark::State& state) {
+  const MujocoWorld world(box_tower_mjcf(static_cast<int>(state.range(0))));
+  advance_mujoco(world, BoxTowerDimensions::settle_steps);
+  time_mujoco_steps(state, world, true);
+}
+
+void box_pile_mujoco(benchmark::State& state) {
+  time_mujoco_drops(state, box_pile_mjcf(), BoxPileDimensions::reset_period_steps);
 }
 
 #endif  // DIFFPHYS_BENCH_HAVE_MUJOCO
@@ -322,8 +362,36 @@ void register_benchmarks() {
         ->Iterations(1)
         ->Unit(benchmark::kSecond);
 #ifdef DIFFPHYS_BENCH_HAVE_MUJOCO
-  RegisterBenchmark("BM_SpherePile/mujoco_pgs", sphere_pile_mujoco, "PGS");
-  RegisterBenchmark("BM_SpherePile/mujoco_newton", sphere_pile_mujoco, "Newton");
+  RegisterBenchmark("BM_SpherePile/mujoco_pgs", sphere_pile_mujoco, "PGS", "pyramidal");
+  RegisterBenchmark("BM_SpherePile/mujoco_newton", sphere_pile_mujoco, "Newton", "pyramidal");
+#endif
+
+  // The convex formulation (issue #25) against MuJoCo's Newton on the elliptic cone, its own
+  // convex problem: the pile, towers of growing height (one island each) and a tumbling pile
+  // of boxes. The interior point's towers up to 8 boxes, for the contrast (its box pile only
+  // with DIFFPHYS_BENCH_SLOW=1).
+  RegisterBenchmark("BM_SpherePile/diffphys_convex", sphere_pile_diffphys_convex);
+#ifdef DIFFPHYS_BENCH_HAVE_MUJOCO
+  RegisterBenchmark("BM_SpherePile/mujoco_newton_elliptic", sphere_pile_mujoco, "Newton", "elliptic");
+#endif
+  for (const int height : BoxTowerDimensions::heights) {
+    RegisterBenchmark("BM_BoxTower/diffphys_convex", box_tower_diffphys, SolverType::InteriorPoint,
+                      Formulation::Convex)
+        ->Arg(height);
+    if (height <= 8)
+      RegisterBenchmark("BM_BoxTower/diffphys_interior_point", box_tower_diffphys, SolverType::InteriorPoint,
+                        Formulation::Complementarity)
+          ->Arg(height);
+#ifdef DIFFPHYS_BENCH_HAVE_MUJOCO
+    RegisterBenchmark("BM_BoxTower/mujoco_newton_elliptic", box_tower_mujoco)->Arg(height);
+#endif
+  }
+  RegisterBenchmark("BM_BoxPile/diffphys_convex", box_pile_diffphys, SolverType::InteriorPoint, Formulation::Convex);
+  if (slow_benchmarks_requested())  // seconds for some of its steps
+    RegisterBenchmark("BM_BoxPile/diffphys_interior_point", box_pile_diffphys, SolverType::InteriorPoint,
+                      Formulation::Complementarity);
+#ifdef DIFFPHYS_BENCH_HAVE_MUJOCO
+  RegisterBenchmark("BM_BoxPile/mujoco_newton_elliptic", box_pile_mujoco);
 #endif
 }
 
