@@ -165,7 +165,10 @@ struct SolverSettings {
   int friction_directions = 4;     // edges of the polyhedral friction cone (even, >= 4)
   double contact_margin = 0.01;    // contacts are generated when the gap is below this, m
   double contact_erp = 0.2;        // fraction of penetration removed per step (contacts only)
-  double penetration_slop = 1e-4;  // penetration tolerated before correction, m
+  // Complementarity: penetration tolerated before correction, m. Convex: the band above a
+  // contact or a limit over which its target turns smoothly from the open gap's −gap/h to the
+  // spring's (rigid/compliance.hpp), m (rad for an angular limit).
+  double penetration_slop = 1e-4;
   double restitution_threshold = 0.01;  // approach speeds below this do not bounce, m/s
   // Bounces at their time of impact inside the step (docs/simulation.md, "Time of impact"):
   // a contact that closes and bounces this step moves its free bodies to the contact first,
