@@ -2,7 +2,7 @@
 #include "solve/body_block_cholesky.hpp"
 
 #include <algorithm>
-#include <cmath>
+#include <iterator>
 
 #include "diffphys/error.hpp"
 #include "solve/dense_cholesky.hpp"
@@ -53,14 +53,8 @@ void BodyBlockCholesky::analyse(int node_count, std::span<const std::pair<int, i
       // adjacency(u) ← adjacency(u) ∪ neighbours, without u and the pivot (both lists sorted).
       std::vector<int>& own = adjacency_[static_cast<std::size_t>(u)];
       merged_.clear();
-      std::size_t i = 0, j = 0;
-      while (i < own.size() || j < neighbours.size()) {
-        int next;
-        if (j == neighbours.size() || (i < own.size() && own[i] < neighbours[j])) next = own[i++];
-        else if (i == own.size() || neighbours[j] < own[i]) next = neighbours[j++];
-        else next = own[i++], ++j;
-        if (next != u && next != pivot) merged_.push_back(next);
-      }
+      std::set_union(own.begin(), own.end(), neighbours.begin(), neighbours.end(), std::back_inserter(merged_));
+      std::erase_if(merged_, [&](int node) { return node == u || node == pivot; });
       own.assign(merged_.begin(), merged_.end());
     }
     adjacency_[best].clear();
@@ -125,15 +119,8 @@ bool BodyBlockCholesky::factorize() {
     if (!cholesky_factorize(pivot, kBlock, kBlock)) return false;
     const auto begin = static_cast<std::size_t>(column_start_[j]), end = static_cast<std::size_t>(column_start_[j + 1]);
     // L_ij = A_ij L_jj⁻ᵀ: each row x of the block solves L_jj xᵀ = a_rowᵀ.
-    for (std::size_t e = begin; e < end; ++e) {
-      double* block = blocks_.data() + kBlockSize * e;
-      for (int r = 0; r < kBlock; ++r)
-        for (int c = 0; c < kBlock; ++c) {
-          double value = block[r * kBlock + c];
-          for (int l = 0; l < c; ++l) value -= block[r * kBlock + l] * pivot[c * kBlock + l];
-          block[r * kBlock + c] = value / pivot[c * kBlock + c];
-        }
-    }
+    for (std::size_t e = begin; e < end; ++e)
+      for (int r = 0; r < kBlock; ++r) cholesky_forward(pivot, kBlock, kBlock, blocks_.data() + kBlockSize * e + kBlock * r);
     // Schur complement: A_ki −= L_kj L_ijᵀ for every pair i ≤ k of the column's rows (the
     // lower triangle of the diagonal blocks only: cholesky_factorize reads no more).
     for (std::size_t e1 = begin; e1 < end; ++e1) {
@@ -171,13 +158,8 @@ void BodyBlockCholesky::solve(std::span<double> x) {
       permuted_[kBlock * j + static_cast<std::size_t>(d)] = x[kBlock * static_cast<std::size_t>(order_[j]) + static_cast<std::size_t>(d)];
   // L y = x.
   for (std::size_t j = 0; j < n; ++j) {
-    const double* pivot = diagonal_.data() + kBlockSize * j;
     double* y = permuted_.data() + kBlock * j;
-    for (int c = 0; c < kBlock; ++c) {
-      double value = y[c];
-      for (int l = 0; l < c; ++l) value -= pivot[c * kBlock + l] * y[l];
-      y[c] = value / pivot[c * kBlock + c];
-    }
+    cholesky_forward(diagonal_.data() + kBlockSize * j, kBlock, kBlock, y);
     for (auto e = static_cast<std::size_t>(column_start_[j]); e < static_cast<std::size_t>(column_start_[j + 1]); ++e) {
       const double* block = blocks_.data() + kBlockSize * e;
       double* target = permuted_.data() + kBlock * static_cast<std::size_t>(rows_[e]);
@@ -190,7 +172,6 @@ void BodyBlockCholesky::solve(std::span<double> x) {
   }
   // Lᵀ x = y.
   for (std::size_t j = n; j-- > 0;) {
-    const double* pivot = diagonal_.data() + kBlockSize * j;
     double* y = permuted_.data() + kBlock * j;
     for (auto e = static_cast<std::size_t>(column_start_[j]); e < static_cast<std::size_t>(column_start_[j + 1]); ++e) {
       const double* block = blocks_.data() + kBlockSize * e;
@@ -201,11 +182,7 @@ void BodyBlockCholesky::solve(std::span<double> x) {
         y[c] -= sum;
       }
     }
-    for (int c = kBlock; c-- > 0;) {
-      double value = y[c];
-      for (int l = c + 1; l < kBlock; ++l) value -= pivot[l * kBlock + c] * y[l];
-      y[c] = value / pivot[c * kBlock + c];
-    }
+    cholesky_backward(diagonal_.data() + kBlockSize * j, kBlock, kBlock, y);
   }
   for (std::size_t j = 0; j < n; ++j)
     for (int d = 0; d < kBlock; ++d)

@@ -405,7 +405,7 @@ MlcpResult solve_convex(std::span<const ConstraintRow> rows, const MassBlocks& m
   result.converged = true;
   for (int island = 0; island < islands.count; ++island) {
     const auto first_body = static_cast<std::size_t>(islands.body_start[static_cast<std::size_t>(island)]);
-    const auto body_count = static_cast<std::size_t>(islands.body_start[static_cast<std::size_t>(island) + 1]) - first_body;
+    const auto body_count = static_cast<std::size_t>(island_body_count(islands, island));
     const std::size_t n = 6 * body_count;
     const std::span<const int> groups = island_groups(islands, island);
     workspace.gradient.resize(n);

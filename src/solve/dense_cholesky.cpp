@@ -21,17 +21,25 @@ bool cholesky_factorize(double* matrix, std::size_t size, std::size_t stride) {
   return true;
 }
 
-void cholesky_solve(const double* factor, std::size_t size, std::size_t stride, double* x) {
+void cholesky_forward(const double* factor, std::size_t size, std::size_t stride, double* x) {
   for (std::size_t i = 0; i < size; ++i) {
     double value = x[i];
     for (std::size_t l = 0; l < i; ++l) value -= factor[i * stride + l] * x[l];
     x[i] = value / factor[i * stride + i];
   }
+}
+
+void cholesky_backward(const double* factor, std::size_t size, std::size_t stride, double* x) {
   for (std::size_t i = size; i-- > 0;) {
     double value = x[i];
     for (std::size_t l = i + 1; l < size; ++l) value -= factor[l * stride + i] * x[l];
     x[i] = value / factor[i * stride + i];
   }
+}
+
+void cholesky_solve(const double* factor, std::size_t size, std::size_t stride, double* x) {
+  cholesky_forward(factor, size, stride, x);
+  cholesky_backward(factor, size, stride, x);
 }
 
 }  // namespace diffphys::solve

@@ -14,5 +14,8 @@ namespace diffphys::solve {
 bool cholesky_factorize(double* matrix, std::size_t size, std::size_t stride);
 // x ← (L Lᵀ)⁻¹ x with the factor of cholesky_factorize.
 void cholesky_solve(const double* factor, std::size_t size, std::size_t stride, double* x);
+// Its two halves: x ← L⁻¹ x and x ← L⁻ᵀ x (a block factorisation applies them separately).
+void cholesky_forward(const double* factor, std::size_t size, std::size_t stride, double* x);
+void cholesky_backward(const double* factor, std::size_t size, std::size_t stride, double* x);
 
 }  // namespace diffphys::solve
