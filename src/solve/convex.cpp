@@ -462,6 +462,11 @@ MlcpResult solve_convex(std::span<const ConstraintRow> rows, const MassBlocks& m
     // ℓ) need not fall every iteration, so the test does not apply there.
     constexpr int kStall = 4;
     constexpr double kRoundOffZone = 1e-8;
+    // The line search stops where |φ'(α)| ≤ kLineSearchTolerance |φ'(0)| (the strong Wolfe
+    // curvature condition; MuJoCo's ls_tolerance is 0.01). Newton's own step α = 1 passes at
+    // once near the solution. Measured on the 27-box pile: 1e-3 takes 2.6 evaluations of
+    // φ' per iteration against 9.2 for 1e-14, for the same Newton iterations.
+    constexpr double kLineSearchTolerance = 1e-3;
     double best_residual = residual;
     int last_improvement = 0;
     while (residual > tolerance && iteration < max_iterations && std::isfinite(residual) &&
@@ -511,23 +516,20 @@ MlcpResult solve_convex(std::span<const ConstraintRow> rows, const MassBlocks& m
         }
         return first;
       };
+      // φ'(0) = ∇ℓᵀΔv, from the gradient already at hand.
+      double slope0 = 0.0;
+      for (std::size_t i = 0; i < n; ++i) slope0 += workspace.gradient[i] * workspace.step[i];
+      if (!(slope0 < 0.0)) break;  // not a descent direction: only round-off is left (or NaN)
       double second = 0.0;
-      const double slope0 = derivatives(0.0, second);
       double low = 0.0, high = 1.0, alpha = 1.0;
       double slope = derivatives(1.0, second);
-      if (!(slope0 < 0.0)) {
-        // Not a descent direction: only round-off is left (or the data are not finite).
-        update_row_velocities();
-        residual = gradient_and_residual();
-        break;
-      }
-      while (slope < 0.0 && high < 1e6) {  // the minimum lies beyond: widen the bracket
+      while (slope < -kLineSearchTolerance * std::abs(slope0) && high < 1e6) {  // the minimum lies beyond: widen
         low = high;
         high *= 2.0;
         slope = derivatives(high, second);
       }
       alpha = high;
-      for (int search = 0; search < 100 && std::abs(slope) > 1e-14 * std::abs(slope0); ++search) {
+      for (int search = 0; search < 100 && std::abs(slope) > kLineSearchTolerance * std::abs(slope0); ++search) {
         if (slope > 0.0) high = alpha;
         else low = alpha;
         double next = second > 0.0 ? alpha - slope / second : 0.5 * (low + high);
