@@ -209,7 +209,8 @@ std::vector<ContactPoint> contacts_of(const Model& model, const Params& params, 
   ContactPoint out[collision::kMaxPairContacts];
   const int count = collision::collide(collision::pose_shape(model, params, state, shape_a),
                                        collision::pose_shape(model, params, state, shape_b),
-                                       model.solver.contact_margin, out);
+                                       model.solver.contact_margin, out,
+                                       collision::pair_contact_limit(model.solver));
   return std::vector<ContactPoint>(out, out + count);
 }
 

@@ -320,7 +320,7 @@ PosedShape posed(ShapeType type, const Vec3& position, const Quat& orientation, 
 
 std::vector<ContactPoint> collide_all(const PosedShape& a, const PosedShape& b, double margin) {
   ContactPoint out[collision::kMaxPairContacts];
-  const int count = collision::collide(a, b, margin, out);
+  const int count = collision::collide(a, b, margin, out, collision::pair_contact_limit(SolverSettings{}));
   return std::vector<ContactPoint>(out, out + count);
 }
 

@@ -61,11 +61,13 @@ PosedShape make_plane(const Vec3& point, const Vec3& normal) {
   return posed(ShapeType::Plane, point, rotation_from_z(normal), {});
 }
 
-std::vector<ContactPoint> collide_all(const PosedShape& a, const PosedShape& b, double margin) {
+// The complementarity formulation's limit (4 points a pair) unless told otherwise.
+std::vector<ContactPoint> collide_all(const PosedShape& a, const PosedShape& b, double margin,
+                                      int max_points = pair_contact_limit(SolverSettings{})) {
   ContactPoint out[kMaxPairContacts];
-  const int count = collide(a, b, margin, out);
+  const int count = collide(a, b, margin, out, max_points);
   EXPECT_GE(count, 0);
-  EXPECT_LE(count, kMaxPairContacts);
+  EXPECT_LE(count, max_points);
   return std::vector<ContactPoint>(out, out + std::clamp(count, 0, kMaxPairContacts));
 }
 
@@ -431,6 +433,55 @@ TEST(NarrowPhaseBoxBox, BoxTurned45DegreesHasAManifoldInsideBoth) {
     }
     // The octagon has area 2(√2 − 1) ≈ 0.83; the best four of its vertices span 2 − √2 ≈ 0.59.
     EXPECT_GT(polygon_area_xy(points), 0.55);
+  }
+}
+
+// The convex formulation's limit (pair_contact_limit) keeps the whole octagon: its 8 vertices,
+// each where an edge of one square crosses an edge of the other, spanning its full area.
+TEST(NarrowPhaseBoxBox, BoxTurned45DegreesKeepsTheWholeOctagonWhenAllowedEight) {
+  const Quat turn = Quat::from_axis_angle({0, 0, 1}, std::numbers::pi / 4);
+  const PosedShape top = make_box({0, 0, 0.99}, {0.5, 0.5, 0.5}, turn);
+  const PosedShape bottom = make_box({0, 0, 0}, {0.5, 0.5, 0.5});
+  SolverSettings convex;
+  convex.formulation = Formulation::Convex;
+  ASSERT_EQ(pair_contact_limit(convex), 8);
+  const std::vector<ContactPoint> contacts = collide_all(top, bottom, 0.01, pair_contact_limit(convex));
+  ASSERT_EQ(contacts.size(), 8u);
+  std::vector<Vec3> points;
+  for (const ContactPoint& contact : contacts) {
+    EXPECT_NEAR(contact.gap, -0.01, kTolerance);
+    const double x = std::abs(contact.position.x), y = std::abs(contact.position.y);
+    EXPECT_NEAR(std::max(x, y), 0.5, kTolerance);  // on an edge of the bottom square
+    EXPECT_NEAR(x + y, 0.5 * kSqrt2, kTolerance);  // and on one of the turned square
+    points.push_back(contact.position);
+  }
+  std::sort(points.begin(), points.end(), [](const Vec3& p, const Vec3& q) {
+    return std::atan2(p.y, p.x) < std::atan2(q.y, q.x);
+  });
+  EXPECT_NEAR(polygon_area_xy(points), 2.0 * (kSqrt2 - 1.0), 1e-9);
+}
+
+// With every point kept, the manifold moves continuously with the pose: turning the top box
+// of examples/scenes/box_stack.json's pair (10°) by 1e-7 rad keeps the same 8 features and
+// moves each point by O(1e-7). Reduced to 4, a choice among equally good subsets could jump.
+TEST(NarrowPhaseBoxBox, FullOctagonIsContinuousInTheTurn) {
+  const PosedShape bottom = make_box({0, 0, 0}, {0.1, 0.1, 0.1});
+  const auto octagon = [&](double angle) {
+    const PosedShape top = make_box({0.01, 0, 0.199}, {0.1, 0.1, 0.1}, Quat::from_axis_angle({0, 0, 1}, angle));
+    return collide_all(top, bottom, 0.01, kMaxPairContacts);
+  };
+  const double angle = 10.0 * std::numbers::pi / 180.0;
+  const std::vector<ContactPoint> base = octagon(angle);
+  ASSERT_EQ(base.size(), 8u);
+  for (const double turn : {1e-7, -1e-7}) {
+    const std::vector<ContactPoint> turned = octagon(angle + turn);
+    ASSERT_EQ(turned.size(), base.size());
+    for (const ContactPoint& point : base) {
+      const auto same = std::find_if(turned.begin(), turned.end(),
+                                     [&](const ContactPoint& other) { return other.feature == point.feature; });
+      ASSERT_NE(same, turned.end()) << "feature " << point.feature << " lost at turn " << turn;
+      EXPECT_LT(norm(same->position - point.position), 1e-6) << "feature " << point.feature;
+    }
   }
 }
 

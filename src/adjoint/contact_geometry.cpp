@@ -308,7 +308,8 @@ ContactGeometryJacobian contact_geometry_jacobian_dual(const Model& model, const
   const collision::PosedShapeT<GeometryDual> shape_b = pose_shape_with_tangents(
       model, params, state, contact.shape_b, kBodyBTranslationInput, kShapeBSizeInput);
   collision::ContactPointT<GeometryDual> points[collision::kMaxPairContacts];
-  const int count = collision::collide(shape_a, shape_b, model.solver.contact_margin, points);
+  const int count =
+      collision::collide(shape_a, shape_b, model.solver.contact_margin, points, collision::pair_contact_limit(model.solver));
 
   ContactGeometryJacobian jacobian;
   for (int i = 0; i < count; ++i) {

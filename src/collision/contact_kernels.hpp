@@ -102,18 +102,21 @@ int segment_feature(const T& t) {
 template <typename T>
 class ContactWriter {
  public:
-  explicit ContactWriter(ContactPointT<T>* out) : out_(out) {}
+  // out has room for kMaxPairContacts; at most `limit` points are written.
+  explicit ContactWriter(ContactPointT<T>* out, int limit = kMaxPairContacts) : out_(out), limit_(limit) {}
 
   void add(const Vec3T<T>& point_on_a, const Vec3T<T>& point_on_b, const Vec3T<T>& normal, const T& gap, int feature) {
     add(ContactPointT<T>{(point_on_a + point_on_b) * 0.5, normal, gap, feature});
   }
   void add(const ContactPointT<T>& contact) {
-    if (count_ < kMaxPairContacts) out_[count_++] = contact;
+    if (count_ < limit_) out_[count_++] = contact;
   }
   int count() const { return count_; }
+  int limit() const { return limit_; }
 
  private:
   ContactPointT<T>* out_;
+  int limit_;
   int count_ = 0;
 };
 
@@ -211,18 +214,20 @@ Segment<T> capsule_segment(const PosedShapeT<T>& capsule) {
   return {capsule.position - half_axis, capsule.position + half_axis};
 }
 
-// Keeps at most kMaxPairContacts of the candidate points of one planar manifold: the deepest,
-// the one farthest from it, the one spanning the largest triangle with those two, and the
-// one adding the most area outside that triangle (the area-maximising reduction of
-// Gregorius, "Robust Contact Creation for Physics Simulations", GDC 2015). Distances and
-// areas are measured across `normal`. Candidates are visited deepest first (then by index)
+// Keeps at most contacts.limit() of the candidate points of one planar manifold (all of them
+// if they fit): the deepest, the one farthest from it, the one spanning the largest triangle
+// with those two, and the one adding the most area outside that triangle (the
+// area-maximising reduction of Gregorius, "Robust Contact Creation for Physics Simulations",
+// GDC 2015); beyond 4, each next the one farthest from the points kept (farthest-point
+// sampling, which spreads the rest over the manifold). Distances and areas are measured
+// across `normal`. Candidates are visited deepest first (then by index)
 // and scores within rounding of the best keep the earlier candidate, so the choice is
 // deterministic and prefers deeper points among equals. The choice is discrete: scores are
 // computed on the values of the positions and the normal. count ≤ kMaxManifoldCandidates.
 template <typename T>
 void keep_spanning_points(const ContactPointT<T>* candidates, int count, const Vec3T<T>& manifold_normal,
                           ContactWriter<T>& contacts) {
-  if (count <= kMaxPairContacts) {
+  if (count <= contacts.limit()) {
     for (int i = 0; i < count; ++i) contacts.add(candidates[i]);
     return;
   }
@@ -277,10 +282,17 @@ void keep_spanning_points(const ContactPointT<T>* candidates, int count, const V
     }
     return -inside;
   });
-  contacts.add(candidates[deepest]);
-  contacts.add(candidates[farthest]);
-  contacts.add(candidates[widest]);
-  contacts.add(candidates[outermost]);
+  const int kept[4] = {deepest, farthest, widest, outermost};
+  for (int i = 0; i < std::min(4, contacts.limit()); ++i) contacts.add(candidates[kept[i]]);
+  while (contacts.count() < contacts.limit()) {
+    const int next = pick_best([&](const Vec3& p) {
+      double nearest = kInfinity;
+      for (int i = 0; i < count; ++i)
+        if (taken[i]) nearest = std::min(nearest, squared_norm(across(p - positions[i])));
+      return nearest;
+    });
+    contacts.add(candidates[next]);
+  }
 }
 
 // A vertex of the incident polygon during clipping. `id` names the point; `next_edge` names

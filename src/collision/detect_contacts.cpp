@@ -110,7 +110,7 @@ void detect_contacts(const Model& model, const Params& params, const State& stat
     if (!pair_may_collide(shape_a, shape_b)) return;
     ContactPoint points[kMaxPairContacts];
     const int count = collide(ws.posed[static_cast<std::size_t>(shape_a)], ws.posed[static_cast<std::size_t>(shape_b)],
-                              margin, points);
+                              margin, points, pair_contact_limit(model.solver));
     for (int k = 0; k < count; ++k) contacts.push_back(contact_from_point(model, shape_a, shape_b, points[k]));
   };
 

@@ -748,9 +748,9 @@ void collide_ordered(const PosedShapeT<T>& a, const PosedShapeT<T>& b, double ma
 }  // namespace
 
 template <typename T>
-int collide(const PosedShapeT<T>& a, const PosedShapeT<T>& b, double margin,
-            ContactPointT<T> out[kMaxPairContacts]) {
-  ContactWriter<T> contacts(out);
+int collide(const PosedShapeT<T>& a, const PosedShapeT<T>& b, double margin, ContactPointT<T> out[kMaxPairContacts],
+            int max_points) {
+  ContactWriter<T> contacts(out, std::clamp(max_points, 1, kMaxPairContacts));
   if (shape_rank(a.type) <= shape_rank(b.type)) {
     collide_ordered(a, b, margin, contacts);
     return contacts.count();
@@ -763,9 +763,9 @@ int collide(const PosedShapeT<T>& a, const PosedShapeT<T>& b, double margin,
 // The scalars the narrow phase runs on: the simulation's double and the backward pass's
 // 18-direction dual number (adjoint/contact_geometry.hpp: two body poses and two sizes).
 template int collide<double>(const PosedShapeT<double>&, const PosedShapeT<double>&, double,
-                             ContactPointT<double>*);
+                             ContactPointT<double>*, int);
 template int collide<Dual<18>>(const PosedShapeT<Dual<18>>&, const PosedShapeT<Dual<18>>&,
-                               double, ContactPointT<Dual<18>>*);
+                               double, ContactPointT<Dual<18>>*, int);
 
 Aabb bounding_box(const PosedShape& shape, double margin) {
   Vec3 extent;

@@ -2,7 +2,7 @@
 //
 // Pure geometry: no Model, no Params. The caller (collision/detect_contacts.cpp) poses each
 // shape in the world and passes its sizes. Every function here is deterministic, allocates
-// nothing, and reports at most kMaxPairContacts points per pair.
+// nothing, and reports at most kMaxPairContacts points per pair (fewer if asked).
 //
 // The narrow phase is a template on the scalar T so that the backward pass can run it on
 // dual numbers (adjoint/contact_geometry.hpp) and read off exact derivatives of a contact's
@@ -18,7 +18,18 @@
 
 namespace diffphys::collision {
 
-inline constexpr int kMaxPairContacts = 4;
+// Room for the points of one pair: a face–face manifold of two boxes has up to 8 vertices.
+inline constexpr int kMaxPairContacts = 8;
+
+// How many of a manifold's points a pair keeps (contact_kernels.hpp keep_spanning_points).
+// The complementarity formulation keeps 4: every further point of a flat manifold is a
+// redundant row that makes its LCP more degenerate and its solve dearer. The convex one keeps
+// every point up to kMaxPairContacts: redundant rows leave its solution unique, and keeping
+// all of a box–box octagon keeps the contact set a continuous function of the poses, where
+// a choice of 4 of the 8 jumps (examples/scenes/box_stack.json's gradcheck).
+inline int pair_contact_limit(const SolverSettings& solver) {
+  return solver.formulation == Formulation::Convex ? kMaxPairContacts : 4;
+}
 
 // A shape placed in the world. size: sphere (radius, 0, 0); box (half extents);
 // capsule (radius, half_length, 0) with the segment along the frame's z axis;
@@ -52,11 +63,11 @@ struct ContactPointT {
 using ContactPoint = ContactPointT<double>;
 
 // Writes the contacts of shapes a and b whose gap is below `margin` into out[0..n) and
-// returns n (0..kMaxPairContacts). Handles every pair of {sphere, box, capsule, plane,
+// returns n (0..max_points ≤ kMaxPairContacts; pair_contact_limit gives the model's). Handles every pair of {sphere, box, capsule, plane,
 // convex mesh} in either order except plane–plane (returns 0). Defined for T = double and T = Dual<18>.
 template <typename T>
-int collide(const PosedShapeT<T>& a, const PosedShapeT<T>& b, double margin,
-            ContactPointT<T> out[kMaxPairContacts]);
+int collide(const PosedShapeT<T>& a, const PosedShapeT<T>& b, double margin, ContactPointT<T> out[kMaxPairContacts],
+            int max_points);
 
 // World-space axis-aligned bounding box of a posed shape grown by `margin`. Planes are
 // infinite: callers handle them apart from the broad phase.
