@@ -155,6 +155,22 @@ struct BoxPileDimensions {
   }
 };
 
+// MuJoCo's humanoid sample (Debian's libmujoco-samples), loaded from this one file by both
+// engines: diffphys through its MJCF loader (diffphys/robot_loaders.hpp), MuJoCo through its
+// own compiler. Everything comes from the file: bodies, geoms, masses, the 5 ms time step.
+// Released at rest from the file's pose (qpos0: standing, feet 0.215 m above the floor), all
+// controls zero: the body drops, lands on its feet after ~0.21 s, folds and falls, and lies on
+// the floor, at rest, from ~2.5 s on (both engines; docs/BENCHMARKS.md). What diffphys
+// approximates of the file (no joint springs, hips as ball joints, ...) is in its loader's
+// warnings.
+struct HumanoidDimensions {
+  static constexpr const char* mjcf_path = "/usr/share/mujoco/model/humanoid/humanoid.xml";
+  // The falling benchmarks put the humanoid back at its release every 0.5 s of timed steps.
+  static constexpr int fall_period_steps = 100;
+  // The lying benchmarks time steps from 3 s of simulated time on.
+  static constexpr int lying_settle_steps = 600;
+};
+
 // Warm-up before timing, in steps: long enough that the step's buffers have grown to their
 // steady size (contacts included) and the motion is past its start-up transient.
 inline constexpr int chain_warmup_steps = 200;

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "bench_models.hpp"
+#include "diffphys/robot_loaders.hpp"
 #include "diffphys/simulator.hpp"
 
 namespace diffphys::bench {
@@ -270,6 +271,12 @@ Scene build_box_pile_scene(SolverType solver, Formulation formulation) {
     builder.add_body(body);
   }
   return builder.build();
+}
+
+Scene build_humanoid_scene(Formulation formulation) {
+  Scene scene = load_mjcf(HumanoidDimensions::mjcf_path);
+  set_formulation(scene, formulation);
+  return scene;
 }
 
 Scene build_settled_sphere_pile_scene(SolverType solver) {

@@ -31,6 +31,10 @@ Scene build_box_tower_scene(int height, SolverType solver, Formulation formulati
 // 27 turned cubes above the floor of the pile's open box (BoxPileDimensions).
 Scene build_box_pile_scene(SolverType solver, Formulation formulation);
 
+// MuJoCo's humanoid.xml (HumanoidDimensions::mjcf_path) through diffphys' MJCF loader, in the
+// given formulation (the loader's warnings are in scene.warnings).
+Scene build_humanoid_scene(Formulation formulation);
+
 // The same pile after SpherePileDimensions::settle_steps steps with projected Gauss–Seidel
 // (~10 s of stepping): scene.state is the settled pile, the scene solves with `solver`.
 Scene build_settled_sphere_pile_scene(SolverType solver);

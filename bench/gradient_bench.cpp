@@ -27,6 +27,11 @@
 //                                   every step, centred or forward, and the vector–Jacobian
 //                                   products back in time). MuJoCo rows only when CMake
 //                                   found MuJoCo (DIFFPHYS_BENCH_HAVE_MUJOCO).
+//   BM_Rollout/{box_tower4,humanoid}_convex/<phase> and BM_ContactGradient/<model>/<method>:
+//                                   contact rollouts in the convex formulation against
+//                                   MuJoCo's centred differences (contact_gradient_bench.cpp).
+// The loss, the BM_Rollout phases and MuJoCo's trajectory gradient live in
+// trajectory_gradients.{hpp,cpp}.
 //
 // `diffphys_gradient_bench --peak_memory_budget_mb=B [--peak_memory_steps=T]` does no
 // benchmark: it differentiates a T-step (default 100,000) rollout of the 10-link motor chain
@@ -48,158 +53,45 @@
 #include <vector>
 
 #include "bench_models.hpp"
+#include "contact_gradient_bench.hpp"
 #include "diffphys/rollout.hpp"
 #include "diffphys/simulator.hpp"
 #include "diffphys_scenes.hpp"
-
-#ifdef DIFFPHYS_BENCH_HAVE_MUJOCO
-#include "mujoco_scenes.hpp"
-#endif
+#include "trajectory_gradients.hpp"
 
 namespace diffphys::bench {
 namespace {
 
-constexpr int rollout_steps = 1000;
 constexpr int trajectory_chain_links = 10;
 constexpr int mass_gradient_steps = 100;
 constexpr int mass_gradient_max_links = 20;
 constexpr int memory_default_steps = 100000;
 // Central-difference step for a link mass, relative to the mass.
 constexpr double mass_difference_step = 1e-6;
-// mjd_transitionFD's perturbation (MuJoCo's own tests and samples use 1e-6).
-constexpr double mujoco_difference_step = 1e-6;
 // Horizon of the check that MuJoCo's and diffphys' dL/du_t agree (see
 // control_gradient_difference_between_engines).
 constexpr int agreement_check_steps = 100;
 
-// ---------------------------------------------------------------------------------------
-// The loss, L = Σ_t Σ_b |p_b(t)|² over the dynamic bodies.
-
-double position_loss(const Model& model, const State& state) {
-  double loss = 0.0;
-  for (int b = 0; b < model.body_count(); ++b) {
-    const auto i = static_cast<std::size_t>(b);
-    if (model.bodies[i].type == BodyType::Dynamic) loss += squared_norm(state.position[i]);
-  }
-  return loss;
-}
-
-// dL_t/dx_t in the tangent layout of docs/gradients.md: 2 p_b in each body's dL/dp entries.
-void add_position_loss_gradient(const Model& model, const State& state, std::span<double> gradient) {
-  for (int b = 0; b < model.body_count(); ++b) {
-    const auto i = static_cast<std::size_t>(b);
-    if (model.bodies[i].type != BodyType::Dynamic) continue;
-    for (int k = 0; k < 3; ++k)
-      gradient[kStateTangentPerBody * i + static_cast<std::size_t>(k)] += 2.0 * state.position[i][k];
-  }
-}
-
-LossGradient position_loss_gradient(const Model& model) {
-  return [&model](int, const State& state, std::span<double> gradient) {
-    add_position_loss_gradient(model, state, gradient);
-  };
-}
-
-bool all_finite(std::span<const double> values) {
-  return std::all_of(values.begin(), values.end(), [](double v) { return std::isfinite(v); });
-}
-
-// L of the plain rollout (no states kept): what each finite-difference evaluation costs.
-double rollout_loss(const Model& model, const Params& params, const State& initial, std::span<const double> controls,
-                    int steps, Workspace& workspace) {
-  const auto actuators = static_cast<std::size_t>(model.actuator_count());
-  State current = initial, next = initial;
-  double loss = position_loss(model, current);
-  for (int t = 0; t < steps; ++t) {
-    step(model, params, current, controls.subspan(static_cast<std::size_t>(t) * actuators, actuators), next, workspace);
-    std::swap(current, next);
-    loss += position_loss(model, current);
-  }
-  return loss;
-}
-
-// ---------------------------------------------------------------------------------------
-// BM_Rollout: forward + backward against forward alone.
-
-// A scene with the per-step controls of a `steps`-step rollout.
-struct RolloutProblem {
-  Scene scene;
-  std::vector<double> controls;  // steps × nactuator
-  int steps = 0;
-};
-
-// Holds the scene's default controls (zero torques, the arm's servo targets) at every step.
-RolloutProblem held_controls_problem(Scene scene, int steps) {
-  RolloutProblem problem{std::move(scene), {}, steps};
-  for (int t = 0; t < steps; ++t)
-    problem.controls.insert(problem.controls.end(), problem.scene.controls.begin(), problem.scene.controls.end());
-  return problem;
-}
-
-enum class RolloutPhase { Step, Run, RunBackward };
-
-void report_rollout_counters(benchmark::State& bench_state, const RolloutProblem& problem) {
-  const Model& model = problem.scene.model;
-  bench_state.counters["steps"] = problem.steps;
-  bench_state.counters["actuators"] = model.actuator_count();
-  bench_state.counters["params"] = model.param_count();
-  bench_state.counters["bodies"] = model.body_count() - 1;
-}
-
-void time_rollout(benchmark::State& bench_state, const RolloutProblem& problem, RolloutPhase phase) {
-  const Model& model = problem.scene.model;
-  const Params& params = problem.scene.params;
-  const State& initial = problem.scene.state;
-  report_rollout_counters(bench_state, problem);
-  if (phase == RolloutPhase::Step) {
-    Workspace workspace;
-    double loss = 0.0;
-    for (auto _ : bench_state) {
-      loss = rollout_loss(model, params, initial, problem.controls, problem.steps, workspace);
-      benchmark::DoNotOptimize(loss);
-    }
-    if (!std::isfinite(loss)) bench_state.SkipWithError("the rollout became non-finite");
-    return;
-  }
-  Rollout rollout(model, params);
-  Gradients gradients;
-  for (auto _ : bench_state) {
-    rollout.run(initial, problem.controls, problem.steps);
-    if (phase == RolloutPhase::RunBackward) {
-      gradients = rollout.backward(position_loss_gradient(model));
-      benchmark::DoNotOptimize(gradients.params.data());
-    }
-  }
-  bench_state.counters["checkpoint_interval"] = rollout.checkpoint_interval();
-  bench_state.counters["stored_MiB"] = static_cast<double>(rollout.stored_state_bytes()) / (1 << 20);
-  if (phase == RolloutPhase::RunBackward) {
-    bench_state.counters["contact_changes"] = static_cast<double>(gradients.health.contact_changes.size());
-    bench_state.counters["solver_converged"] = gradients.health.solver_converged ? 1 : 0;
-    if (!all_finite(gradients.params) || !all_finite(gradients.controls) || !all_finite(gradients.initial_state))
-      bench_state.SkipWithError("the gradient is not finite");
-  }
-}
-
 const RolloutProblem& chain_rollout_problem() {
   static const RolloutProblem problem =
-      held_controls_problem(build_motor_chain_scene(trajectory_chain_links), rollout_steps);
+      held_controls_problem(build_motor_chain_scene(trajectory_chain_links), gradient_rollout_steps);
   return problem;
 }
 
 const RolloutProblem& reduced_chain_rollout_problem() {
-  static const RolloutProblem problem =
-      held_controls_problem(build_motor_chain_scene(trajectory_chain_links, Coordinates::Reduced), rollout_steps);
+  static const RolloutProblem problem = held_controls_problem(
+      build_motor_chain_scene(trajectory_chain_links, Coordinates::Reduced), gradient_rollout_steps);
   return problem;
 }
 
 const RolloutProblem& arm_rollout_problem() {
-  static const RolloutProblem problem = held_controls_problem(build_arm_scene(), rollout_steps);
+  static const RolloutProblem problem = held_controls_problem(build_arm_scene(), gradient_rollout_steps);
   return problem;
 }
 
 const RolloutProblem& pile_rollout_problem() {
   static const RolloutProblem problem =
-      held_controls_problem(build_settled_sphere_pile_scene(SolverType::ProjectedGaussSeidel), rollout_steps);
+      held_controls_problem(build_settled_sphere_pile_scene(SolverType::ProjectedGaussSeidel), gradient_rollout_steps);
   return problem;
 }
 
@@ -306,100 +198,6 @@ void chain_gradient_diffphys(benchmark::State& bench_state, const RolloutProblem
 
 #ifdef DIFFPHYS_BENCH_HAVE_MUJOCO
 
-// The chain's loss gradient with respect to MuJoCo's state (dq, dv): Σ_b 2 p_bᵀ J_b in the
-// position half (J_b: Jacobian of body b's centre of mass), zero in the velocity half.
-// Calls mj_kinematics and mj_comPos on the state already in `data`.
-void mujoco_position_loss_gradient(const mjModel* model, mjData* data, std::vector<double>& jacobian,
-                                   std::span<double> gradient) {
-  const int nv = model->nv;
-  mj_kinematics(model, data);
-  mj_comPos(model, data);
-  std::fill(gradient.begin(), gradient.end(), 0.0);
-  jacobian.resize(3 * static_cast<std::size_t>(nv));
-  for (int body = 1; body < model->nbody; ++body) {
-    mj_jacBodyCom(model, data, jacobian.data(), nullptr, body);
-    const double* position = data->xipos + 3 * body;
-    for (int k = 0; k < 3; ++k)
-      for (int dof = 0; dof < nv; ++dof)
-        gradient[static_cast<std::size_t>(dof)] += 2.0 * position[k] * jacobian[static_cast<std::size_t>(k * nv + dof)];
-  }
-}
-
-// A MuJoCo trajectory and its gradient by finite-differenced transition Jacobians.
-class MujocoTrajectoryGradient {
- public:
-  MujocoTrajectoryGradient(const MujocoWorld& world, int steps) : world_(world), steps_(steps) {
-    const mjModel* model = world_.model();
-    nq_ = model->nq;
-    nv_ = model->nv;
-    nu_ = model->nu;
-    state_size_ = 2 * nv_ + model->na;
-    qpos_.resize(static_cast<std::size_t>((steps + 1) * nq_));
-    qvel_.resize(static_cast<std::size_t>((steps + 1) * nv_));
-    controls_.assign(static_cast<std::size_t>(steps * nu_), 0.0);
-    transition_.resize(static_cast<std::size_t>(state_size_ * state_size_));
-    control_transition_.resize(static_cast<std::size_t>(state_size_ * nu_));
-    adjoint_.resize(static_cast<std::size_t>(state_size_));
-    previous_adjoint_.resize(static_cast<std::size_t>(state_size_));
-    loss_gradient_.resize(static_cast<std::size_t>(state_size_));
-    control_gradient_.resize(static_cast<std::size_t>(steps * nu_));
-  }
-
-  // Rolls out from qpos0 at rest (the release pose), storing (qpos, qvel) of every step.
-  void run() {
-    const mjModel* model = world_.model();
-    mjData* data = world_.data();
-    mj_resetData(model, data);
-    for (int t = 0; t <= steps_; ++t) {
-      std::copy_n(data->qpos, nq_, qpos_.begin() + t * nq_);
-      std::copy_n(data->qvel, nv_, qvel_.begin() + t * nv_);
-      if (t == steps_) break;
-      std::copy_n(controls_.begin() + t * nu_, nu_, data->ctrl);
-      mj_step(model, data);
-    }
-  }
-
-  // dL/dx_0 (adjoint()) and dL/du_t (control_gradient()), going back from x_T: at each step
-  // A_t, B_t from mjd_transitionFD, ū_t = B_tᵀ x̄_{t+1}, x̄_t = A_tᵀ x̄_{t+1} + ∂L/∂x_t.
-  void backward(bool centred) {
-    const mjModel* model = world_.model();
-    mjData* data = world_.data();
-    load_state(steps_);
-    mujoco_position_loss_gradient(model, data, jacobian_, adjoint_);
-    for (int t = steps_ - 1; t >= 0; --t) {
-      load_state(t);
-      std::copy_n(controls_.begin() + t * nu_, nu_, data->ctrl);
-      mjd_transitionFD(model, data, mujoco_difference_step, centred ? 1 : 0, transition_.data(),
-                       control_transition_.data(), nullptr, nullptr);
-      mju_mulMatTVec(control_gradient_.data() + t * nu_, control_transition_.data(), adjoint_.data(), state_size_, nu_);
-      mju_mulMatTVec(previous_adjoint_.data(), transition_.data(), adjoint_.data(), state_size_, state_size_);
-      mujoco_position_loss_gradient(model, data, jacobian_, loss_gradient_);
-      for (int k = 0; k < state_size_; ++k)
-        adjoint_[static_cast<std::size_t>(k)] =
-            previous_adjoint_[static_cast<std::size_t>(k)] + loss_gradient_[static_cast<std::size_t>(k)];
-    }
-  }
-
-  const std::vector<double>& adjoint() const { return adjoint_; }
-  const std::vector<double>& control_gradient() const { return control_gradient_; }
-  int state_size() const { return state_size_; }
-
- private:
-  void load_state(int t) {
-    mjData* data = world_.data();
-    std::copy_n(qpos_.begin() + t * nq_, nq_, data->qpos);
-    std::copy_n(qvel_.begin() + t * nv_, nv_, data->qvel);
-    data->time = t * world_.model()->opt.timestep;
-  }
-
-  const MujocoWorld& world_;
-  int steps_;
-  int nq_ = 0, nv_ = 0, nu_ = 0, state_size_ = 0;
-  std::vector<double> qpos_, qvel_, controls_;
-  std::vector<double> transition_, control_transition_;
-  std::vector<double> adjoint_, previous_adjoint_, loss_gradient_, control_gradient_, jacobian_;
-};
-
 // |dL/du (MuJoCo) − dL/du (diffphys)| / |dL/du (diffphys)| over a `steps`-step rollout of
 // the chain: both are gradients with respect to the same hinge torques, so they agree where
 // the two engines' trajectories agree. That is a check of the plumbing (layouts, transposes,
@@ -426,13 +224,13 @@ double control_gradient_difference_between_engines(const MujocoWorld& world, boo
 
 void chain_gradient_mujoco(benchmark::State& bench_state, bool centred) {
   const MujocoWorld world(motor_chain_mjcf(trajectory_chain_links));
-  MujocoTrajectoryGradient trajectory(world, rollout_steps);
+  MujocoTrajectoryGradient trajectory(world, gradient_rollout_steps);
   for (auto _ : bench_state) {
     trajectory.run();
     trajectory.backward(centred);
     benchmark::DoNotOptimize(trajectory.adjoint().data());
   }
-  bench_state.counters["steps"] = rollout_steps;
+  bench_state.counters["steps"] = gradient_rollout_steps;
   bench_state.counters["state_gradient_size"] = trajectory.state_size();
   bench_state.counters["control_gradient_size"] = static_cast<double>(trajectory.control_gradient().size());
   bench_state.counters["control_gradient_rel_diff_vs_diffphys_100_steps"] =
@@ -448,9 +246,9 @@ void chain_gradient_mujoco(benchmark::State& bench_state, bool centred) {
 // Forward alone, for reference: the rollout storing states.
 void chain_rollout_mujoco(benchmark::State& bench_state) {
   const MujocoWorld world(motor_chain_mjcf(trajectory_chain_links));
-  MujocoTrajectoryGradient trajectory(world, rollout_steps);
+  MujocoTrajectoryGradient trajectory(world, gradient_rollout_steps);
   for (auto _ : bench_state) trajectory.run();
-  bench_state.counters["steps"] = rollout_steps;
+  bench_state.counters["steps"] = gradient_rollout_steps;
 }
 
 #endif  // DIFFPHYS_BENCH_HAVE_MUJOCO
@@ -493,23 +291,6 @@ int measure_peak_memory(double budget_mib, int steps) {
 
 // ---------------------------------------------------------------------------------------
 
-// BM_Rollout/<model>/{step, run, run_backward} for one problem. Long rows run once.
-void register_rollout_benchmarks(const std::string& model, const RolloutProblem& (*problem)(), bool run_once) {
-  const struct {
-    const char* name;
-    RolloutPhase phase;
-  } phases[] = {{"step", RolloutPhase::Step}, {"run", RolloutPhase::Run}, {"run_backward", RolloutPhase::RunBackward}};
-  for (const auto& [name, phase] : phases) {
-    auto* family = benchmark::RegisterBenchmark(
-        ("BM_Rollout/" + model + "/" + name).c_str(),
-        [problem, which = phase](benchmark::State& bench_state) { time_rollout(bench_state, problem(), which); });
-    if (run_once)
-      family->Iterations(1)->Repetitions(1)->Unit(benchmark::kSecond);
-    else
-      family->Unit(benchmark::kMillisecond);
-  }
-}
-
 void register_benchmarks() {
   using benchmark::RegisterBenchmark;
   register_rollout_benchmarks("chain10", chain_rollout_problem, false);
@@ -545,6 +326,8 @@ void register_benchmarks() {
   RegisterBenchmark("BM_ChainGradient/mujoco_fd_centred", chain_gradient_mujoco, true)->Unit(benchmark::kMillisecond);
   RegisterBenchmark("BM_ChainGradient/mujoco_fd_forward", chain_gradient_mujoco, false)->Unit(benchmark::kMillisecond);
 #endif
+
+  register_contact_gradient_benchmarks();
 }
 
 // The value of `--name=value` among argv, or nullptr.

@@ -11,7 +11,11 @@ and, optionally, the peak-memory JSON objects of `diffphys_gradient_bench
      (BM_MassGradient), with the growth exponents of t ∝ N^p;
   3. the 10-link chain's dL/dx_0 and dL/du_t, diffphys against MuJoCo's mjd_transitionFD
      (BM_ChainGradient), as MuJoCo / diffphys;
-  4. peak resident memory per memory budget.
+  4. the contact rollouts' (box tower, humanoid; convex formulation) dL/dx_0 and dL/du_t,
+     diffphys against MuJoCo's centred mjd_transitionFD (BM_ContactGradient), with the
+     spread over repetitions and each engine's check of its gradient against central
+     differences of its own loss;
+  5. peak resident memory per memory budget.
 Times are the median over repetitions of the CPU time per iteration (bench/ratios.py's rule;
 a row run once is taken as it is).
 
@@ -22,11 +26,13 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ratios import GROWTH_FIT_MIN_LINKS, format_time, growth_exponent, load_times, print_table  # noqa: E402  (same directory)
+from ratios import (GROWTH_FIT_MIN_LINKS, format_spread, format_time, growth_exponent, load_spread,  # noqa: E402
+                    load_times, print_table)  # (same directory)
 
 ROLLOUT_FAMILY = "BM_Rollout"
 MASS_FAMILY = "BM_MassGradient"
 CHAIN_FAMILY = "BM_ChainGradient"
+CONTACT_FAMILY = "BM_ContactGradient"
 FORWARD_BACKWARD_TARGET = 3.0  # (forward + backward) / forward, at most
 MUJOCO_TARGET = 30.0  # MuJoCo / diffphys, at least
 MEMORY_TARGET_MIB = 200.0
@@ -154,6 +160,49 @@ def chain_table(times, markdown):
     print()
 
 
+def contact_table(times, spread, markdown):
+    """BM_ContactGradient: per model, diffphys' run + backward against MuJoCo's centred
+    finite differences of the same loss, with each side's gradient check."""
+    rows = rows_of(times, CONTACT_FAMILY)
+    models = []
+    for name in rows:
+        model = name.split("/")[0]
+        if model not in models:
+            models.append(model)
+    if not models:
+        return
+    print(f"Contact rollouts (convex formulation), 1,000 steps: dL/dx_0 and dL/du_t, MuJoCo's centred "
+          f"differences against diffphys (target ≥ {MUJOCO_TARGET:g}×)\n")
+    table = []
+    for model in models:
+        centred = rows.get(f"{model}/mujoco_fd_centred")
+        for key, label in (("diffphys", "diffphys: run + backward (dL/dθ too)"),
+                           ("diffphys_state_controls", "diffphys: run + backward, dL/dx_0 and dL/du_t only"),
+                           ("mujoco_forward_only", "MuJoCo: rollout storing states"),
+                           ("mujoco_fd_centred", "MuJoCo: rollout + mjd_transitionFD centred + VJPs")):
+            if f"{model}/{key}" not in rows:
+                continue
+            seconds, entry = rows[f"{model}/{key}"]
+            full_name = next(name for name in times if name.startswith(f"{CONTACT_FAMILY}/{model}/{key}")
+                             and name.split("/")[2] == key)
+            if key.startswith("diffphys"):
+                versus = f"{centred[0] / seconds:.2f}×" if centred else "—"
+                met = ("met" if centred[0] / seconds >= MUJOCO_TARGET else "not met") if centred else "—"
+                check = (f"L = {entry['loss']:.6g}; worst |analytic − central difference| / |·| "
+                         f"= {entry['fd_worst_rel_error']:.1e}") if "fd_worst_rel_error" in entry else "—"
+            else:
+                versus, met = "—", "—"
+                check = f"L = {entry['loss']:.6g}" if "loss" in entry else "—"
+                if "dL_dlift_fd_transition" in entry:
+                    check += (f"; dL/dlift {entry['dL_dlift_fd_transition']:.6g} (chained) against "
+                              f"{entry['dL_dlift_central_diff']:.6g} (whole rollouts)"
+                              + ("" if entry.get("gradient_finite", 1) else "; the gradient is NOT finite"))
+            table.append([model, label, format_time(seconds), format_spread(spread.get(full_name)), versus, met,
+                          check])
+    print_table(["model", "method", "time", "spread", "MuJoCo centred / this", "≥ 30×", "check"], table, markdown)
+    print()
+
+
 def memory_table(paths, markdown):
     results = []
     for path in paths:
@@ -252,6 +301,7 @@ def main(argv):
     rollout_table(times, markdown)
     mass_table(times, markdown)
     chain_table(times, markdown)
+    contact_table(times, load_spread(argv[1]), markdown)
     memory_table(memory_paths, markdown)
     if plot_path:
         plot(times, plot_path)

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <numbers>
 #include <sstream>
@@ -242,6 +243,21 @@ std::string box_pile_mjcf() {
   }
   out << "  </worldbody>\n</mujoco>\n";
   return out.str();
+}
+
+std::string humanoid_mjcf() {
+  std::ifstream file(HumanoidDimensions::mjcf_path);
+  if (!file)
+    throw std::runtime_error(std::string("cannot read ") + HumanoidDimensions::mjcf_path +
+                             " (Debian package libmujoco-samples)");
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+void use_newton_elliptic(mjModel* model) {
+  model->opt.solver = mjSOL_NEWTON;
+  model->opt.cone = mjCONE_ELLIPTIC;
 }
 
 MujocoWorld::MujocoWorld(const std::string& mjcf_text) {

@@ -23,6 +23,14 @@ std::string sphere_pile_mjcf(std::string_view solver, std::string_view cone = "p
 // convex formulation's cone).
 std::string box_tower_mjcf(int height);
 std::string box_pile_mjcf();
+// The text of MuJoCo's humanoid.xml (HumanoidDimensions::mjcf_path), unchanged; throws
+// std::runtime_error if the file cannot be read (libmujoco-samples not installed).
+std::string humanoid_mjcf();
+
+// Switches a loaded model to the Newton solver on the elliptic friction cone, the convex
+// formulation's counterpart; its other options (tolerance, iterations, integrator, time
+// step) stay as the file gave them.
+void use_newton_elliptic(mjModel* model);
 
 // An mjModel and its mjData, loaded from MJCF text through MuJoCo's virtual file system.
 // Throws std::runtime_error with MuJoCo's message if the text does not compile.

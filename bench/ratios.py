@@ -10,6 +10,9 @@ Reads the JSON that scripts/bench writes (out/bench.json, run with
      of each added link, and the growth exponent p of t ∝ N^p fitted on N ≥ 5 (p = 1 is
      linear growth; the fixed per-step overhead dominates below N = 5).
 
+Each time comes with its spread over the repetitions: min–max (when the run kept every
+repetition, --benchmark_report_aggregates_only=false) and the coefficient of variation.
+
 Rows are paired by name: BM_<Model>/<engine>[_<solver>][/<size>]. A diffphys row is compared
 with the MuJoCo row of the same model and size whose solver suffix matches (pgs ↔ pgs), else
 with its partner (convex ↔ newton_elliptic), else with the plain `mujoco` row. Times are the
@@ -46,6 +49,47 @@ def load_times(path):
     return report.get("context", {}), times
 
 
+def load_spread(path):
+    """{run_name: (min, max, cv)} over the repetitions: min and max in seconds when the run
+    kept every repetition (--benchmark_report_aggregates_only=false), else None; cv (stddev /
+    mean of the CPU time) from Google Benchmark's cv aggregate, else computed, else None."""
+    with open(path) as handle:
+        report = json.load(handle)
+    samples, cvs = {}, {}
+    for entry in report["benchmarks"]:
+        if entry.get("error_occurred"):
+            continue
+        name = entry["run_name"]
+        if entry.get("run_type") == "aggregate":
+            if entry.get("aggregate_name") == "cv":
+                cvs[name] = entry[TIME_FIELD]
+            continue
+        samples.setdefault(name, []).append(entry[TIME_FIELD] * UNIT_SECONDS[entry.get("time_unit", "ns")])
+    spread = {}
+    for name in set(samples) | set(cvs):
+        values = samples.get(name, [])
+        low, high = (min(values), max(values)) if len(values) > 1 else (None, None)
+        cv = cvs.get(name)
+        if cv is None and len(values) > 1:
+            mean = sum(values) / len(values)
+            cv = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1)) / mean
+        spread[name] = (low, high, cv)
+    return spread
+
+
+def format_spread(spread):
+    """'min–max, CV x %' of one row, or '—'."""
+    if not spread:
+        return "—"
+    low, high, cv = spread
+    parts = []
+    if low is not None:
+        parts.append(f"{format_time(low)}–{format_time(high)}")
+    if cv is not None:
+        parts.append(f"CV {100 * cv:.0f} %")
+    return ", ".join(parts) or "—"
+
+
 def split_name(run_name):
     """'BM_Chain/diffphys/10' -> ('BM_Chain', 'diffphys', '', '10')."""
     parts = [part for part in run_name.split("/") if ":" not in part]  # drop e.g. iterations:1
@@ -72,7 +116,8 @@ def model_label(family, solver, size):
 
 
 def comparison_rows(times):
-    """(model, diffphys seconds or None, MuJoCo seconds or None, MuJoCo solver) in run order."""
+    """(model, diffphys seconds or None, MuJoCo seconds or None, MuJoCo solver, diffphys run
+    name or None, MuJoCo run name or None) in run order."""
     rows, used_mujoco = [], set()
     names = list(times)
     for name in names:
@@ -93,11 +138,11 @@ def comparison_rows(times):
             used_mujoco.add(partner)
         mujoco_solver = split_name(partner)[2] if partner else ""
         rows.append((model_label(family, solver, size), times[name][0],
-                     times[partner][0] if partner else None, mujoco_solver))
+                     times[partner][0] if partner else None, mujoco_solver, name, partner))
     for name in names:
         family, engine, solver, size = split_name(name)
         if engine == "mujoco" and name not in used_mujoco:
-            rows.append((model_label(family, solver, size) + " [MuJoCo only]", None, times[name][0], solver))
+            rows.append((model_label(family, solver, size) + " [MuJoCo only]", None, times[name][0], solver, None, name))
     return rows
 
 
@@ -158,13 +203,15 @@ def main(argv):
           f"(MuJoCo {context.get('mujoco_version', '?')}, {context.get('num_cpus', '?')} CPUs "
           f"at {context.get('mhz_per_cpu', '?')} MHz, load average at start "
           f"{', '.join(f'{x:.2f}' for x in context.get('load_avg', [])) or '?'})\n")
+    spread = load_spread(argv[1])
     table = []
-    for model, ours, theirs, mujoco_solver in comparison_rows(times):
+    for model, ours, theirs, mujoco_solver, our_name, their_name in comparison_rows(times):
         ratio = f"{ours / theirs:.2f}×" if ours and theirs else "—"
         table.append([model, format_time(ours) if ours else "—",
                       (format_time(theirs) + (f" ({mujoco_solver})" if mujoco_solver else "")) if theirs else "—",
-                      ratio])
-    print_table(["model", "diffphys", "MuJoCo", "diffphys / MuJoCo"], table, markdown)
+                      ratio, format_spread(spread.get(our_name)), format_spread(spread.get(their_name))])
+    print_table(["model", "diffphys", "MuJoCo", "diffphys / MuJoCo", "spread diffphys", "spread MuJoCo"], table,
+                markdown)
 
     print_tower_growth(times, markdown)
     theirs = chain_series(times, "mujoco")

@@ -5,10 +5,14 @@
 // transients are over), then every iteration advances the evolving state by one step. Names
 // are BM_<Model>/<engine>[_<solver>][/<size>], e.g. BM_Chain/diffphys/10 and
 // BM_Chain/mujoco/10, so that bench/ratios.py can pair the two engines' rows. Counters give
-// what was measured: bodies, velocity dofs, and per step the constraint rows, contacts and
-// solver iterations. The MuJoCo half is compiled only when CMake found MuJoCo
-// (DIFFPHYS_BENCH_HAVE_MUJOCO). Rows that take tens of seconds per step (the pile with the
-// interior-point solver) are registered only when DIFFPHYS_BENCH_SLOW=1 is in the environment.
+// what was measured: bodies, velocity dofs, and per step the constraint rows, contacts,
+// solver iterations and the fraction of steps whose solver stopped above its tolerance
+// (unconverged_steps; MuJoCo: steps that used all its iterations). BM_HumanoidFall and
+// BM_HumanoidLying load MuJoCo's humanoid.xml in both engines and report where its torso and
+// head came to rest (torso_height, head_height, m), to show both lie on the floor. The
+// MuJoCo half is compiled only when CMake found MuJoCo (DIFFPHYS_BENCH_HAVE_MUJOCO). Rows that
+// take tens of seconds per step (the pile with the interior-point solver) are registered only
+// when DIFFPHYS_BENCH_SLOW=1 is in the environment.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -38,12 +42,14 @@ struct StepTally {
   double contacts = 0.0;
   double solver_iterations = 0.0;
   double steps_in_contact = 0.0;
+  double steps_not_converged = 0.0;  // the solver stopped above its tolerance
 
-  void add(int row_count, int contact_count, int iterations) {
+  void add(int row_count, int contact_count, int iterations, bool converged = true) {
     rows += row_count;
     contacts += contact_count;
     solver_iterations += iterations;
     steps_in_contact += contact_count > 0 ? 1.0 : 0.0;
+    steps_not_converged += converged ? 0.0 : 1.0;
   }
 
   void report(benchmark::State& state, int bodies, int velocity_dofs, bool with_contacts) const {
@@ -52,6 +58,7 @@ struct StepTally {
     state.counters["dofs"] = Counter(velocity_dofs);
     state.counters["rows"] = Counter(rows, Counter::kAvgIterations);
     state.counters["solver_iters"] = Counter(solver_iterations, Counter::kAvgIterations);
+    state.counters["unconverged_steps"] = Counter(steps_not_converged, Counter::kAvgIterations);
     if (with_contacts) {
       state.counters["contacts"] = Counter(contacts, Counter::kAvgIterations);
       state.counters["contact_steps"] = Counter(steps_in_contact, Counter::kAvgIterations);
@@ -78,6 +85,7 @@ class DiffphysStepper {
   }
 
   State& state() { return scene_.state; }
+  const State& state() const { return scene_.state; }
   const Model& model() const { return scene_.model; }
 
   int dynamic_body_count() const {
@@ -115,7 +123,7 @@ void time_diffphys_steps(benchmark::State& state, DiffphysStepper& stepper, bool
   for (auto _ : state) {
     before_step(iteration++);
     const StepStatus status = stepper.step();
-    tally.add(status.row_count, status.contact_count, status.iterations);
+    tally.add(status.row_count, status.contact_count, status.iterations, status.converged);
   }
   if (!stepper.state_is_finite()) state.SkipWithError("diffphys state became non-finite");
   const int bodies = stepper.dynamic_body_count();
@@ -199,6 +207,26 @@ void box_pile_diffphys(benchmark::State& state, SolverType solver, Formulation f
   time_diffphys_drops(state, build_box_pile_scene(solver, formulation), BoxPileDimensions::reset_period_steps);
 }
 
+// MuJoCo's humanoid.xml in the convex formulation. Falling: the first 0.5 s from the file's
+// pose, repeated (the drop put back every fall_period_steps, timed). Lying: from 3 s of
+// simulated time on, when the humanoid has fallen and come to rest on the floor.
+void report_humanoid_posture(benchmark::State& state, const DiffphysStepper& stepper) {
+  for (const char* body : {"torso", "head"})
+    state.counters[std::string(body) + "_height"] =
+        stepper.state().position[static_cast<std::size_t>(stepper.model().body_index(body))].z;
+}
+
+void humanoid_fall_diffphys(benchmark::State& state) {
+  time_diffphys_drops(state, build_humanoid_scene(Formulation::Convex), HumanoidDimensions::fall_period_steps);
+}
+
+void humanoid_lying_diffphys(benchmark::State& state) {
+  DiffphysStepper stepper(build_humanoid_scene(Formulation::Convex));
+  stepper.advance(HumanoidDimensions::lying_settle_steps);
+  time_diffphys_steps(state, stepper, true);
+  report_humanoid_posture(state, stepper);
+}
+
 // For solvers too slow for a warm-up: grows the buffers inside the one timed step.
 void sphere_pile_diffphys_single_step(benchmark::State& state, SolverType solver) {
   DiffphysStepper stepper(build_sphere_pile_scene(solver));
@@ -226,7 +254,7 @@ void time_mujoco_steps(benchmark::State& state, const MujocoWorld& world, bool w
   for (auto _ : state) {
     before_step(iteration++);
     mj_step(model, data);
-    tally.add(data->nefc, data->ncon, data->solver_iter);
+    tally.add(data->nefc, data->ncon, data->solver_iter, data->solver_iter < model->opt.iterations);
   }
   if (data->warning[mjWARN_BADQACC].number > 0) state.SkipWithError("MuJoCo reset the simulation (bad qacc)");
   if (data->warning[mjWARN_CONTACTFULL].number > 0 || data->warning[mjWARN_CNSTRFULL].number > 0)
@@ -262,8 +290,7 @@ void reset_to_drop(const MujocoWorld& world) {
 
 // A drop repeated every `period` steps: one whole cycle first (contact buffers grown), then
 // the timed steps with the drop put back every `period`.
-void time_mujoco_drops(benchmark::State& state, const std::string& mjcf, int period) {
-  const MujocoWorld world(mjcf);
+void time_mujoco_drops(benchmark::State& state, const MujocoWorld& world, int period) {
   advance_mujoco(world, period);
   reset_to_drop(world);
   time_mujoco_steps(state, world, true, [&](long iteration) {
@@ -272,7 +299,7 @@ void time_mujoco_drops(benchmark::State& state, const std::string& mjcf, int per
 }
 
 void bouncing_sphere_mujoco(benchmark::State& state) {
-  time_mujoco_drops(state, bouncing_sphere_mjcf(), BouncingSphereDimensions::reset_period_steps);
+  time_mujoco_drops(state, MujocoWorld(bouncing_sphere_mjcf()), BouncingSphereDimensions::reset_period_steps);
 }
 
 // The servo law diffphys solves as a constraint, evaluated for MuJoCo's velocity actuators:
@@ -326,7 +353,25 @@ void box_tower_mujoco(benchmark::State& state) {
 }
 
 void box_pile_mujoco(benchmark::State& state) {
-  time_mujoco_drops(state, box_pile_mjcf(), BoxPileDimensions::reset_period_steps);
+  time_mujoco_drops(state, MujocoWorld(box_pile_mjcf()), BoxPileDimensions::reset_period_steps);
+}
+
+// humanoid.xml as the file gives it, on the elliptic cone (use_newton_elliptic).
+void humanoid_fall_mujoco(benchmark::State& state) {
+  const MujocoWorld world(humanoid_mjcf());
+  use_newton_elliptic(world.model());
+  time_mujoco_drops(state, world, HumanoidDimensions::fall_period_steps);
+}
+
+void humanoid_lying_mujoco(benchmark::State& state) {
+  const MujocoWorld world(humanoid_mjcf());
+  use_newton_elliptic(world.model());
+  advance_mujoco(world, HumanoidDimensions::lying_settle_steps);
+  time_mujoco_steps(state, world, true);
+  mj_kinematics(world.model(), world.data());
+  for (const char* body : {"torso", "head"})
+    state.counters[std::string(body) + "_height"] =
+        world.data()->xipos[3 * mj_name2id(world.model(), mjOBJ_BODY, body) + 2];
 }
 
 #endif  // DIFFPHYS_BENCH_HAVE_MUJOCO
@@ -392,6 +437,14 @@ void register_benchmarks() {
                       Formulation::Complementarity);
 #ifdef DIFFPHYS_BENCH_HAVE_MUJOCO
   RegisterBenchmark("BM_BoxPile/mujoco_newton_elliptic", box_pile_mujoco);
+#endif
+
+  // MuJoCo's humanoid.xml, the same file loaded by both engines: falling, then lying.
+  RegisterBenchmark("BM_HumanoidFall/diffphys_convex", humanoid_fall_diffphys);
+  RegisterBenchmark("BM_HumanoidLying/diffphys_convex", humanoid_lying_diffphys);
+#ifdef DIFFPHYS_BENCH_HAVE_MUJOCO
+  RegisterBenchmark("BM_HumanoidFall/mujoco_newton_elliptic", humanoid_fall_mujoco);
+  RegisterBenchmark("BM_HumanoidLying/mujoco_newton_elliptic", humanoid_lying_mujoco);
 #endif
 }
 
