@@ -199,20 +199,8 @@ void report_check(benchmark::State& bench_state, const GradientCheck& check) {
 }
 
 void contact_gradient_diffphys(benchmark::State& bench_state, const std::string& model_name, bool parameter_gradients) {
-  const RolloutProblem& problem = contact_gradient_problem(model_name);
-  const Model& model = problem.scene.model;
-  RolloutOptions options;
-  options.parameter_gradients = parameter_gradients;
-  Rollout rollout(model, problem.scene.params, options);
-  Gradients gradients;
-  for (auto _ : bench_state) {
-    rollout.run(problem.scene.state, problem.controls, problem.steps);
-    gradients = rollout.backward(position_loss_gradient(model));
-    benchmark::DoNotOptimize(gradients.initial_state.data());
-  }
-  bench_state.counters["steps"] = problem.steps;
-  bench_state.counters["state_gradient_size"] = static_cast<double>(gradients.initial_state.size());
-  bench_state.counters["control_gradient_size"] = static_cast<double>(gradients.controls.size());
+  const Gradients gradients =
+      time_run_and_backward(bench_state, contact_gradient_problem(model_name), parameter_gradients);
   if (!all_finite(gradients.initial_state) || !all_finite(gradients.controls))
     bench_state.SkipWithError("the gradient is not finite");
   report_check(bench_state, diffphys_gradient_check(model_name));

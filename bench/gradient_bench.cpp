@@ -180,20 +180,7 @@ void mass_gradient_finite_differences(benchmark::State& bench_state) {
 
 void chain_gradient_diffphys(benchmark::State& bench_state, const RolloutProblem& (*chain_problem)(),
                              bool parameter_gradients) {
-  const RolloutProblem& problem = chain_problem();
-  const Model& model = problem.scene.model;
-  RolloutOptions options;
-  options.parameter_gradients = parameter_gradients;
-  Rollout rollout(model, problem.scene.params, options);
-  Gradients gradients;
-  for (auto _ : bench_state) {
-    rollout.run(problem.scene.state, problem.controls, problem.steps);
-    gradients = rollout.backward(position_loss_gradient(model));
-    benchmark::DoNotOptimize(gradients.controls.data());
-  }
-  bench_state.counters["steps"] = problem.steps;
-  bench_state.counters["state_gradient_size"] = static_cast<double>(gradients.initial_state.size());
-  bench_state.counters["control_gradient_size"] = static_cast<double>(gradients.controls.size());
+  time_run_and_backward(bench_state, chain_problem(), parameter_gradients);
 }
 
 #ifdef DIFFPHYS_BENCH_HAVE_MUJOCO

@@ -60,6 +60,25 @@ double rollout_loss(const Model& model, const Params& params, const State& initi
 // ---------------------------------------------------------------------------------------
 // BM_Rollout: forward + backward against forward alone.
 
+Gradients time_run_and_backward(benchmark::State& bench_state, const RolloutProblem& problem,
+                                bool parameter_gradients) {
+  const Model& model = problem.scene.model;
+  RolloutOptions options;
+  options.parameter_gradients = parameter_gradients;
+  Rollout rollout(model, problem.scene.params, options);
+  Gradients gradients;
+  for (auto _ : bench_state) {
+    rollout.run(problem.scene.state, problem.controls, problem.steps);
+    gradients = rollout.backward(position_loss_gradient(model));
+    benchmark::DoNotOptimize(gradients.initial_state.data());
+    benchmark::DoNotOptimize(gradients.controls.data());
+  }
+  bench_state.counters["steps"] = problem.steps;
+  bench_state.counters["state_gradient_size"] = static_cast<double>(gradients.initial_state.size());
+  bench_state.counters["control_gradient_size"] = static_cast<double>(gradients.controls.size());
+  return gradients;
+}
+
 RolloutProblem held_controls_problem(Scene scene, int steps) {
   RolloutProblem problem{std::move(scene), {}, steps};
   for (int t = 0; t < steps; ++t)

@@ -56,6 +56,12 @@ struct RolloutProblem {
 // Holds the scene's default controls (zero torques, the arm's servo targets) at every step.
 RolloutProblem held_controls_problem(Scene scene, int steps);
 
+// The timed loop of a gradient row: Rollout::run + Rollout::backward of L on `problem`, one
+// whole trajectory an iteration; reports the steps and the gradients' sizes as counters and
+// returns the last gradients.
+Gradients time_run_and_backward(benchmark::State& bench_state, const RolloutProblem& problem,
+                                bool parameter_gradients);
+
 // BM_Rollout/<model>/{step, run, run_backward} for one problem: plain stepping with a reused
 // Workspace (loss summed on the way), Rollout::run, and Rollout::run + Rollout::backward of L.
 // `run_once`: one iteration and one repetition whatever the command line says (minutes).
