@@ -63,8 +63,9 @@ struct ContactPointT {
 using ContactPoint = ContactPointT<double>;
 
 // Writes the contacts of shapes a and b whose gap is below `margin` into out[0..n) and
-// returns n (0..max_points ≤ kMaxPairContacts; pair_contact_limit gives the model's). Handles every pair of {sphere, box, capsule, plane,
-// convex mesh} in either order except plane–plane (returns 0). Defined for T = double and T = Dual<18>.
+// returns n (0..max_points ≤ kMaxPairContacts; pair_contact_limit gives the model's).
+// Handles every pair of {sphere, box, capsule, plane, convex mesh} in either order except
+// plane–plane (returns 0). Defined for T = double and T = Dual<18>.
 template <typename T>
 int collide(const PosedShapeT<T>& a, const PosedShapeT<T>& b, double margin, ContactPointT<T> out[kMaxPairContacts],
             int max_points);

@@ -148,7 +148,8 @@ void add_local_row_transpose(const ConstraintRow& row, double s, const ConvexIsl
 
 // γ₁₂ = 12u/(1 − 12u), u = ε/2: the bound on the relative rounding error of a 12-term dot
 // product (Higham 2002, §3.1), here of a row's J_r v.
-constexpr double kRowProductRounding = 6.0 * std::numeric_limits<double>::epsilon() * (1.0 + 1e-12);
+constexpr double kRowProductRounding =
+    6.0 * std::numeric_limits<double>::epsilon() / (1.0 - 6.0 * std::numeric_limits<double>::epsilon());
 
 // |J_r|ᵀ s (entrywise absolute values, s ≥ 0) added to a local generalised force.
 void add_local_row_transpose_magnitude(const ConstraintRow& row, double s, const ConvexIslands& islands,
@@ -444,7 +445,7 @@ MlcpResult solve_convex(std::span<const ConstraintRow> rows, const MassBlocks& m
     const auto body_of = [&](std::size_t k) { return static_cast<std::size_t>(islands.bodies[first_body + k]); };
     // The residual's own rounding error (m/s): y_r = (v̂_r − J_r v)/R_r carries the rounding
     // of J_r v, at most γ₁₂|J_r|·|v| for a row's 12 products (Higham 2002, §3.1), divided by
-    // R_r, and M⁻¹Jᵀ passes it on. A stiff row (κ ~ 1e-6) makes it reach 1e-10 m/s; a residual
+    // R_r, and M⁻¹Jᵀ passes it on. A stiff row (κ ~ 1e-6) makes it reach 1e-10 m/s; a stall
     // below it is as converged as this arithmetic can show.
     double rounding = 0.0;
     // ∇ℓ = M(v − v_free) − Jᵀγ at the current y; returns ‖M⁻¹∇ℓ‖_∞ and sets `rounding`.
