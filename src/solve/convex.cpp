@@ -443,16 +443,9 @@ MlcpResult solve_convex(std::span<const ConstraintRow> rows, const MassBlocks& m
     workspace.step.resize(n);
     workspace.rounding.resize(n);
     const auto body_of = [&](std::size_t k) { return static_cast<std::size_t>(islands.bodies[first_body + k]); };
-    // The residual's own rounding error (m/s): y_r = (v̂_r − J_r v)/R_r carries the rounding
-    // of J_r v, at most γ₁₂|J_r|·|v| for a row's 12 products (Higham 2002, §3.1), divided by
-    // R_r, and M⁻¹Jᵀ passes it on. A stiff row (κ ~ 1e-6) makes it reach 1e-10 m/s; a stall
-    // below it is as converged as this arithmetic can show.
-    double rounding = 0.0;
-    // ∇ℓ = M(v − v_free) − Jᵀγ at the current y; returns ‖M⁻¹∇ℓ‖_∞ and sets `rounding`.
+    // ∇ℓ = M(v − v_free) − Jᵀγ at the current y; returns ‖M⁻¹∇ℓ‖_∞.
     const auto gradient_and_residual = [&] {
       std::span<double> g(workspace.gradient);
-      std::span<double> rounding_force(workspace.rounding);
-      std::fill(rounding_force.begin(), rounding_force.end(), 0.0);
       for (std::size_t k = 0; k < body_count; ++k) {
         const std::size_t b = body_of(k);
         const Vec3 dv = read_vec3(velocity, static_cast<int>(6 * b)) - read_vec3(free_velocity, static_cast<int>(6 * b));
@@ -467,35 +460,52 @@ MlcpResult solve_convex(std::span<const ConstraintRow> rows, const MassBlocks& m
       for (const int gi : groups) {
         const ConvexGroup& group = workspace.groups[static_cast<std::size_t>(gi)];
         const GroupProjection projection = project_group(group, workspace.y.data() + group.row);
-        for (int r = 0; r < group.size; ++r) {
-          const auto i = static_cast<std::size_t>(group.row + r);
-          add_local_row_transpose(rows[i], -projection.gamma[r], islands, g);
-          const double y_error = kRowProductRounding *
-                                 (std::abs(rows[i].rhs) + row_magnitude_times_velocity(rows[i], velocity)) /
-                                 workspace.compliance[i];
-          add_local_row_transpose_magnitude(rows[i], y_error, islands, rounding_force);
-        }
+        for (int r = 0; r < group.size; ++r)
+          add_local_row_transpose(rows[static_cast<std::size_t>(group.row + r)], -projection.gamma[r], islands, g);
       }
       double residual = 0.0;
-      rounding = 0.0;
       for (std::size_t k = 0; k < body_count; ++k) {
         const std::size_t b = body_of(k);
         const Vec3 linear = read_vec3(g, static_cast<int>(6 * k)) * mass.inverse_mass[b];
         const Vec3 angular = mass.inverse_inertia[b] * read_vec3(g, static_cast<int>(6 * k + 3));
-        const Vec3 torque_error = read_vec3(rounding_force, static_cast<int>(6 * k + 3));
-        const Vec3 force_error = read_vec3(rounding_force, static_cast<int>(6 * k));
-        rounding = std::max(rounding, std::max({force_error.x, force_error.y, force_error.z}) * mass.inverse_mass[b]);
-        for (int d = 0; d < 3; ++d) {
-          const Vec3 inverse_inertia_row{mass.inverse_inertia[b](d, 0), mass.inverse_inertia[b](d, 1),
-                                         mass.inverse_inertia[b](d, 2)};
-          rounding = std::max(rounding, dot(cwise_abs(inverse_inertia_row), torque_error));
-        }
         residual = std::max({residual, std::abs(linear.x), std::abs(linear.y), std::abs(linear.z), std::abs(angular.x),
                              std::abs(angular.y), std::abs(angular.z)});
         if (!std::isfinite(linear.x + linear.y + linear.z + angular.x + angular.y + angular.z))
           residual = std::numeric_limits<double>::infinity();
       }
       return residual;
+    };
+    // The residual's own rounding error (m/s) at the current velocities: y_r = (v̂_r − J_r v)/R_r
+    // carries the rounding of J_r v, at most γ₁₂|J_r|·|v| for a row's 12 products (Higham 2002,
+    // §3.1), divided by R_r, and M⁻¹Jᵀ passes it on. A stiff row (κ ~ 1e-6) makes it reach
+    // 1e-10 m/s; a stall below it is as converged as this arithmetic can show. Evaluated only
+    // for a solve that ended above its tolerance.
+    const auto residual_rounding = [&] {
+      std::span<double> rounding_force(workspace.rounding);
+      std::fill(rounding_force.begin(), rounding_force.end(), 0.0);
+      for (const int gi : groups) {
+        const ConvexGroup& group = workspace.groups[static_cast<std::size_t>(gi)];
+        for (int r = group.row; r < group.row + group.size; ++r) {
+          const auto i = static_cast<std::size_t>(r);
+          const double y_error = kRowProductRounding *
+                                 (std::abs(rows[i].rhs) + row_magnitude_times_velocity(rows[i], velocity)) /
+                                 workspace.compliance[i];
+          add_local_row_transpose_magnitude(rows[i], y_error, islands, rounding_force);
+        }
+      }
+      double rounding = 0.0;
+      for (std::size_t k = 0; k < body_count; ++k) {
+        const std::size_t b = body_of(k);
+        const Vec3 force_error = read_vec3(rounding_force, static_cast<int>(6 * k));
+        const Vec3 torque_error = read_vec3(rounding_force, static_cast<int>(6 * k + 3));
+        rounding = std::max(rounding, std::max({force_error.x, force_error.y, force_error.z}) * mass.inverse_mass[b]);
+        for (int d = 0; d < 3; ++d) {
+          const Vec3 inverse_inertia_row{mass.inverse_inertia[b](d, 0), mass.inverse_inertia[b](d, 1),
+                                         mass.inverse_inertia[b](d, 2)};
+          rounding = std::max(rounding, dot(cwise_abs(inverse_inertia_row), torque_error));
+        }
+      }
+      return rounding;
     };
     const auto update_row_velocities = [&] {
       for (const int gi : groups) {
@@ -608,7 +618,7 @@ MlcpResult solve_convex(std::span<const ConstraintRow> rows, const MassBlocks& m
     // Converged at the tolerance or, where Newton stalled above it, within the residual's own
     // rounding error. (The bound is a worst case: Newton usually gets well below it, so it is
     // not a reason to stop earlier.)
-    if (!(residual <= tolerance) && !(residual <= rounding)) result.converged = false;
+    if (!(residual <= tolerance) && !(residual <= residual_rounding())) result.converged = false;
     // λ: each group's γ at the final velocities.
     for (const int gi : groups) {
       const ConvexGroup& group = workspace.groups[static_cast<std::size_t>(gi)];
