@@ -4,6 +4,7 @@
 // end to end, its final JSON line parsed.
 #pragma once
 
+#include "test_paths.hpp"
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,7 +25,7 @@ namespace diffphys::testing {
 // kept in <gtest temp dir>/<name>.txt.
 inline std::pair<int, std::string> run_cli(const std::string& arguments, const std::string& name) {
   const std::string out = ::testing::TempDir() + name + ".txt";
-  const std::string command = std::string(DIFFPHYS_CLI) + " " + arguments + " > " + out + " 2>&1";
+  const std::string command = std::string(test_paths::cli_program()) + " " + arguments + " > " + out + " 2>&1";
   const int status = std::system(command.c_str());
   std::ifstream file(out);
   std::stringstream text;
@@ -45,7 +46,7 @@ inline std::filesystem::path fresh_test_folder(std::string_view name) {
 // experiment reached its stated target) and returns the last line of its output, parsed.
 inline nlohmann::json run_quick_experiment_command(const std::string& name, const std::filesystem::path& folder) {
   const auto output = folder / "stdout.txt";
-  const std::string command = std::string(DIFFPHYS_CLI) + " experiment " + name + " --quick --json --out " +
+  const std::string command = std::string(test_paths::cli_program()) + " experiment " + name + " --quick --json --out " +
                               folder.string() + " > " + output.string() + " 2>&1";
   EXPECT_EQ(std::system(command.c_str()), 0) << "see " << output;
   std::ifstream stream(output);

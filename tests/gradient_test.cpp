@@ -5,6 +5,7 @@
 // the tangent layout), controls and every parameter, on a pendulum, a 10-link chain, a
 // servo arm, a sphere sliding with friction, a box resting and pushed, a bouncing ball;
 // checkpointing equal to storing every state; the health report catching a NaN.
+#include "test_paths.hpp"
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -537,7 +538,7 @@ namespace {
 
 TEST(GradcheckCommand, PrintsTheTableAndExitsZeroWhenGradientsAgree) {
   const std::string output_path = (std::filesystem::temp_directory_path() / "diffphys_gradcheck_output.txt").string();
-  const std::string command = std::string(DIFFPHYS_CLI) + " gradcheck " + DIFFPHYS_SOURCE_DIR +
+  const std::string command = std::string(test_paths::cli_program()) + " gradcheck " + test_paths::source_dir() +
                               "/examples/scenes/pendulum.json --steps 30 > " + output_path + " 2>&1";
   ASSERT_EQ(std::system(command.c_str()), 0);
   std::ifstream output(output_path);

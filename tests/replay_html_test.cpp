@@ -3,6 +3,7 @@
 // trajectory is embedded intact and cannot break out of its <script> element, malformed
 // trajectories are refused naming the file and key, and the page carries no network
 // reference. (The page itself is tested in a browser: viewer/test/viewer.test.mjs.)
+#include "test_paths.hpp"
 #include "replay_html.hpp"
 
 #include <gtest/gtest.h>
@@ -145,7 +146,7 @@ class ViewCommand : public ::testing::Test {
     const std::filesystem::path out = directory_ / "stdout.txt";
     const std::filesystem::path err = directory_ / "stderr.txt";
     const std::string command =
-        std::string("\"") + DIFFPHYS_CLI + "\" " + arguments + " >\"" + out.string() + "\" 2>\"" + err.string() + "\"";
+        std::string("\"") + test_paths::cli_program() + "\" " + arguments + " >\"" + out.string() + "\" 2>\"" + err.string() + "\"";
     const int status = std::system(command.c_str());
     stdout_ = read(out);
     stderr_ = read(err);
@@ -169,7 +170,7 @@ class ViewCommand : public ::testing::Test {
   }
   std::string path(const char* name) const { return quoted(directory_ / name); }
   static std::string example(const char* name) {
-    return quoted(std::filesystem::path(DIFFPHYS_SOURCE_DIR) / "examples" / "scenes" / name);
+    return quoted(std::filesystem::path(test_paths::source_dir()) / "examples" / "scenes" / name);
   }
 
   std::filesystem::path directory_;

@@ -3,6 +3,7 @@
 // message of a thrown Error).
 #pragma once
 
+#include "test_paths.hpp"
 #include <algorithm>
 #include <filesystem>
 #include <string>
@@ -13,7 +14,7 @@
 
 namespace diffphys::testing {
 
-inline const std::filesystem::path kRobotData = std::filesystem::path(DIFFPHYS_SOURCE_DIR) / "tests/data/robots";
+inline const std::filesystem::path kRobotData = std::filesystem::path(test_paths::source_dir()) / "tests/data/robots";
 
 inline bool any_warning_contains(const Scene& scene, const std::string& text) {
   return std::any_of(scene.warnings.begin(), scene.warnings.end(),

@@ -3,8 +3,9 @@
 // writer, src/model/trajectory.cpp).
 //
 // Loader tests parse strings with parse_scene(); each refusal must name the file, the JSON
-// path and the offending value. The CLI tests run the built program (DIFFPHYS_CLI) on files
-// under examples/scenes (DIFFPHYS_SOURCE_DIR) and read back what it wrote.
+// path and the offending value. The CLI tests run the built program (test_paths::cli_program()) on files
+// under examples/scenes (test_paths::source_dir()) and read back what it wrote.
+#include "test_paths.hpp"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -375,7 +376,7 @@ TEST(SceneJsonErrors, MissingFileNamesTheFile) {
 
 TEST(SceneJsonExamples, EveryExampleSceneLoads) {
   const std::filesystem::path directory =
-      std::filesystem::path(DIFFPHYS_SOURCE_DIR) / "examples" / "scenes";
+      std::filesystem::path(test_paths::source_dir()) / "examples" / "scenes";
   int loaded = 0;
   for (const auto& entry : std::filesystem::directory_iterator(directory)) {
     if (entry.path().extension() != ".json") continue;
@@ -390,7 +391,7 @@ TEST(SceneJsonExamples, EveryExampleSceneLoads) {
 }
 
 TEST(SceneJsonExamples, ChainHasTenRevoluteLinks) {
-  const Scene scene = load_scene(std::filesystem::path(DIFFPHYS_SOURCE_DIR) / "examples" /
+  const Scene scene = load_scene(std::filesystem::path(test_paths::source_dir()) / "examples" /
                                  "scenes" / "chain10.json");
   EXPECT_EQ(scene.model.body_count(), 11);
   ASSERT_EQ(scene.model.joint_count(), 10);
@@ -414,7 +415,7 @@ class CommandLine : public ::testing::Test {
   int run(const std::string& arguments) {
     const std::filesystem::path out = directory_ / "stdout.txt";
     const std::filesystem::path err = directory_ / "stderr.txt";
-    const std::string command = std::string("\"") + DIFFPHYS_CLI + "\" " + arguments + " >\"" +
+    const std::string command = std::string("\"") + test_paths::cli_program() + "\" " + arguments + " >\"" +
                                 out.string() + "\" 2>\"" + err.string() + "\"";
     const int status = std::system(command.c_str());
     stdout_ = read(out);
@@ -432,7 +433,7 @@ class CommandLine : public ::testing::Test {
 
   static std::string example(const char* name) {
     return "\"" +
-           (std::filesystem::path(DIFFPHYS_SOURCE_DIR) / "examples" / "scenes" / name).string() +
+           (std::filesystem::path(test_paths::source_dir()) / "examples" / "scenes" / name).string() +
            "\"";
   }
 

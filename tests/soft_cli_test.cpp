@@ -1,5 +1,6 @@
 // tests/soft_cli_test.cpp — `diffphys info` and `diffphys gradcheck` on soft scene files, run
 // as a user runs them (the built CLI): what they print and their exit codes.
+#include "test_paths.hpp"
 #include <gtest/gtest.h>
 
 #include "cli_test_helpers.hpp"
@@ -12,7 +13,7 @@
 
 namespace {
 
-const std::string kExamples = std::string(DIFFPHYS_SOURCE_DIR) + "/examples/soft/";
+const std::string kExamples = std::string(test_paths::source_dir()) + "/examples/soft/";
 
 using diffphys::testing::run_cli;
 

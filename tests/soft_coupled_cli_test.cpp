@@ -2,6 +2,7 @@
 // soft scene files (examples/soft/cloth_on_pendulum.json), run as a user runs them (the built
 // CLI): the three parts info prints, gradcheck agreeing with central differences, its exit
 // code 3 on disagreement and clear errors for bad coupled scenes.
+#include "test_paths.hpp"
 #include <gtest/gtest.h>
 
 #include "cli_test_helpers.hpp"
@@ -14,7 +15,7 @@
 
 namespace {
 
-const std::string kPendulumScene = std::string(DIFFPHYS_SOURCE_DIR) + "/examples/soft/cloth_on_pendulum.json";
+const std::string kPendulumScene = std::string(test_paths::source_dir()) + "/examples/soft/cloth_on_pendulum.json";
 
 using diffphys::testing::run_cli;
 

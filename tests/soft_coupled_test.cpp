@@ -4,6 +4,7 @@
 // differences of the whole coupled rollout — a cloth caught by a spinning, rising paddle
 // (moving contact with friction + an attachment), and a cloth hanging from a swinging pendulum
 // (jointed rigid body) — plus the scene format and `diffphys simulate`.
+#include "test_paths.hpp"
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -422,11 +423,11 @@ TEST(SoftCoupled, SceneErrorsNameThePathAndValue) {
 }
 
 TEST(SoftCoupled, SimulateWritesATrajectory) {
-  const std::string scene = std::string(DIFFPHYS_SOURCE_DIR) + "/examples/soft/cloth_on_pendulum.json";
+  const std::string scene = std::string(test_paths::source_dir()) + "/examples/soft/cloth_on_pendulum.json";
   const CoupledSystem system = load_coupled_scene(scene);  // the example loads
   EXPECT_GT(system.soft_model.frame_attachment_nodes.size(), 0u);
   const std::string out = ::testing::TempDir() + "coupled_trajectory.json";
-  const std::string command = std::string(DIFFPHYS_CLI) + " simulate " + scene + " -n 20 -o " + out + " > /dev/null";
+  const std::string command = std::string(test_paths::cli_program()) + " simulate " + scene + " -n 20 -o " + out + " > /dev/null";
   ASSERT_EQ(std::system(command.c_str()), 0) << command;
   std::ifstream file(out);
   const nlohmann::json trajectory = nlohmann::json::parse(file);

@@ -1,5 +1,6 @@
 // tests/soft_scene_test.cpp — soft scene files: the examples load and build, errors name the
 // JSON path, and `diffphys simulate` runs a soft scene end to end.
+#include "test_paths.hpp"
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -15,7 +16,7 @@
 namespace diffphys::soft {
 namespace {
 
-const std::string kExamples = std::string(DIFFPHYS_SOURCE_DIR) + "/examples/soft/";
+const std::string kExamples = std::string(test_paths::source_dir()) + "/examples/soft/";
 
 std::string error_of(const std::string& text) {
   try {
@@ -32,7 +33,7 @@ TEST(SoftScene, ExamplesLoadAndBuild) {
     const SoftBuild built = build_soft(load_soft_scene(kExamples + name));
     EXPECT_GT(built.model.node_count, 0) << name;
   }
-  EXPECT_FALSE(is_soft_scene_file(std::string(DIFFPHYS_SOURCE_DIR) + "/examples/scenes/bouncing_ball.json"));
+  EXPECT_FALSE(is_soft_scene_file(std::string(test_paths::source_dir()) + "/examples/scenes/bouncing_ball.json"));
   const SoftBuild drop = build_soft(load_soft_scene(kExamples + "tet_drop.json"));
   EXPECT_EQ(drop.model.tets.size(), 6u);
   EXPECT_EQ(drop.state.velocities[0], 0.5);
@@ -62,7 +63,7 @@ TEST(SoftScene, ErrorsNameThePathAndValue) {
 
 TEST(SoftScene, SimulateCommandRunsASoftScene) {
   const std::string out = ::testing::TempDir() + "soft_trajectory.json";
-  const std::string command = std::string(DIFFPHYS_CLI) + " simulate " + kExamples + "tet_drop.json -n 20 --every 10 -o " + out +
+  const std::string command = std::string(test_paths::cli_program()) + " simulate " + kExamples + "tet_drop.json -n 20 --every 10 -o " + out +
                               " > " + ::testing::TempDir() + "soft_simulate.txt";
   ASSERT_EQ(std::system(command.c_str()), 0);
   std::ifstream summary(::testing::TempDir() + "soft_simulate.txt");

@@ -4,6 +4,7 @@
 // as given, `diffphys simulate` writes the "topology" and "obstacles" blocks (and for coupled
 // scenes the rigid "model" block), and `simulate --view` / `view` accept soft and coupled
 // scenes and files.
+#include "test_paths.hpp"
 #include <gtest/gtest.h>
 
 #include "cli_test_helpers.hpp"
@@ -27,7 +28,7 @@
 namespace diffphys {
 namespace {
 
-const std::string kSoftExamples = std::string(DIFFPHYS_SOURCE_DIR) + "/examples/soft/";
+const std::string kSoftExamples = std::string(test_paths::source_dir()) + "/examples/soft/";
 
 soft::SoftModel soft_model(const std::string& file) { return soft::build_soft(soft::load_soft_scene(kSoftExamples + file)).model; }
 

@@ -2,6 +2,7 @@
 // must step exactly like the same pendulum written as a JSON scene, every supported element
 // (inertial frames and full tensors, box/sphere/cylinder/mesh collisions, every joint type),
 // the warnings for what is ignored, and clear errors with file and line for malformed files.
+#include "test_paths.hpp"
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -209,7 +210,7 @@ TEST(UrdfLoader, GradientsReadTheFileNamesAndMatchFiniteDifferences) {
 TEST(UrdfLoader, CommandLineSimulatesRobotFiles) {
   for (const char* file : {"double_pendulum.urdf", "features.xml"}) {
     const std::string command =
-        std::string(DIFFPHYS_CLI) + " simulate " + (kRobotData / file).string() + " --steps 20 --quiet 2>/dev/null";
+        std::string(test_paths::cli_program()) + " simulate " + (kRobotData / file).string() + " --steps 20 --quiet 2>/dev/null";
     EXPECT_EQ(std::system(command.c_str()), 0) << command;
   }
 }
