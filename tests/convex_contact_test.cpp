@@ -10,6 +10,7 @@
 #include <numbers>
 #include <vector>
 
+#include "convex_test_support.hpp"
 #include "diffphys/gradcheck.hpp"
 #include "diffphys/model_builder.hpp"
 #include "diffphys/scene.hpp"
@@ -19,7 +20,6 @@
 #include "rigid/compliance.hpp"
 #include "rigid/step_workspace.hpp"
 #include "solve/convex.hpp"
-#include "solve/row_algebra.hpp"
 #include "test_scenes.hpp"
 
 namespace diffphys {
@@ -29,6 +29,7 @@ using testing::box_body;
 using testing::error_of;
 using testing::joint_spec;
 using testing::servo_spec;
+using testing::solve_dual_by_gauss_seidel;
 using testing::sphere_body;
 
 ModelBuilder convex_builder(double dt = 1e-3) {
@@ -126,51 +127,6 @@ TEST(ConvexContact, BounceApexesFollowRestitutionSquared) {
     EXPECT_LT(ratios[i], 0.64) << "apex " << i;
     EXPECT_NEAR(ratios[i], 0.64 * (1.0 - predicted_shortfall), 0.64 * 0.25 * predicted_shortfall) << "apex " << i;
   }
-}
-
-// The regularised dual, min ½γᵀ(A + R)γ + γᵀ(J v_free − v̂) over γ ∈ C, by projected
-// Gauss–Seidel (a second, independent method: block coordinate descent on the dual, no
-// Hessian): a one-row group's block is minimised exactly, a cone's by projected-gradient
-// iterations on its 3×3 block. Returns v = v_free + M⁻¹Jᵀγ.
-std::vector<double> solve_dual_by_gauss_seidel(std::span<const solve::ConstraintRow> rows, const solve::MassBlocks& mass,
-                                               std::span<const double> free_velocity, int sweeps) {
-  solve::ConvexWorkspace problem;
-  solve::prepare_convex_problem(rows, mass, problem);
-  std::vector<double> gamma(rows.size(), 0.0), velocity(free_velocity.begin(), free_velocity.end());
-  const auto apply = [&](int r, double delta) {
-    solve::apply_response(rows[static_cast<std::size_t>(r)], problem.responses[static_cast<std::size_t>(r)], delta, velocity);
-    gamma[static_cast<std::size_t>(r)] += delta;
-  };
-  for (int sweep = 0; sweep < sweeps; ++sweep) {
-    double largest_change = 0.0;
-    for (const solve::ConvexGroup& group : problem.groups) {
-      const int n = group.size;
-      double block[3][3], inverse_step = 0.0;
-      for (int r = 0; r < n; ++r) {
-        for (int c = 0; c < n; ++c) {
-          const auto i = static_cast<std::size_t>(group.row + r), j = static_cast<std::size_t>(group.row + c);
-          block[r][c] = solve::delassus_entry(rows[i], rows[j], problem.responses[j]) + (r == c ? problem.compliance[i] : 0.0);
-        }
-        inverse_step += block[r][r];  // trace ≥ the largest eigenvalue
-      }
-      for (int inner = 0; inner < (n == 1 ? 1 : 50); ++inner) {
-        double y[3];
-        for (int r = 0; r < n; ++r) {  // one step of 1/L (the exact minimiser for one row)
-          const auto i = static_cast<std::size_t>(group.row + r);
-          const double gradient = solve::row_times_velocity(rows[i], velocity) + problem.compliance[i] * gamma[i] - rows[i].rhs;
-          y[r] = gamma[i] - gradient / (n == 1 ? block[0][0] : inverse_step);
-        }
-        const solve::GroupProjection projection = solve::project_group(group, y);
-        for (int r = 0; r < n; ++r) {
-          const double delta = projection.gamma[r] - gamma[static_cast<std::size_t>(group.row + r)];
-          largest_change = std::max(largest_change, std::abs(delta));
-          apply(group.row + r, delta);
-        }
-      }
-    }
-    if (largest_change < 1e-15) break;
-  }
-  return velocity;
 }
 
 // A hinge whose servo holds it against its own stop (the quadruped's knee): a servo and a
