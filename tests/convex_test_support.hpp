@@ -42,6 +42,7 @@ inline std::vector<double> solve_dual_by_gauss_seidel(std::span<const solve::Con
         inverse_step += block[r][r];  // trace ≥ the largest eigenvalue
       }
       for (int inner = 0; inner < (n == 1 ? 1 : 50); ++inner) {
+        double inner_change = 0.0;
         double y[3];
         for (int r = 0; r < n; ++r) {  // one step of 1/L (the exact minimiser for one row)
           const auto i = static_cast<std::size_t>(group.row + r);
@@ -53,8 +54,10 @@ inline std::vector<double> solve_dual_by_gauss_seidel(std::span<const solve::Con
         for (int r = 0; r < n; ++r) {
           const double delta = projection.gamma[r] - gamma[static_cast<std::size_t>(group.row + r)];
           largest_change = std::max(largest_change, std::abs(delta));
+          inner_change = std::max(inner_change, std::abs(delta));
           apply(group.row + r, delta);
         }
+        if (inner_change < 1e-15) break;  // settled: more steps would repeat this one
       }
     }
     if (largest_change < 1e-15) break;
