@@ -301,20 +301,23 @@ ContactGeometryJacobian contact_geometry_jacobian(const Model& model, const Para
   return contact_geometry_jacobian_dual(model, params, state, contact);
 }
 
-ContactGeometryJacobian contact_geometry_jacobian_dual(const Model& model, const Params& params,
-                                                       const State& state, const Contact& contact) {
+namespace {
+
+// The dual narrow phase of shapes a and b at `state`: the Jacobians of every point it reports,
+// with their features; returns the count.
+int pair_geometry_jacobians_dual(const Model& model, const Params& params, const State& state, int shape_a_index,
+                                 int shape_b_index, int features[collision::kMaxPairContacts],
+                                 ContactGeometryJacobian jacobians[collision::kMaxPairContacts]) {
   const collision::PosedShapeT<GeometryDual> shape_a = pose_shape_with_tangents(
-      model, params, state, contact.shape_a, kBodyATranslationInput, kShapeASizeInput);
+      model, params, state, shape_a_index, kBodyATranslationInput, kShapeASizeInput);
   const collision::PosedShapeT<GeometryDual> shape_b = pose_shape_with_tangents(
-      model, params, state, contact.shape_b, kBodyBTranslationInput, kShapeBSizeInput);
+      model, params, state, shape_b_index, kBodyBTranslationInput, kShapeBSizeInput);
   collision::ContactPointT<GeometryDual> points[collision::kMaxPairContacts];
   const int count =
       collision::collide(shape_a, shape_b, model.solver.contact_margin, points, collision::pair_contact_limit(model.solver));
-
-  ContactGeometryJacobian jacobian;
   for (int i = 0; i < count; ++i) {
     const collision::ContactPointT<GeometryDual>& point = points[i];
-    if (point.feature != contact.feature) continue;
+    ContactGeometryJacobian& jacobian = jacobians[i];
     for (int j = 0; j < kContactGeometryInputs; ++j) {
       const auto column = static_cast<std::size_t>(j);
       for (int k = 0; k < 3; ++k) {
@@ -324,9 +327,35 @@ ContactGeometryJacobian contact_geometry_jacobian_dual(const Model& model, const
       jacobian.gap[j] = point.gap.derivative[column];
     }
     jacobian.found = true;
-    break;
+    features[i] = point.feature;
   }
-  return jacobian;
+  return count;
+}
+
+}  // namespace
+
+ContactGeometryJacobian contact_geometry_jacobian_dual(const Model& model, const Params& params,
+                                                       const State& state, const Contact& contact) {
+  int features[collision::kMaxPairContacts];
+  ContactGeometryJacobian jacobians[collision::kMaxPairContacts];
+  const int count = pair_geometry_jacobians_dual(model, params, state, contact.shape_a, contact.shape_b, features, jacobians);
+  for (int i = 0; i < count; ++i)
+    if (features[i] == contact.feature) return jacobians[i];
+  return {};
+}
+
+const ContactGeometryJacobian& ContactGeometryAtState::jacobian(const Contact& contact) {
+  single_ = {};
+  if (sphere_contact_geometry(model_, params_, state_, contact, single_)) return single_;
+  if (contact.shape_a != shape_a_ || contact.shape_b != shape_b_) {
+    shape_a_ = contact.shape_a;
+    shape_b_ = contact.shape_b;
+    count_ = pair_geometry_jacobians_dual(model_, params_, state_, shape_a_, shape_b_, features_, pair_);
+  }
+  for (int i = 0; i < count_; ++i)
+    if (features_[i] == contact.feature) return pair_[i];
+  single_ = {};  // found = false, as contact_geometry_jacobian_dual
+  return single_;
 }
 
 }  // namespace diffphys::adjoint

@@ -20,6 +20,7 @@
 // Sizes are the Params entries at model.layout.shape_size.
 #pragma once
 
+#include "collision/narrow_phase.hpp"
 #include "diffphys/contact.hpp"
 #include "diffphys/model.hpp"
 #include "diffphys/params.hpp"
@@ -56,5 +57,28 @@ ContactGeometryJacobian contact_geometry_jacobian(const Model& model, const Para
 // tests compare the two.
 ContactGeometryJacobian contact_geometry_jacobian_dual(const Model& model, const Params& params,
                                                        const State& state, const Contact& contact);
+
+// The Jacobians of the contacts found at one state, for the backward pass of a step. The
+// points of one shape pair (a manifold, adjacent in the step's contact list) share one dual
+// run of the narrow phase, where contact_geometry_jacobian runs it once per point: on a
+// box–box face that is the same run 4 to 8 times. Same results as contact_geometry_jacobian.
+// Holds references to its arguments; allocates nothing.
+class ContactGeometryAtState {
+ public:
+  ContactGeometryAtState(const Model& model, const Params& params, const State& state)
+      : model_(model), params_(params), state_(state) {}
+  // Valid until the next call.
+  const ContactGeometryJacobian& jacobian(const Contact& contact);
+
+ private:
+  const Model& model_;
+  const Params& params_;
+  const State& state_;
+  int shape_a_ = -1, shape_b_ = -1;  // the pair whose dual run is kept below
+  int count_ = 0;
+  int features_[collision::kMaxPairContacts] = {};
+  ContactGeometryJacobian pair_[collision::kMaxPairContacts];
+  ContactGeometryJacobian single_;  // a closed form, or a feature the kept run lacks
+};
 
 }  // namespace diffphys::adjoint

@@ -409,6 +409,7 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
   {
     const int directions = rigid::friction_row_count(settings);
     std::size_t row = record.first_contact_row;
+    ContactGeometryAtState contact_geometry(model, params, state_in);
     for (std::size_t row_contact = 0; row_contact < record.contacts.size(); ++row_contact) {
       const Contact& contact = record.contacts[row_contact];
       const auto a = static_cast<std::size_t>(contact.body_a), b = static_cast<std::size_t>(contact.body_b);
@@ -548,7 +549,7 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
       out.add_position(contact.body_a, -offset_a_adjoint);
       out.add_position(contact.body_b, -offset_b_adjoint);
       // Contact geometry (narrow phase with this feature) → poses of both bodies and sizes.
-      const ContactGeometryJacobian geometry = contact_geometry_jacobian(model, params, state_in, contact);
+      const ContactGeometryJacobian& geometry = contact_geometry.jacobian(contact);
       if (!geometry.found) continue;
       double input_adjoint[18] = {};
       for (int k = 0; k < 18; ++k) {
