@@ -34,7 +34,7 @@ class Reader : json::Reader {
   }
   template <std::size_t N>
   std::array<int, N> indices(const Json& value, const std::string& path) const {
-    if (!value.is_array() || value.size() != N) fail(path, message("expected ", N, " integers, got ", value.dump()));
+    if (!value.is_array() || value.size() != N) fail(path, message("expected ", N, " integers, got ", json::describe(value)));
     std::array<int, N> result{};
     for (std::size_t i = 0; i < N; ++i) result[i] = integer(value[i], json::element_path(path, i));
     return result;
