@@ -126,5 +126,36 @@ TEST(HostileInput, DeeplyNestedTrajectoryIsRefusedByView) {
   }
 }
 
+// ---------------------------------------------------------------------------------------
+// Command-line options and output files.
+
+std::string example(const char* name) { return std::string(test_paths::source_dir()) + "/examples/scenes/" + name; }
+
+TEST(HostileInput, GradcheckRefusesNonFiniteOrNonPositiveSteps) {
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"--tolerance nan", "--tolerance"},      {"--tolerance -1", "--tolerance"},
+      {"--tolerance inf", "--tolerance"},      {"--state-epsilon 0", "--state-epsilon"},
+      {"--state-epsilon nan", "--state-epsilon"}, {"--param-epsilon -1e-5", "--param-epsilon"},
+  };
+  for (const auto& [option, name] : cases) {
+    SCOPED_TRACE(option);
+    const auto [code, output] = run_cli("gradcheck " + example("bouncing_ball.json") + " -n 2 " + option, "gradcheck_option");
+    EXPECT_EQ(code, 1) << output;
+    EXPECT_NE(output.find(name), std::string::npos) << output;
+    EXPECT_NE(output.find("expected a finite number"), std::string::npos) << output;
+    EXPECT_NE(output.find("got " + option.substr(option.find(' ') + 1)), std::string::npos) << output;
+  }
+}
+
+TEST(HostileInput, MistypedSubcommandIsNamedWithASuggestion) {
+  const auto [code, output] = run_cli("simulat " + example("bouncing_ball.json") + " -n 5", "mistyped_subcommand");
+  EXPECT_EQ(code, 1) << output;
+  EXPECT_NE(output.find("unknown subcommand 'simulat' (did you mean 'simulate'?)"), std::string::npos) << output;
+  EXPECT_NE(output.find("simulate, view, info, gradcheck, experiment, version"), std::string::npos) << output;
+  const auto [far_code, far_output] = run_cli("xyzzy", "unknown_subcommand");
+  EXPECT_EQ(far_code, 1) << far_output;
+  EXPECT_NE(far_output.find("unknown subcommand 'xyzzy'; the subcommands are: simulate"), std::string::npos) << far_output;
+}
+
 }  // namespace
 }  // namespace diffphys::bad_input
