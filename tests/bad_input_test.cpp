@@ -157,5 +157,31 @@ TEST(HostileInput, MistypedSubcommandIsNamedWithASuggestion) {
   EXPECT_NE(far_output.find("unknown subcommand 'xyzzy'; the subcommands are: simulate"), std::string::npos) << far_output;
 }
 
+// A run that fails writes no output file (it used to leave an empty one behind), and a
+// completed one replaces the file whole, leaving no temporary beside it.
+TEST(HostileInput, SimulateWritesItsOutputWholeOrNotAtAll) {
+  const std::filesystem::path folder = fresh_test_folder("simulate_output");
+  const std::string out = (folder / "ball.json").string();
+  auto [code, output] =
+      run_cli("simulate " + example("bouncing_ball.json") + " -n 5 -o " + out + " --view " + (folder / "no/such/page.html").string(),
+              "simulate_output_bad_view");
+  EXPECT_EQ(code, 1) << output;
+  EXPECT_FALSE(std::filesystem::exists(out)) << "a failed run left " << out;
+
+  write_text(folder / "ball.json", "an older file");
+  std::tie(code, output) = run_cli("simulate " + example("bouncing_ball.json") + " -n 5 -q -o " + out, "simulate_output_good");
+  EXPECT_EQ(code, 0) << output;
+  EXPECT_TRUE(read_text(out).starts_with("{\"format\":\"diffphys-trajectory\"")) << read_text(out).substr(0, 100);
+  int files = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(folder)) ++files;
+  EXPECT_EQ(files, 1) << "a temporary file was left in " << folder;
+
+  // A scene that fails to load leaves the earlier file as it was.
+  write_text(folder / "broken.json", "{\"bodies\": [}");
+  std::tie(code, output) = run_cli("simulate " + (folder / "broken.json").string() + " -n 5 -o " + out, "simulate_output_broken");
+  EXPECT_EQ(code, 1) << output;
+  EXPECT_TRUE(read_text(out).starts_with("{\"format\":\"diffphys-trajectory\""));
+}
+
 }  // namespace
 }  // namespace diffphys::bad_input

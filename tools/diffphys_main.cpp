@@ -269,11 +269,12 @@ int run_simulate(const SimulateOptions& options) {
   const double wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
-  if (recorder && !options.trajectory_path.empty()) recorder->write(options.trajectory_path);
-  if (recorder && !options.replay_path.empty()) {
-    std::ostringstream trajectory;
-    recorder->write(trajectory);
-    viewer::write_replay_html(trajectory.str(), options.scene_path, options.replay_path);
+  if (recorder) {
+    std::ostringstream stream;
+    recorder->write(stream);
+    const std::string trajectory = stream.str();
+    if (!options.trajectory_path.empty()) cli::write_output_file(options.trajectory_path, trajectory, "trajectory file");
+    if (!options.replay_path.empty()) cli::write_replay_page(options.replay_path, trajectory, options.scene_path);
   }
 
   if (!options.quiet) {
