@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
+#include <limits>
 #include <string>
 
 #include "diffphys/error.hpp"
@@ -103,6 +105,25 @@ TEST(SoftMesh, BadParametersAndStatesGiveClearErrors) {
   spec.obstacles.clear();
   spec.tet_materials[0].density = 0.0;
   expect_error([&] { build_soft(spec); }, {"node 0", "positive mass"});
+}
+
+// "cells" near INT_MAX overflowed `cells + 1`; large valid ones allocated for seconds and
+// ended in std::bad_alloc. Both are refused before anything is added, naming the counts.
+TEST(SoftMesh, GeneratorsRefuseMeshesBeyondTheSizeBound) {
+  constexpr int huge = std::numeric_limits<int>::max();
+  SoftSpec spec;
+  spec.tet_materials = {{"m"}};
+  expect_error([&] { add_tet_box(spec, {0, 0, 0}, {1, 1, 1}, {huge, 1, 1}, 0); },
+               {"tet box: cells [2147483647, 1, 1]", "8589934592 nodes", "at most 1000000 nodes"});
+  expect_error([&] { add_tet_box(spec, {0, 0, 0}, {1, 1, 1}, {huge, huge, huge}, 0); }, {"at most 1000000"});
+  expect_error([&] { add_tet_box(spec, {0, 0, 0}, {1, 1, 1}, {1000, 1000, 1000}, 0); }, {"6000000000 elements"});
+  expect_error([&] { add_cloth_rectangle(spec, {0, 0, 0}, {1, 0, 0}, {0, 1, 0}, huge, huge, 0); },
+               {"cloth rectangle: cells [2147483647, 2147483647]", "at most 1000000"});
+  EXPECT_TRUE(spec.nodes.empty() && spec.tets.empty() && spec.triangles.empty());
+  // The bound counts what the spec already holds.
+  add_tet_box(spec, {0, 0, 0}, {1, 1, 1}, {50, 50, 50}, 0);  // 132651 nodes, 750000 tets
+  expect_error([&] { add_cloth_rectangle(spec, {0, 0, 2}, {1, 0, 0}, {0, 1, 0}, 400, 400, 0); },
+               {"320000 elements", "1070000 with those before it"});
 }
 
 }  // namespace

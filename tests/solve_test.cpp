@@ -207,6 +207,38 @@ TEST(MixedLcp, InteriorPointAndGaussSeidelFindTheSameFrictionalSolution) {
   EXPECT_GE(compared, 10);
 }
 
+// Frictionless contacts and no joint: no equality rows, so the active-set passes solve over a
+// subset of the rows with an empty equality block. They used to index that block's empty
+// vector (undefined behaviour; an abort under -D_GLIBCXX_ASSERTIONS, issue #19).
+TEST(MixedLcp, InteriorPointSolvesFrictionlessContactsWithoutJoints) {
+  std::mt19937 random(3);
+  std::normal_distribution<double> normal;
+  std::uniform_real_distribution<double> uniform(-0.2, 0.2);
+  const std::vector<double> inverse_mass{0.0, 1.0};
+  const std::vector<Mat3> inverse_inertia{Mat3{}, Mat3::identity() * 20.0};
+  const MassBlocks mass{inverse_mass, inverse_inertia};
+  MlcpWorkspace workspace;
+  for (int trial = 0; trial < 40; ++trial) {
+    std::vector<ConstraintRow> rows;
+    for (int c = 0; c < 1 + trial % 4; ++c) {
+      const Vec3 offset{uniform(random), uniform(random), -0.1};
+      ConstraintRow row;
+      row.type = RowType::Unilateral;
+      row.body_a = 1;
+      row.body_b = 0;
+      row.linear_a = {0, 0, 1};
+      row.angular_a = cross(offset, row.linear_a);
+      rows.push_back(row);
+    }
+    // Some contacts pressed, some separating: the active set is a strict subset.
+    std::vector<double> free_velocity(12);
+    for (std::size_t k = 6; k < 12; ++k) free_velocity[k] = normal(random);
+    std::vector<double> lambda(rows.size()), velocity(12);
+    const MlcpResult result = solve_interior_point(rows, mass, free_velocity, 100, 1e-10, workspace, lambda, velocity);
+    EXPECT_TRUE(result.converged) << "trial " << trial << " residual " << result.residual;
+    EXPECT_LE(mlcp_residual(rows, lambda, velocity, workspace), 1e-10) << "trial " << trial;
+  }
+}
 
 // A matrix of 6×6 blocks assembled as the convex formulation's Hessian is: an SPD 3×3 pair per
 // node on the diagonal plus, per edge, a rank-one term w wᵀ with w on the edge's two nodes;

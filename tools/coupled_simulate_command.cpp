@@ -96,8 +96,8 @@ int run_coupled_simulate(const CoupledSimulateOptions& options) {
                                   {"topology", viewer::soft_topology_json(soft_model)},
                                   {"obstacles", viewer::soft_obstacles_json(soft_model)}, {"frames", frames}};
     const std::string text = document.dump();
-    if (!options.trajectory_path.empty()) std::ofstream(options.trajectory_path) << text << "\n";
-    if (!options.replay_path.empty()) viewer::write_replay_html(text, options.scene_path, options.replay_path);
+    if (!options.trajectory_path.empty()) cli::write_output_file(options.trajectory_path, text + "\n", "trajectory file");
+    if (!options.replay_path.empty()) cli::write_replay_page(options.replay_path, text, options.scene_path);
   }
   if (!options.quiet) {
     std::cout << "scene       " << options.scene_path << ": coupled (" << (system.two_way ? "two-way" : "one-way") << "), rigid \"" << rigid.name << "\" "

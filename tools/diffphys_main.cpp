@@ -29,6 +29,7 @@
 #include <span>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -128,6 +129,60 @@ CLI::Validator integer_at_least(long long lowest) {
       lowest == 0 ? "NONNEGATIVE" : "INT>=" + std::to_string(lowest));
 }
 
+// A CLI11 check that an option is a finite number above `lowest` (or at least it, when
+// `inclusive`): NaN, infinity and out-of-range values are refused, not run with.
+CLI::Validator finite_number_above(double lowest, bool inclusive) {
+  const std::string bound = (inclusive ? ">= " : "> ") + format_number(lowest);
+  return CLI::Validator(
+      [lowest, inclusive, bound](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double value = std::strtod(text.c_str(), &end);
+        const bool in_range = inclusive ? value >= lowest : value > lowest;
+        if (text.empty() || *end != '\0' || !std::isfinite(value) || !in_range)
+          return "expected a finite number " + bound + ", got " + text;
+        return "";
+      },
+      (inclusive ? "NUMBER>=" : "NUMBER>") + format_number(lowest));
+}
+
+// Levenshtein distance, for suggesting a subcommand.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> previous(b.size() + 1), current(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) previous[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    current[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j)
+      current[j] = std::min({previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(previous, current);
+  }
+  return previous[b.size()];
+}
+
+// CLI11 answers a mistyped subcommand with only "A subcommand is required": the first word
+// that is not an option must be a subcommand (the program itself takes no other words), so
+// name it, suggest the nearest and list them all. Empty when the word is known or absent.
+std::string unknown_subcommand_message(CLI::App& app, int argc, char** argv) {
+  std::string word;
+  for (int i = 1; i < argc && word.empty(); ++i)
+    if (argv[i][0] != '-') word = argv[i];
+  if (word.empty()) return "";
+  std::string names, nearest;
+  std::size_t nearest_distance = word.size();
+  for (const CLI::App* subcommand : app.get_subcommands({})) {
+    const std::string& name = subcommand->get_name();
+    if (name == word) return "";
+    names += (names.empty() ? "" : ", ") + name;
+    const std::size_t distance = name.starts_with(word) ? 0 : edit_distance(word, name);
+    if (distance < nearest_distance) {
+      nearest = name;
+      nearest_distance = distance;
+    }
+  }
+  const bool close = !nearest.empty() && nearest_distance <= std::max<std::size_t>(2, word.size() / 3);
+  return "unknown subcommand '" + word + "'" + (close ? " (did you mean '" + nearest + "'?)" : "") +
+         "; the subcommands are: " + names;
+}
+
 // ---------------------------------------------------------------------------------------
 // diffphys simulate
 
@@ -214,11 +269,12 @@ int run_simulate(const SimulateOptions& options) {
   const double wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
-  if (recorder && !options.trajectory_path.empty()) recorder->write(options.trajectory_path);
-  if (recorder && !options.replay_path.empty()) {
-    std::ostringstream trajectory;
-    recorder->write(trajectory);
-    viewer::write_replay_html(trajectory.str(), options.scene_path, options.replay_path);
+  if (recorder) {
+    std::ostringstream stream;
+    recorder->write(stream);
+    const std::string trajectory = stream.str();
+    if (!options.trajectory_path.empty()) cli::write_output_file(options.trajectory_path, trajectory, "trajectory file");
+    if (!options.replay_path.empty()) cli::write_replay_page(options.replay_path, trajectory, options.scene_path);
   }
 
   if (!options.quiet) {
@@ -508,13 +564,16 @@ int main(int argc, char** argv) {
   gradcheck->add_option("--tolerance", gradcheck_options.tolerance,
                         "Largest accepted |analytic − numeric| / max(1, |numeric|); rollouts through many "
                         "contacts carry ~1e-5 of finite-difference noise")
-      ->default_val(1e-4);
+      ->default_val(1e-4)
+      ->check(finite_number_above(0.0, true));
   gradcheck->add_option("--state-epsilon", gradcheck_options.state_epsilon,
                         "Step of the fourth-order central differences for the initial state and controls")
-      ->default_val(1e-6);
+      ->default_val(1e-6)
+      ->check(finite_number_above(0.0, false));
   gradcheck->add_option("--param-epsilon", gradcheck_options.param_epsilon,
                         "Step for parameters, relative to their size (at least 1e-7; this value itself at 0)")
-      ->default_val(1e-5);
+      ->default_val(1e-5)
+      ->check(finite_number_above(0.0, false));
   gradcheck->add_flag("--failures-only", gradcheck_options.only_failures, "Print only the disagreeing rows");
   gradcheck
       ->add_option("--formulation", gradcheck_options.formulation,
@@ -538,6 +597,11 @@ int main(int argc, char** argv) {
 
   CLI::App* version = app.add_subcommand("version", "Print the version of diffphys.");
 
+  if (const std::string unknown = unknown_subcommand_message(app, argc, argv); !unknown.empty()) {
+    std::cerr << "diffphys: error: " << unknown << "\n"
+              << "Run 'diffphys --help' for the subcommands and their options.\n";
+    return kExitError;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "diffphys/error.hpp"
+#include "output_paths.hpp"
 #include "replay_html.hpp"
 
 namespace diffphys::cli {
@@ -19,7 +20,7 @@ int run_view(const ViewOptions& options) {
   std::ostringstream text;
   text << file.rdbuf();
   if (file.bad()) throw Error(message(options.trajectory_path, ": cannot read the trajectory file"));
-  viewer::write_replay_html(text.str(), options.trajectory_path, options.html_path);
+  write_replay_page(options.html_path, text.str(), options.trajectory_path);
   if (!options.quiet)
     std::cout << "replay      " << options.html_path << " (open it in a web browser; works offline)\n";
   return 0;

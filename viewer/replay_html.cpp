@@ -7,6 +7,7 @@
 #include <string>
 
 #include "diffphys/error.hpp"
+#include "model/json_reader.hpp"
 
 namespace diffphys::viewer {
 namespace {
@@ -20,11 +21,7 @@ bool is_number_array(const nlohmann::json& value, std::size_t size) {
   return true;
 }
 
-std::string shortened(const nlohmann::json& value) {
-  std::string text = value.dump();
-  if (text.size() > 60) text = text.substr(0, 57) + "...";
-  return text;
-}
+std::string shortened(const nlohmann::json& value) { return json::describe(value); }
 
 // Frame f's time (`where` names it in messages): a number, not before the previous frame's.
 double checked_frame_time(const nlohmann::json& frame, const std::string& where, std::size_t f, double previous_time) {
@@ -109,6 +106,7 @@ void require_replay_page() {
 
 void check_trajectory(std::string_view trajectory_json, std::string_view source_name) {
   const std::string source(source_name);
+  json::check_nesting(trajectory_json, source);  // before anything recurses into the value
   nlohmann::json trajectory;
   try {
     trajectory = nlohmann::json::parse(trajectory_json);

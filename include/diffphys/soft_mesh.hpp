@@ -2,7 +2,9 @@
 // rectangular cloth generator and the tet-mesh text format (docs/soft-bodies.md#tet-mesh-files).
 //
 // Generators append nodes and elements to a SoftSpec and return the index of the first node
-// they added, so several bodies can share one spec.
+// they added, so several bodies can share one spec. Each refuses (Error, before allocating)
+// to grow the spec past kMaxSoftNodes nodes or kMaxSoftElements elements (tets plus
+// triangles): a mistyped "cells" then fails at once instead of allocating for minutes.
 #pragma once
 
 #include <array>
@@ -13,6 +15,9 @@
 #include "diffphys/soft.hpp"
 
 namespace diffphys::soft {
+
+inline constexpr long long kMaxSoftNodes = 1'000'000;
+inline constexpr long long kMaxSoftElements = 1'000'000;
 
 // An axis-aligned box [origin, origin + size] split into cells[0] × cells[1] × cells[2]
 // cubes of 6 tetrahedra each (Kuhn subdivision: conforming, every tet positively oriented).

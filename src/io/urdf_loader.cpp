@@ -284,6 +284,21 @@ Scene UrdfReader::read() {
     }
   }
 
+  // One root does not make a tree: joints that form a loop among other links leave those
+  // links (and any hanging from them) unreached from the root.
+  std::vector<std::string> unreached;
+  for (const XMLElement* link : links)
+    if (!link_world.contains(link->Attribute("name"))) unreached.push_back(link->Attribute("name"));
+  if (!unreached.empty()) {
+    std::string names;
+    for (std::size_t i = 0; i < unreached.size() && i < 10; ++i) names += (i > 0 ? ", '" : "'") + unreached[i] + "'";
+    if (unreached.size() > 10) names += message(" and ", unreached.size() - 10, " more");
+    source_.fail(joint_of_child[unreached[0]]->element,
+                 message(unreached.size() == 1 ? "link " : "links ", names, " cannot be reached from the root link '",
+                         root_name, "': their joints form a loop (each is a joint's child, but following the parents "
+                         "never reaches the root); URDF links form one tree"));
+  }
+
   for (const UrdfJoint* joint_ptr : order) {
     const UrdfJoint& joint = *joint_ptr;
     const XMLElement* element = joint.element;

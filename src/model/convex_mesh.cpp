@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -33,6 +34,58 @@ std::string lowercase(std::string text) {
   return text;
 }
 
+// The OBJ lines (comments cut) with their 1-based numbers, split into words.
+std::vector<std::pair<int, std::vector<std::string>>> obj_lines(const std::string& text) {
+  std::vector<std::pair<int, std::vector<std::string>>> lines;
+  std::istringstream stream(text);
+  std::string line;
+  for (int number = 1; std::getline(stream, line); ++number) {
+    if (const std::size_t hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    std::istringstream words(line);
+    std::vector<std::string> tokens;
+    for (std::string word; words >> word;) tokens.push_back(word);
+    if (!tokens.empty()) lines.emplace_back(number, std::move(tokens));
+  }
+  return lines;
+}
+
+// tinyobjloader reads a coordinate that is not a number ("nan", "1,5", a missing z) as 0 and
+// keeps face indices outside the vertex list; both are refused here, naming the line. Faces
+// are not used (the hull is of the vertices), but an index to nowhere means a broken file.
+void check_obj(const std::string& text, const std::string& name) {
+  const auto lines = obj_lines(text);
+  long long vertex_total = 0;
+  for (const auto& [number, words] : lines) vertex_total += words[0] == "v" ? 1 : 0;
+  long long vertices_above = 0;
+  for (const auto& [number, words] : lines) {
+    const std::string& keyword = words[0];
+    if (keyword == "v") {
+      ++vertices_above;
+      if (words.size() < 4)
+        throw Error(message(name, ":", number, ": vertex ", vertices_above, " has ", words.size() - 1,
+                            " coordinates, expected 'v x y z'"));
+      for (std::size_t k = 1; k < words.size(); ++k) {
+        char* end = nullptr;
+        const double value = std::strtod(words[k].c_str(), &end);
+        if (end == words[k].c_str() || *end != '\0' || !std::isfinite(value))
+          throw Error(message(name, ":", number, ": vertex ", vertices_above, ": not a finite number: '", words[k], "'"));
+      }
+    } else if (keyword == "f" || keyword == "l" || keyword == "p") {
+      for (std::size_t k = 1; k < words.size(); ++k) {
+        const std::string index_text = words[k].substr(0, words[k].find('/'));
+        long long index = 0;
+        const char* last = index_text.data() + index_text.size();
+        const auto [stop, error] = std::from_chars(index_text.data(), last, index);
+        const bool known = error == std::errc() && stop == last &&
+                           ((index > 0 && index <= vertex_total) || (index < 0 && -index <= vertices_above));
+        if (!known)
+          throw Error(message(name, ":", number, ": '", keyword, "' refers to vertex '", words[k], "', which does not exist (",
+                              vertex_total, " vertices, numbered from 1; a negative index counts back from the line)"));
+      }
+    }
+  }
+}
+
 std::vector<Vec3> read_obj(const std::filesystem::path& path) {
   tinyobj::ObjReaderConfig config;
   config.triangulate = false;
@@ -44,6 +97,10 @@ std::vector<Vec3> read_obj(const std::filesystem::path& path) {
     throw Error(
         message(path.string(), ": cannot read the OBJ file: ", reason.empty() ? std::string("unknown error") : reason));
   }
+  std::ifstream file(path, std::ios::binary);
+  std::ostringstream text;
+  text << file.rdbuf();
+  check_obj(text.str(), path.string());
   const std::vector<tinyobj::real_t>& coordinates = reader.GetAttrib().vertices;
   std::vector<Vec3> points;
   points.reserve(coordinates.size() / 3);

@@ -17,11 +17,60 @@ std::string element_path(const std::string& parent, std::size_t index) {
   return parent + "[" + std::to_string(index) + "]";
 }
 
-// The value as it appears in the file, shortened so a message stays on one line.
+namespace {
+
+// The first `length` bytes of `text`, shortened so as not to split a UTF-8 character.
+std::string utf8_prefix(const std::string& text, std::size_t length) {
+  if (length >= text.size()) return text;
+  while (length > 0 && (static_cast<unsigned char>(text[length]) & 0xC0) == 0x80) --length;
+  return text.substr(0, length);
+}
+
+// Appends `value` in its JSON form until `out` is longer than `limit` characters; each level
+// writes at least one bracket, so the recursion stops within `limit` levels.
+void append_prefix(const Json& value, std::string& out, std::size_t limit) {
+  if (out.size() > limit) return;
+  switch (value.type()) {
+    case Json::value_t::array: {
+      out += '[';
+      bool first = true;
+      for (const Json& element : value) {
+        if (out.size() > limit) return;
+        if (!first) out += ',';
+        first = false;
+        append_prefix(element, out, limit);
+      }
+      out += ']';
+      return;
+    }
+    case Json::value_t::object: {
+      out += '{';
+      bool first = true;
+      for (const auto& [key, element] : value.items()) {
+        if (out.size() > limit) return;
+        if (!first) out += ',';
+        first = false;
+        out += Json(utf8_prefix(key, limit)).dump();
+        out += ':';
+        append_prefix(element, out, limit);
+      }
+      out += '}';
+      return;
+    }
+    case Json::value_t::string:
+      out += Json(utf8_prefix(value.get_ref<const std::string&>(), limit)).dump();
+      return;
+    default: out += value.dump(); return;
+  }
+}
+
+}  // namespace
+
 std::string describe(const Json& value) {
   constexpr std::size_t max_length = 60;
-  std::string text = value.dump();
-  if (text.size() > max_length) text = text.substr(0, max_length - 3) + "...";
+  std::string text;
+  append_prefix(value, text, max_length);
+  if (text.size() > max_length) text = utf8_prefix(text, max_length - 3) + "...";
   return text;
 }
 
@@ -163,7 +212,35 @@ const char* type_name(const Json& value) {
 
 }  // namespace
 
+void check_nesting(std::string_view text, std::string_view source_name) {
+  int depth = 0, line = 1, column = 0;
+  bool in_string = false, escaped = false;
+  for (const char c : text) {
+    if (c == '\n') {
+      ++line;
+      column = 0;
+    } else {
+      ++column;
+    }
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxNesting)
+        throw Error(message(source_name, ": line ", line, ", column ", column, ": JSON nested deeper than ",
+                            kMaxNesting, " levels (arrays and objects inside one another; diffphys files nest a few "
+                            "levels)"));
+    } else if (c == ']' || c == '}') {
+      if (depth > 0) --depth;  // unbalanced brackets are the parser's to report
+    }
+  }
+}
+
 Json parse(std::string_view text, std::string_view source_name) {
+  check_nesting(text, source_name);
   try {
     return Json::parse(text.begin(), text.end(), DuplicateKeyCheck(source_name));
   } catch (const Json::parse_error& error) {

@@ -26,11 +26,22 @@ using Json = nlohmann::json;
 // "parent.key" ("key" at the top level) and "parent[index]".
 std::string key_path(const std::string& parent, std::string_view key);
 std::string element_path(const std::string& parent, std::size_t index);
-// The value as it appears in the file, shortened so a message stays on one line.
+// The value as it appears in the file, shortened so a message stays on one line. Only the
+// first characters are ever written, so a huge or deeply nested value costs nothing.
 std::string describe(const Json& value);
 
-// Parses `text`, refusing a key repeated within one object (nlohmann keeps the last one
-// silently); syntax errors name `source_name`, the line and column, and explain NaN/Infinity.
+// How deeply arrays and objects may nest in a file the project reads. Its own files nest
+// at most 7 levels (a trajectory's model block); nlohmann parses any depth, but copying or
+// printing a value recurses once per level, and ~75,000 levels overflow the stack.
+inline constexpr int kMaxNesting = 64;
+
+// Throws Error "<source_name>: line L, column C: JSON nested deeper than 64 levels ..." at
+// the bracket that opens level 65, scanning the text without parsing it.
+void check_nesting(std::string_view text, std::string_view source_name);
+
+// Parses `text`, refusing nesting beyond kMaxNesting (check_nesting) and a key repeated
+// within one object (nlohmann keeps the last one silently); syntax errors name
+// `source_name`, the line and column, and explain NaN/Infinity.
 Json parse(std::string_view text, std::string_view source_name);
 
 class Reader {

@@ -35,7 +35,7 @@ struct CouplingReader : json::Reader {
     return optional_array(object, key, path);
   }
   int body(const Model& model, const Json& value, const std::string& path) const {
-    if (!value.is_string()) fail(path, message("expected a rigid body name, got ", value.dump()));
+    if (!value.is_string()) fail(path, message("expected a rigid body name, got ", json::describe(value)));
     const std::string name = value.get<std::string>();
     for (int b = 1; b < model.body_count(); ++b)
       if (model.bodies[static_cast<std::size_t>(b)].name == name) return b;
@@ -97,7 +97,7 @@ CoupledSystem parse_coupled_scene(std::string_view text, const std::string& sour
   const std::string path = "coupling";
   reader.check_keys(coupling, path, {"substeps", "attachments", "colliders", "two_way"});
   if (coupling.contains("two_way")) {
-    if (!coupling.at("two_way").is_boolean()) reader.fail(path + ".two_way", message("expected true or false, got ", coupling.at("two_way").dump()));
+    if (!coupling.at("two_way").is_boolean()) reader.fail(path + ".two_way", message("expected true or false, got ", json::describe(coupling.at("two_way"))));
     system.two_way = coupling.at("two_way").get<bool>();
   }
   // Attachments: a node, or every node inside a region, tied to a rigid body at a point given
@@ -116,7 +116,7 @@ CoupledSystem parse_coupled_scene(std::string_view text, const std::string& sour
     if (a.contains("stiffness")) attachment.stiffness = reader.number(a.at("stiffness"), p + ".stiffness");
     std::vector<int> nodes;
     if (a.contains("node")) {
-      if (!a.at("node").is_number_integer()) reader.fail(p + ".node", message("expected an integer, got ", a.at("node").dump()));
+      if (!a.at("node").is_number_integer()) reader.fail(p + ".node", message("expected an integer, got ", json::describe(a.at("node"))));
       const int node = a.at("node").get<int>();
       if (node < 0 || node >= static_cast<int>(spec.nodes.size()))
         reader.fail(p + ".node", message("unknown node index ", node, " (the soft scene has ", spec.nodes.size(), " nodes)"));
@@ -188,7 +188,7 @@ CoupledSystem parse_coupled_scene(std::string_view text, const std::string& sour
   system.substeps = static_cast<int>(std::lround(spec.dt / model.dt));
   if (coupling.contains("substeps")) {
     if (!coupling.at("substeps").is_number_integer() || coupling.at("substeps").get<int>() < 1)
-      reader.fail(path + ".substeps", message("expected an integer ≥ 1, got ", coupling.at("substeps").dump()));
+      reader.fail(path + ".substeps", message("expected an integer ≥ 1, got ", json::describe(coupling.at("substeps"))));
     system.substeps = coupling.at("substeps").get<int>();
   }
   if (system.substeps < 1 || std::abs(spec.dt - system.substeps * model.dt) > 1e-9 * spec.dt)

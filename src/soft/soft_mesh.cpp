@@ -5,6 +5,7 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <string>
 
 #include "diffphys/error.hpp"
 
@@ -19,6 +20,22 @@ double signed_volume(const Vector3& a, const Vector3& b, const Vector3& c, const
   return (u[0] * (v[1] * w[2] - v[2] * w[1]) - u[1] * (v[0] * w[2] - v[2] * w[0]) + u[2] * (v[0] * w[1] - v[1] * w[0])) / 6.0;
 }
 
+// Refuses a generator that would take the spec past the size bounds (soft_mesh.hpp). The
+// counts are doubles: "cells" near INT_MAX overflow any integer product, and a double is
+// exact far beyond the bounds.
+void check_spec_size(const SoftSpec& spec, double new_nodes, double new_elements, const std::string& what) {
+  const double nodes = static_cast<double>(spec.nodes.size()) + new_nodes;
+  const double elements = static_cast<double>(spec.tets.size() + spec.triangles.size()) + new_elements;
+  if (nodes <= static_cast<double>(kMaxSoftNodes) && elements <= static_cast<double>(kMaxSoftElements)) return;
+  // Whole counts print whole (6000000000, not 6e+09) while they fit an integer.
+  const auto count = [](double value) {
+    return value < 9e18 ? std::to_string(static_cast<long long>(value)) : message(value);
+  };
+  throw Error(message(what, " would make ", count(new_nodes), " nodes and ", count(new_elements), " elements (",
+                      count(nodes), " and ", count(elements), " with those before it); a soft scene holds at most ",
+                      kMaxSoftNodes, " nodes and ", kMaxSoftElements, " elements (tets and triangles)"));
+}
+
 }  // namespace
 
 int add_tet_box(SoftSpec& spec, const Vector3& origin, const Vector3& size, const std::array<int, 3>& cells,
@@ -27,6 +44,9 @@ int add_tet_box(SoftSpec& spec, const Vector3& origin, const Vector3& size, cons
     if (cells[static_cast<std::size_t>(a)] < 1) throw Error(message("tet box: cells must be ≥ 1 along each axis, got ", cells[static_cast<std::size_t>(a)]));
     if (!(size[static_cast<std::size_t>(a)] > 0.0)) throw Error(message("tet box: size must be positive along each axis, got ", size[static_cast<std::size_t>(a)]));
   }
+  const auto along = [&](std::size_t axis) { return static_cast<double>(cells[axis]); };
+  check_spec_size(spec, (along(0) + 1) * (along(1) + 1) * (along(2) + 1), 6 * along(0) * along(1) * along(2),
+                  message("tet box: cells [", cells[0], ", ", cells[1], ", ", cells[2], "]"));
   const int first = static_cast<int>(spec.nodes.size());
   const int nx = cells[0] + 1, ny = cells[1] + 1, nz = cells[2] + 1;
   for (int k = 0; k < nz; ++k)
@@ -60,6 +80,8 @@ int add_tet_box(SoftSpec& spec, const Vector3& origin, const Vector3& size, cons
 int add_cloth_rectangle(SoftSpec& spec, const Vector3& origin, const Vector3& edge_u, const Vector3& edge_v,
                         int cells_u, int cells_v, int material) {
   if (cells_u < 1 || cells_v < 1) throw Error(message("cloth rectangle: cells must be ≥ 1, got ", cells_u, " × ", cells_v));
+  const double u = cells_u, v = cells_v;
+  check_spec_size(spec, (u + 1) * (v + 1), 2 * u * v, message("cloth rectangle: cells [", cells_u, ", ", cells_v, "]"));
   const int first = static_cast<int>(spec.nodes.size());
   for (int j = 0; j <= cells_v; ++j)
     for (int i = 0; i <= cells_u; ++i) {
@@ -184,6 +206,7 @@ std::string format_tet_mesh(const TetMesh& mesh) {
 }
 
 int add_tet_mesh(SoftSpec& spec, const TetMesh& mesh, int material, const Vector3& offset) {
+  check_spec_size(spec, static_cast<double>(mesh.nodes.size()), static_cast<double>(mesh.tets.size()), "tet mesh");
   const int first = static_cast<int>(spec.nodes.size());
   for (const Vector3& p : mesh.nodes) spec.nodes.push_back({p[0] + offset[0], p[1] + offset[1], p[2] + offset[2]});
   for (const auto& t : mesh.tets) spec.tets.push_back({{t[0] + first, t[1] + first, t[2] + first, t[3] + first}, material});

@@ -34,7 +34,7 @@ class Reader : json::Reader {
   }
   template <std::size_t N>
   std::array<int, N> indices(const Json& value, const std::string& path) const {
-    if (!value.is_array() || value.size() != N) fail(path, message("expected ", N, " integers, got ", value.dump()));
+    if (!value.is_array() || value.size() != N) fail(path, message("expected ", N, " integers, got ", json::describe(value)));
     std::array<int, N> result{};
     for (std::size_t i = 0; i < N; ++i) result[i] = integer(value[i], json::element_path(path, i));
     return result;
@@ -178,10 +178,16 @@ class Reader : json::Reader {
       check_keys(boxes[i], p, {"material", "origin", "size", "cells", "velocity"});
       if (!boxes[i].contains("material") || !boxes[i].contains("size") || !boxes[i].contains("cells"))
         fail(p, "\"material\", \"size\" and \"cells\" are required");
+      const Vector3 origin = boxes[i].contains("origin") ? vector3(boxes[i].at("origin"), p + ".origin") : Vector3{0, 0, 0};
+      const Vector3 size = vector3(boxes[i].at("size"), p + ".size");
+      const auto cells = indices<3>(boxes[i].at("cells"), p + ".cells");
+      const int material = material_index(tet_names, boxes[i].at("material"), p + ".material", "tet");
       const std::size_t first = spec.nodes.size();
-      add_tet_box(spec, boxes[i].contains("origin") ? vector3(boxes[i].at("origin"), p + ".origin") : Vector3{0, 0, 0},
-                  vector3(boxes[i].at("size"), p + ".size"), indices<3>(boxes[i].at("cells"), p + ".cells"),
-                  material_index(tet_names, boxes[i].at("material"), p + ".material", "tet"));
+      try {
+        add_tet_box(spec, origin, size, cells, material);
+      } catch (const Error& error) {
+        fail(p, error.what());  // the generator's message lacks the file and the item
+      }
       generated(first, boxes[i], p);
     }
     const Json& rectangles = array(soft, "cloth_rectangles", path);
@@ -190,11 +196,17 @@ class Reader : json::Reader {
       check_keys(rectangles[i], p, {"material", "origin", "edge_u", "edge_v", "cells", "velocity"});
       for (const char* key : {"material", "edge_u", "edge_v", "cells"})
         if (!rectangles[i].contains(key)) fail(p, message("\"", key, "\" is required"));
-      const std::size_t first = spec.nodes.size();
+      const Vector3 origin = rectangles[i].contains("origin") ? vector3(rectangles[i].at("origin"), p + ".origin") : Vector3{0, 0, 0};
+      const Vector3 edge_u = vector3(rectangles[i].at("edge_u"), p + ".edge_u");
+      const Vector3 edge_v = vector3(rectangles[i].at("edge_v"), p + ".edge_v");
       const auto cells = indices<2>(rectangles[i].at("cells"), p + ".cells");
-      add_cloth_rectangle(spec, rectangles[i].contains("origin") ? vector3(rectangles[i].at("origin"), p + ".origin") : Vector3{0, 0, 0},
-                          vector3(rectangles[i].at("edge_u"), p + ".edge_u"), vector3(rectangles[i].at("edge_v"), p + ".edge_v"),
-                          cells[0], cells[1], material_index(cloth_names, rectangles[i].at("material"), p + ".material", "cloth"));
+      const int material = material_index(cloth_names, rectangles[i].at("material"), p + ".material", "cloth");
+      const std::size_t first = spec.nodes.size();
+      try {
+        add_cloth_rectangle(spec, origin, edge_u, edge_v, cells[0], cells[1], material);
+      } catch (const Error& error) {
+        fail(p, error.what());
+      }
       generated(first, rectangles[i], p);
     }
     const Json& meshes = array(soft, "tet_meshes", path);
@@ -204,9 +216,15 @@ class Reader : json::Reader {
       if (!meshes[i].contains("file") || !meshes[i].contains("material")) fail(p, "\"file\" and \"material\" are required");
       std::filesystem::path file = text(meshes[i].at("file"), p + ".file");
       if (file.is_relative()) file = std::filesystem::path(base_) / file;
+      const TetMesh mesh = load_tet_mesh(file.string());
+      const int material = material_index(tet_names, meshes[i].at("material"), p + ".material", "tet");
+      const Vector3 offset = meshes[i].contains("offset") ? vector3(meshes[i].at("offset"), p + ".offset") : Vector3{0, 0, 0};
       const std::size_t first = spec.nodes.size();
-      add_tet_mesh(spec, load_tet_mesh(file.string()), material_index(tet_names, meshes[i].at("material"), p + ".material", "tet"),
-                   meshes[i].contains("offset") ? vector3(meshes[i].at("offset"), p + ".offset") : Vector3{0, 0, 0});
+      try {
+        add_tet_mesh(spec, mesh, material, offset);
+      } catch (const Error& error) {
+        fail(p, message(file.string(), ": ", error.what()));
+      }
       generated(first, meshes[i], p);
     }
     if (!spec.node_masses.empty()) spec.node_masses.resize(spec.nodes.size(), 0.0);

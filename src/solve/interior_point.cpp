@@ -341,7 +341,8 @@ MlcpResult solve_interior_point(std::span<const ConstraintRow> rows, const MassB
       for (std::size_t a = 0; a < n; ++a) {
         const auto position = block_is_all ? a : static_cast<std::size_t>(ws.block[a]);
         double value = in_place ? t[a] : x[I(position)];
-        const double* b_row = &ws.complementarity_equality[position * equalities];
+        // data() + offset, not &v[offset]: without equality rows the vector is empty.
+        const double* b_row = ws.complementarity_equality.data() + position * equalities;
         for (std::size_t e = 0; e < equalities; ++e) value -= b_row[e] * y[e];
         t[a] = value;
       }
