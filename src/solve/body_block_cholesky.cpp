@@ -2,16 +2,55 @@
 #include "solve/body_block_cholesky.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 
 #include "diffphys/error.hpp"
-#include "solve/dense_cholesky.hpp"
 
 namespace diffphys::solve {
 
 namespace {
 constexpr int kBlock = 6;
 constexpr int kBlockSize = kBlock * kBlock;
+
+// Dense kernels of one 6×6 block, sized at compile time so that they unroll (the humanoid's
+// Newton step spends most of its factorisation here). `reciprocal` holds 1/L_ii.
+
+// L Lᵀ = A in place (lower triangle, row-major); false on a pivot that is not positive.
+bool factorize_block(double* a, double* reciprocal) {
+  for (int j = 0; j < kBlock; ++j) {
+    double diagonal = a[j * kBlock + j];
+    for (int l = 0; l < j; ++l) diagonal -= a[j * kBlock + l] * a[j * kBlock + l];
+    if (!(diagonal > 0.0) || !std::isfinite(diagonal)) return false;
+    const double pivot = std::sqrt(diagonal);
+    a[j * kBlock + j] = pivot;
+    reciprocal[j] = 1.0 / pivot;
+    for (int i = j + 1; i < kBlock; ++i) {
+      double value = a[i * kBlock + j];
+      for (int l = 0; l < j; ++l) value -= a[i * kBlock + l] * a[j * kBlock + l];
+      a[i * kBlock + j] = value * reciprocal[j];
+    }
+  }
+  return true;
+}
+
+// x ← L⁻¹ x.
+void forward_block(const double* factor, const double* reciprocal, double* x) {
+  for (int i = 0; i < kBlock; ++i) {
+    double value = x[i];
+    for (int l = 0; l < i; ++l) value -= factor[i * kBlock + l] * x[l];
+    x[i] = value * reciprocal[i];
+  }
+}
+
+// x ← L⁻ᵀ x.
+void backward_block(const double* factor, const double* reciprocal, double* x) {
+  for (int i = kBlock - 1; i >= 0; --i) {
+    double value = x[i];
+    for (int l = i + 1; l < kBlock; ++l) value -= factor[l * kBlock + i] * x[l];
+    x[i] = value * reciprocal[i];
+  }
+}
 }  // namespace
 
 void BodyBlockCholesky::analyse(int node_count, std::span<const std::pair<int, int>> edges) {
@@ -67,12 +106,14 @@ void BodyBlockCholesky::analyse(int node_count, std::span<const std::pair<int, i
   diagonal_.assign(kBlockSize * n, 0.0);
   blocks_.assign(kBlockSize * rows_.size(), 0.0);
   permuted_.resize(kBlock * n);
+  reciprocal_.resize(kBlock * n);
 }
 
 std::size_t BodyBlockCholesky::buffer_bytes() const {
   std::size_t bytes = sizeof(int) * (order_.capacity() + position_.capacity() + column_start_.capacity() +
                                      rows_.capacity() + merged_.capacity()) +
-                      sizeof(double) * (diagonal_.capacity() + blocks_.capacity() + permuted_.capacity()) +
+                      sizeof(double) * (diagonal_.capacity() + blocks_.capacity() + permuted_.capacity() +
+                                        reciprocal_.capacity()) +
                       eliminated_.capacity() + sizeof(std::vector<int>) * adjacency_.capacity();
   for (const std::vector<int>& list : adjacency_) bytes += sizeof(int) * list.capacity();
   return bytes;
@@ -105,6 +146,22 @@ void BodyBlockCholesky::add_outer(int a, const double* u, int b, const double* v
   }
 }
 
+void BodyBlockCholesky::add_block_pair(int a, int b, const double* m) {
+  const int position_a = position_[static_cast<std::size_t>(a)], position_b = position_[static_cast<std::size_t>(b)];
+  if (a == b) {
+    double* block = diagonal_.data() + kBlockSize * static_cast<std::size_t>(position_a);
+    for (int k = 0; k < kBlockSize; ++k) block[k] += m[k];
+    return;
+  }
+  // Only the lower triangle is stored: m itself if a comes later in the order, else mᵀ.
+  const bool transpose = position_a < position_b;
+  double* block = transpose ? lower_block(position_b, position_a) : lower_block(position_a, position_b);
+  if (block == nullptr)
+    throw Error(message("block Cholesky: block (", a, ", ", b, ") is outside the analysed structure"));
+  for (int p = 0; p < kBlock; ++p)
+    for (int q = 0; q < kBlock; ++q) block[p * kBlock + q] += transpose ? m[q * kBlock + p] : m[p * kBlock + q];
+}
+
 void BodyBlockCholesky::add_diagonal_3x3(int a, int part, const double* matrix) {
   double* block = diagonal_.data() + kBlockSize * static_cast<std::size_t>(position_[static_cast<std::size_t>(a)]);
   const int o = 3 * part;
@@ -116,13 +173,14 @@ bool BodyBlockCholesky::factorize() {
   const auto n = static_cast<std::size_t>(node_count_);
   for (std::size_t j = 0; j < n; ++j) {
     double* pivot = diagonal_.data() + kBlockSize * j;
-    if (!cholesky_factorize(pivot, kBlock, kBlock)) return false;
+    double* reciprocal = reciprocal_.data() + kBlock * j;
+    if (!factorize_block(pivot, reciprocal)) return false;
     const auto begin = static_cast<std::size_t>(column_start_[j]), end = static_cast<std::size_t>(column_start_[j + 1]);
     // L_ij = A_ij L_jj⁻ᵀ: each row x of the block solves L_jj xᵀ = a_rowᵀ.
     for (std::size_t e = begin; e < end; ++e)
-      for (int r = 0; r < kBlock; ++r) cholesky_forward(pivot, kBlock, kBlock, blocks_.data() + kBlockSize * e + kBlock * r);
+      for (int r = 0; r < kBlock; ++r) forward_block(pivot, reciprocal, blocks_.data() + kBlockSize * e + kBlock * r);
     // Schur complement: A_ki −= L_kj L_ijᵀ for every pair i ≤ k of the column's rows (the
-    // lower triangle of the diagonal blocks only: cholesky_factorize reads no more).
+    // lower triangle of the diagonal blocks only: factorize_block reads no more).
     for (std::size_t e1 = begin; e1 < end; ++e1) {
       const auto i = static_cast<std::size_t>(rows_[e1]);
       const double* left = blocks_.data() + kBlockSize * e1;
@@ -159,7 +217,7 @@ void BodyBlockCholesky::solve(std::span<double> x) {
   // L y = x.
   for (std::size_t j = 0; j < n; ++j) {
     double* y = permuted_.data() + kBlock * j;
-    cholesky_forward(diagonal_.data() + kBlockSize * j, kBlock, kBlock, y);
+    forward_block(diagonal_.data() + kBlockSize * j, reciprocal_.data() + kBlock * j, y);
     for (auto e = static_cast<std::size_t>(column_start_[j]); e < static_cast<std::size_t>(column_start_[j + 1]); ++e) {
       const double* block = blocks_.data() + kBlockSize * e;
       double* target = permuted_.data() + kBlock * static_cast<std::size_t>(rows_[e]);
@@ -182,7 +240,7 @@ void BodyBlockCholesky::solve(std::span<double> x) {
         y[c] -= sum;
       }
     }
-    cholesky_backward(diagonal_.data() + kBlockSize * j, kBlock, kBlock, y);
+    backward_block(diagonal_.data() + kBlockSize * j, reciprocal_.data() + kBlock * j, y);
   }
   for (std::size_t j = 0; j < n; ++j)
     for (int d = 0; d < kBlock; ++d)

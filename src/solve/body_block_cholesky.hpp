@@ -36,6 +36,9 @@ class BodyBlockCholesky {
   // pair only the one in the stored lower triangle is kept. Throws Error if that kept block
   // is outside the structure ((a, b) was not among analyse's pairs).
   void add_outer(int a, const double* u, int b, const double* v, double s);
+  // Adds the 6×6 block m (row-major) at (a, b) and its transpose at (b, a); for a = b, m must
+  // be symmetric and is added once. Throws Error if (a, b) is outside the structure.
+  void add_block_pair(int a, int b, const double* m);
   // Adds a symmetric 3×3 matrix (row-major) at rows and columns 3·part .. 3·part + 2 of node
   // a's diagonal block (part 0: linear, 1: angular).
   void add_diagonal_3x3(int a, int part, const double* matrix);
@@ -61,6 +64,7 @@ class BodyBlockCholesky {
   std::vector<double> diagonal_;    // 36 per position, row-major (L_jj in the lower triangle)
   std::vector<double> blocks_;      // 36 per off-diagonal block, row-major (rows: the row node)
   std::vector<double> permuted_;    // solve's scratch, 6 per position
+  std::vector<double> reciprocal_;  // 1 / L_ii of the diagonal blocks, 6 per position
   // analyse's scratch: the elimination graph (kept between calls for its capacity).
   std::vector<std::vector<int>> adjacency_;
   std::vector<int> merged_;
