@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "diffphys/error.hpp"
@@ -226,6 +227,55 @@ TEST(MjcfLoader, UnreadableMeshGeomsAreSkippedWithTheReason) {
             }).find("mesh.xml:3: <geom>: mass from a mesh geom is not supported yet"),
             std::string::npos);
 }
+
+// Several <actuator>, <worldbody>, <contact>, <asset> and <default> sections: MuJoCo reads
+// them all into one model; a later one must not replace an earlier one.
+const char* const kRepeatedSections = R"(<mujoco model="repeated">
+<default><geom density="500"/></default>
+<default><default class="light"><geom density="100"/></default></default>
+<asset><texture name="t1" builtin="checker" type="2d" width="8" height="8"/></asset>
+<worldbody><body name="a"><joint name="ja"/><geom size="0.1"/></body></worldbody>
+<asset><material name="m1"/></asset>
+<worldbody><body name="b" pos="1 0 0"><joint name="jb"/><geom class="light" size="0.2"/></body></worldbody>
+<actuator><motor name="first" joint="ja"/></actuator>
+<contact><exclude body1="a" body2="b"/></contact>
+<actuator><motor joint="jb"/></actuator>
+<contact><exclude body1="b" body2="a"/></contact>
+</mujoco>
+)";
+
+TEST(MjcfLoader, RepeatedSectionsAreAllRead) {
+  const Scene scene = parse_mjcf(kRepeatedSections, "repeated.xml");
+  const Model& model = scene.model;
+  ASSERT_EQ(model.actuator_count(), 2);
+  EXPECT_EQ(model.actuators[0].name, "first");
+  EXPECT_EQ(model.actuators[1].name, "actuator1");  // MuJoCo's id across both sections
+  EXPECT_NEAR(scene.params.slice(model, "body/a/mass")[0], 500 * 4.0 / 3.0 * M_PI * 0.001, 1e-9);
+  EXPECT_NEAR(scene.params.slice(model, "body/b/mass")[0], 100 * 4.0 / 3.0 * M_PI * 0.008, 1e-9);
+  const int a = model.body_index("a"), b = model.body_index("b");
+  EXPECT_TRUE(std::binary_search(model.collision_exclusions.begin(), model.collision_exclusions.end(),
+                                 std::pair{std::min(a, b), std::max(a, b)}));
+}
+
+#ifdef DIFFPHYS_TESTS_HAVE_MUJOCO
+TEST(MjcfLoader, RepeatedSectionsCountAsInMujoco) {
+  const std::filesystem::path file = std::filesystem::path(::testing::TempDir()) / "mjcf_repeated_sections.xml";
+  {
+    std::ofstream out(file);
+    out << kRepeatedSections;
+  }
+  char error[1000] = "";
+  mjModel* m = mj_loadXML(file.c_str(), nullptr, error, sizeof error);
+  ASSERT_NE(m, nullptr) << error;
+  const Scene scene = load_mjcf(file);
+  EXPECT_EQ(scene.model.actuator_count(), m->nu);
+  EXPECT_EQ(static_cast<int>(scene.model.bodies.size()), m->nbody);
+  for (const char* name : {"a", "b"})
+    EXPECT_NEAR(scene.params.slice(scene.model, std::string("body/") + name + "/mass")[0],
+                m->body_mass[mj_name2id(m, mjOBJ_BODY, name)], 1e-9);
+  mj_deleteModel(m);
+}
+#endif
 
 TEST(MjcfLoader, MalformedFilesGiveFileLineAndElement) {
   EXPECT_EQ(error_of([] {

@@ -145,7 +145,7 @@ class MjcfReader {
   void add_bodies(ModelBuilder& builder);
   void add_joints(ModelBuilder& builder);
   void add_collision_filters(ModelBuilder& builder);
-  void read_actuators(const XMLElement* element, ModelBuilder& builder);
+  void read_actuators(const std::vector<const XMLElement*>& sections, ModelBuilder& builder);
   void note_unsupported(const XMLElement* element, const std::string& reason) {
     warnings_.add(source_, element, "unsupported element ignored: " + reason);
   }
@@ -968,10 +968,15 @@ void MjcfReader::add_collision_filters(ModelBuilder& builder) {
   for (const auto& [first, second] : exclusions_) builder.exclude_collision(first, second);
 }
 
-void MjcfReader::read_actuators(const XMLElement* element, ModelBuilder& builder) {
-  int index = 0;
-  for (const XMLElement* actuator = element->FirstChildElement(); actuator;
-       actuator = actuator->NextSiblingElement(), ++index) {
+void MjcfReader::read_actuators(const std::vector<const XMLElement*>& sections, ModelBuilder& builder) {
+  // Every <actuator> section in file order: MuJoCo appends them, and an unnamed actuator's
+  // name is its MuJoCo id across all of them.
+  std::vector<const XMLElement*> all;
+  for (const XMLElement* section : sections)
+    for (const XMLElement* actuator = section->FirstChildElement(); actuator; actuator = actuator->NextSiblingElement())
+      all.push_back(actuator);
+  for (std::size_t index = 0; index < all.size(); ++index) {
+    const XMLElement* actuator = all[index];
     const std::string tag = actuator->Name();
     if (tag != "motor" && tag != "position") {
       warnings_.add(source_, actuator,
@@ -1116,7 +1121,9 @@ Scene MjcfReader::read() {
   world.name = "world";
   world.element = root;
   bodies_.push_back(world);
-  const XMLElement* actuators = nullptr;
+  // Sections may repeat (several <worldbody>, <actuator>, <contact>, <asset>, <default>):
+  // MuJoCo reads each in turn into the one model, so each is read here and nothing replaced.
+  std::vector<const XMLElement*> actuator_sections;
   for (const XMLElement* element = root->FirstChildElement(); element; element = element->NextSiblingElement()) {
     const std::string tag = element->Name();
     if (tag == "compiler" || tag == "default") continue;
@@ -1125,7 +1132,7 @@ Scene MjcfReader::read() {
     } else if (tag == "worldbody") {
       read_children(element, 0, "main");
     } else if (tag == "actuator") {
-      actuators = element;
+      actuator_sections.push_back(element);
     } else if (tag == "contact") {
       for (const XMLElement* child = element->FirstChildElement(); child; child = child->NextSiblingElement()) {
         if (std::string_view(child->Name()) == "exclude") {
@@ -1172,7 +1179,7 @@ Scene MjcfReader::read() {
   add_bodies(builder);
   add_joints(builder);
   add_collision_filters(builder);
-  if (actuators) read_actuators(actuators, builder);
+  read_actuators(actuator_sections, builder);
 
   Scene scene = item_lines_.build(builder, source_);
   scene.warnings = warnings_.finish(source_);
