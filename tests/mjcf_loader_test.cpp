@@ -277,6 +277,64 @@ TEST(MjcfLoader, RepeatedSectionsCountAsInMujoco) {
 }
 #endif
 
+// Writes `text` to `path` (creating its folder) for tests that need files on disk.
+void write_file(const std::filesystem::path& path, const std::string& text) {
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream out(path);
+  out << text;
+}
+
+TEST(MjcfLoader, IncludeSplicesTheFileInPlaceWithItsOwnLines) {
+  const std::filesystem::path folder = std::filesystem::path(::testing::TempDir()) / "mjcf_include";
+  std::filesystem::remove_all(folder);
+  write_file(folder / "main.xml",
+             "<mujoco model=\"main\">\n<include file=\"parts/robot.xml\"/>\n"
+             "<worldbody>\n<include file=\"parts/ball.xml\"/>\n</worldbody>\n</mujoco>\n");
+  // Paths inside an included file are relative to that file.
+  write_file(folder / "parts/robot.xml",
+             "<mujoco>\n<worldbody>\n<body name=\"arm\"><joint name=\"hinge\"/><geom size=\"0.1\"/>\n"
+             "<site name=\"tip\"/></body>\n</worldbody>\n<include file=\"motors.xml\"/>\n</mujoco>\n");
+  write_file(folder / "parts/motors.xml",
+             "<mujoco>\n<actuator>\n<motor name=\"drive\" joint=\"hinge\"/>\n</actuator>\n</mujoco>\n");
+  write_file(folder / "parts/ball.xml",
+             "<mujoco>\n<body name=\"ball\" pos=\"1 0 0\"><freejoint/><geom size=\"0.2\"/></body>\n</mujoco>\n");
+  const Scene scene = load_mjcf(folder / "main.xml");
+  EXPECT_EQ(scene.model.name, "main");
+  EXPECT_EQ(scene.model.body_index("arm"), 1);  // MuJoCo's order: the include's place
+  EXPECT_EQ(scene.model.body_index("ball"), 2);
+  ASSERT_EQ(scene.model.actuator_count(), 1);
+  EXPECT_EQ(scene.model.actuators[0].name, "drive");
+  EXPECT_TRUE(any_warning_contains(scene, (folder / "parts/robot.xml").string() + ":4: <site> ignored"));
+
+  // Errors inside an included file name that file and line.
+  write_file(folder / "parts/motors.xml",
+             "<mujoco>\n<actuator>\n<motor name=\"drive\" joint=\"elbow\"/>\n</actuator>\n</mujoco>\n");
+  EXPECT_NE(error_of([&] { load_mjcf(folder / "main.xml"); })
+                .find((folder / "parts/motors.xml").string() + ":3: <motor 'drive'>: unknown joint 'elbow'"),
+            std::string::npos);
+  write_file(folder / "parts/motors.xml", "<mujoco>\n<actuator>\n<motor</actuator>\n</mujoco>\n");
+  EXPECT_NE(error_of([&] { load_mjcf(folder / "main.xml"); }).find((folder / "parts/motors.xml").string() + ":3: XML error"),
+            std::string::npos);
+  write_file(folder / "parts/motors.xml", "<robot/>\n");
+  EXPECT_NE(error_of([&] { load_mjcf(folder / "main.xml"); })
+                .find("motors.xml:1: <robot>: an included file's root element must be <mujoco> (included from " +
+                      (folder / "parts/robot.xml").string() + ":6: <include>)"),
+            std::string::npos);
+  // A cycle, and a missing file, are named at the <include>.
+  write_file(folder / "parts/motors.xml", "<mujoco>\n<include file=\"robot.xml\"/>\n</mujoco>\n");
+  EXPECT_NE(error_of([&] { load_mjcf(folder / "main.xml"); })
+                .find("motors.xml:2: <include>: include cycle: main.xml -> robot.xml -> motors.xml -> robot.xml"),
+            std::string::npos);
+  std::filesystem::remove(folder / "parts/motors.xml");
+  EXPECT_NE(error_of([&] { load_mjcf(folder / "main.xml"); })
+                .find((folder / "parts/robot.xml").string() + ":6: <include>: included file '" +
+                      (folder / "parts/motors.xml").string() + "': no such file"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_mjcf("<mujoco>\n<include/></mujoco>", "bare.xml"); })
+                .find("bare.xml:2: <include>: missing required attribute 'file'"),
+            std::string::npos);
+}
+
 TEST(MjcfLoader, MalformedFilesGiveFileLineAndElement) {
   EXPECT_EQ(error_of([] {
               parse_mjcf("<mujoco>\n<worldbody>\n<body>\n</worldbody>", "bad.xml");

@@ -143,7 +143,7 @@ void MjcfReader::read_actuators(const std::vector<const XMLElement*>& sections, 
       spec.max_velocity = spec.gain * span;
       if (control_range) warn_asymmetric(*control_range, "ctrlrange");
     }
-    item_lines_.note("actuator '" + name + "'", actuator->GetLineNum());
+    item_lines_.note("actuator '" + name + "'", actuator);
     builder.add_actuator(spec);
   }
 }

@@ -280,7 +280,7 @@ void MjcfReader::add_bodies(ModelBuilder& builder) {
       spec.shapes.push_back(shape);
     }
     if (friction >= 0) spec.friction = friction;
-    item_lines_.note("body '" + body.name + "'", body.element->GetLineNum());
+    item_lines_.note("body '" + body.name + "'", body.element);
     builder.add_body(spec);
   }
 }
@@ -394,7 +394,7 @@ void MjcfReader::add_joints(ModelBuilder& builder) {
                                      "three perpendicular hinges through one point)");
     }
     item_lines_.note("joint '" + spec.name + "'",
-                     joints.empty() ? body.element->GetLineNum() : joints[0].element->GetLineNum());
+                     joints.empty() ? body.element : joints[0].element);
     builder.add_joint(spec);
   }
 }

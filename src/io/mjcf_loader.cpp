@@ -1,7 +1,10 @@
 // io/mjcf_loader.cpp — a subset of MuJoCo's MJCF (diffphys/robot_loaders.hpp,
 // docs/robot-formats.md).
 //
-// Owns the mapping from an MJCF model onto ModelBuilder specs, following MuJoCo 2.2's
+// Owns the top level of an MJCF file: <include> expansion (io/xml_source.hpp), the sections
+// and the order they are read in (settings first; repeated sections all read), and the entry
+// points parse_mjcf / load_mjcf. The reader as a whole maps an MJCF model onto ModelBuilder
+// specs (members by concern: io/mjcf_reader.hpp), following MuJoCo 2.2's
 // compiler where the two engines overlap, so that masses, centres of mass and principal
 // inertias equal MuJoCo's (tests/mjcf_loader_test.cpp compares them with libmujoco):
 // - frames: body and geom poses relative to the parent; quat, euler (compiler eulerseq;
@@ -46,7 +49,6 @@ Scene MjcfReader::read() {
   // Settings first, whatever their place in the file: they change how the rest reads.
   for (const XMLElement* element = root->FirstChildElement(); element; element = element->NextSiblingElement()) {
     const std::string tag = element->Name();
-    if (tag == "include") source_.fail(element, "<include> is not supported: merge the files into one");
     if (tag == "compiler") read_compiler(element);
     if (tag == "default") read_defaults(element, "");
   }
@@ -72,7 +74,7 @@ Scene MjcfReader::read() {
           exclusions_.emplace_back(source_.required_text(child, "body1"), source_.required_text(child, "body2"));
           item_lines_.note(
               message("collision exclusion '", exclusions_.back().first, "'-'", exclusions_.back().second, "'"),
-              child->GetLineNum());
+              child);
         } else {
           note_unsupported(child, "explicit contact pairs are not supported");
         }
@@ -121,14 +123,27 @@ Scene MjcfReader::read() {
 
 }  // namespace io::mjcf
 
-Scene parse_mjcf(std::string_view xml_text, std::string_view source_name, const std::filesystem::path& base_directory) {
-  const io::XmlSource source(std::string(xml_text), std::string(source_name), base_directory);
+namespace {
+
+// <include> elements are spliced in before anything is read, as MuJoCo's parser does, so
+// every section below sees the included elements in place (with their own file and line).
+Scene read_mjcf(io::XmlSource& source) {
+  if (std::string_view(source.root()->Name()) != "mujoco")
+    source.fail(source.root(), "not an MJCF file: the root element must be <mujoco>");
+  source.expand_includes("mujoco");
   return io::mjcf::MjcfReader(source).read();
+}
+
+}  // namespace
+
+Scene parse_mjcf(std::string_view xml_text, std::string_view source_name, const std::filesystem::path& base_directory) {
+  io::XmlSource source(std::string(xml_text), std::string(source_name), base_directory);
+  return read_mjcf(source);
 }
 
 Scene load_mjcf(const std::filesystem::path& path) {
   const std::unique_ptr<io::XmlSource> source = io::XmlSource::load(path);
-  return io::mjcf::MjcfReader(*source).read();
+  return read_mjcf(*source);
 }
 
 }  // namespace diffphys
