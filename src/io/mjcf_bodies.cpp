@@ -32,8 +32,9 @@ MjcfJoint MjcfReader::read_joint(const XMLElement* element, const std::string& c
   const Vec3 position = vector(element, "joint", "pos", class_name).value_or(Vec3{});
   Vec3 axis = vector(element, "joint", "axis", class_name).value_or(Vec3{0, 0, 1});
   if (!(norm(axis) > 1e-12)) source_.fail(element, "axis must be non-zero");
-  joint.anchor = body.world.position + body.world.orientation.rotate(position);
-  joint.axis = body.world.orientation.rotate(normalized(axis));
+  // Global coordinates give the anchor and the axis in the world already.
+  joint.anchor = compiler_.global ? position : body.world.position + body.world.orientation.rotate(position);
+  joint.axis = compiler_.global ? normalized(axis) : body.world.orientation.rotate(normalized(axis));
   joint.damping = number(element, "joint", "damping", class_name).value_or(0.0);
   if (joint.damping < 0) source_.fail(element, message("damping must be non-negative, got ", joint.damping));
   const auto range = numbers(element, "joint", "range", class_name, {2});
@@ -73,8 +74,10 @@ void MjcfReader::read_inertial(const XMLElement* element, MjcfBody& body) {
   io::MassProperties properties;
   properties.mass = source_.required_number(element, "mass");
   if (properties.mass < 0) source_.fail(element, message("mass must be non-negative, got ", properties.mass));
-  properties.center = source_.vec3(element, "pos").value_or(Vec3{});
-  const Quat orientation = read_orientation(element, "inertial", "main");
+  const Pose given{source_.vec3(element, "pos").value_or(Vec3{}), read_orientation(element, "inertial", "main")};
+  const Pose in_body = in_body_frame(given, body);
+  properties.center = in_body.position;
+  const Quat orientation = in_body.orientation;
   Mat3 local;
   if (const auto diagonal = source_.numbers(element, "diaginertia", {3})) {
     local = Mat3::diagonal({(*diagonal)[0], (*diagonal)[1], (*diagonal)[2]});
@@ -97,7 +100,17 @@ void MjcfReader::read_inertial(const XMLElement* element, MjcfBody& body) {
 
 void MjcfReader::read_body(const XMLElement* element, int parent, const std::string& inherited_class) {
   check_attributes(element, "body");
-  if (element->Attribute("mocap")) source_.fail(element, "mocap bodies are not supported");
+  if (const auto mocap = source_.text(element, "mocap"); mocap && source_.parse_bool(element, "mocap", *mocap)) {
+    // MuJoCo moves a mocap body only when a program writes its pose (mocap_pos/mocap_quat);
+    // left alone it stays where the file puts it, which a static body does too.
+    if (parent != 0) source_.fail(element, "a mocap body must be a child of the world (MuJoCo's rule)");
+    for (const XMLElement* child = element->FirstChildElement(); child; child = child->NextSiblingElement())
+      if (std::string_view(child->Name()) == "joint" || std::string_view(child->Name()) == "freejoint")
+        source_.fail(child, "a mocap body cannot have joints (MuJoCo's rule)");
+    warnings_.add(source_, element,
+                  "mocap body: static in diffphys, which cannot drive a body's pose from outside the simulation "
+                  "(MuJoCo's mocap_pos/mocap_quat)");
+  }
   MjcfBody body;
   body.element = element;
   body.parent = parent;
@@ -113,7 +126,8 @@ void MjcfReader::read_body(const XMLElement* element, int parent, const std::str
   Pose local;
   local.position = source_.vec3(element, "pos").value_or(Vec3{});
   local.orientation = read_orientation(element, "body", "main");
-  body.world = bodies_[static_cast<std::size_t>(parent)].world * local;
+  // Global coordinates: the body's pose is its world pose.
+  body.world = compiler_.global ? local : bodies_[static_cast<std::size_t>(parent)].world * local;
   bodies_.push_back(body);
   read_children(element, index, child_class);
 }
@@ -137,6 +151,14 @@ void MjcfReader::read_children(const XMLElement* element, int body_index, const 
       inertial = child;
     } else if (tag == "site") {
       warnings_.ignored(child, "<site>", "diffphys has no sites; they only matter to tendons, sensors and actuators");
+    } else if (tag == "composite") {
+      // MuJoCo 2.2 expands a composite into many bodies, joints, tendons and equality
+      // constraints (particles with three slides, cloth held by tendons): nothing diffphys can
+      // represent body for body, and ignoring it would leave the model hollow.
+      const std::string type = source_.text(child, "type").value_or("?");
+      source_.fail(child, "<composite type=\"" + type +
+                              "\"> is not supported: diffphys cannot build MuJoCo's generated bodies, joints, "
+                              "tendons and equality constraints");
     } else if (tag == "camera" || tag == "light") {
       warnings_.ignored(child, "<" + tag + ">", "drawing only");
     } else {
@@ -168,11 +190,8 @@ void MjcfReader::read_children(const XMLElement* element, int body_index, const 
     }
     if (body_index != 0 && geoms_give_inertia) {
       std::vector<io::MassProperties> parts;
-      for (const MjcfGeom& geom : body.geoms) {
-        if (geom.is_mesh)
-          source_.fail(geom.element,
-                       "mass from a mesh geom is not supported yet (diffphys has no mesh shapes); "
-                       "give the body an <inertial>");
+      for (MjcfGeom& geom : body.geoms) {
+        if (geom.is_mesh) mesh_geom_mass(geom, geom.class_name);
         if (!geom.is_plane) parts.push_back(geom.properties);
       }
       // Geom properties are in the body frame; the body's principal frame follows.

@@ -141,6 +141,11 @@ MjcfGeom MjcfReader::read_geom(const XMLElement* element, const std::string& cla
       size[2] = half_length;
     }
   }
+  {
+    const Pose in_body = in_body_frame({position, orientation}, body);
+    position = in_body.position;
+    orientation = in_body.orientation;
+  }
   shape.position = position;
   shape.orientation = orientation;
   const auto positive = [&](double value, const char* what) {
@@ -188,6 +193,7 @@ MjcfGeom MjcfReader::read_geom(const XMLElement* element, const std::string& cla
   } else if (type == "mesh") {
     geom.is_mesh = true;
     geom.mesh = attribute(element, "geom", "mesh", class_name).value_or("");
+    geom.class_name = class_name;
   } else if (type == "ellipsoid" || type == "hfield" || type == "sdf") {
     source_.fail(element,
                  "geom type '" + type + "' is not supported (supported: sphere, capsule, cylinder, box, plane)");
@@ -218,6 +224,41 @@ MjcfGeom MjcfReader::read_geom(const XMLElement* element, const std::string& cla
   geom.contype = bits("contype");
   geom.conaffinity = bits("conaffinity");
   return geom;
+}
+
+void MjcfReader::mesh_geom_mass(MjcfGeom& geom, const std::string& class_name) {
+  const XMLElement* element = geom.element;
+  const auto asset = mesh_assets_.find(geom.mesh);
+  if (asset == mesh_assets_.end()) source_.fail(element, "unknown mesh '" + geom.mesh + "'");
+  auto solid = mesh_solids_.find(geom.mesh);
+  if (solid == mesh_solids_.end()) {
+    try {
+      solid = mesh_solids_.emplace(geom.mesh, solid_mesh(asset->second.file, asset->second.scale)).first;
+    } catch (const Error& error) {
+      source_.fail(element, message("the body's mass comes from this mesh geom, but ", error.what(),
+                                    " (give the body an <inertial>)"));
+    }
+    const SolidMesh& mesh = solid->second;
+    if (!compiler_.exact_mesh_inertia && !mesh.convex)
+      warnings_.add(source_, element,
+                    message("mesh '", geom.mesh,
+                            "' is not convex: its mass and inertia are the exact solid's, as MuJoCo computes them "
+                            "with <compiler exactmeshinertia=\"true\">; MuJoCo 2.2's default formula, exact for "
+                            "convex meshes only, gives a different mass"));
+  }
+  const SolidMesh& mesh = solid->second;
+  // MuJoCo's rule, as for primitives: the geom's mass if given, else density × volume.
+  const auto mass = number(element, "geom", "mass", class_name);
+  const double density = number(element, "geom", "density", class_name).value_or(1000.0);
+  if (mass && *mass < 0) source_.fail(element, message("mass must be non-negative, got ", *mass));
+  if (!mass && density < 0) source_.fail(element, message("density must be non-negative, got ", density));
+  geom.properties.mass = mass ? *mass : density * mesh.volume;
+  // The solid in the geom frame, then in the body frame. (MuJoCo 2.2 moves a mesh to its
+  // centroid and principal axes and shifts the geom's frame to match; the body's mass
+  // properties are the same either way.)
+  const Mat3 rotation = geom.shape.orientation.to_matrix();
+  geom.properties.center = geom.shape.position + geom.shape.orientation.rotate(mesh.centroid);
+  geom.properties.inertia = rotation * (mesh.inertia * (geom.properties.mass / mesh.volume)) * rotation.transposed();
 }
 
 }  // namespace diffphys::io::mjcf

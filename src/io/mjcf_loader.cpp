@@ -19,7 +19,11 @@
 //   free joint leaves the body free; a body without joints is welded to its parent;
 // - collisions: contype → collision_group and conaffinity → collision_mask, MuJoCo's weld
 //   and parent filters and <contact><exclude> as Model::collision_exclusions;
-// - actuators: <motor> → Motor (control = gear × ctrl), <position> → Servo (gain from kp).
+// - actuators: <motor> → Motor (control = gear × ctrl), <position> → Servo (gain from kp);
+// - <include> (spliced in place), repeated sections (all read), coordinate="global", mass
+//   from mesh geoms (io/mesh_mass.hpp), mocap bodies (static, with a warning);
+// - <composite> is refused: MuJoCo expands it into bodies, joints and constraints diffphys
+//   cannot build.
 // Everything else is refused (structure diffphys cannot represent) or reported in
 // Scene::warnings with its line (tendons, sites, sensors, muscles, solver tuning, ...).
 #include <tinyxml2.h>
@@ -52,6 +56,9 @@ Scene MjcfReader::read() {
     if (tag == "compiler") read_compiler(element);
     if (tag == "default") read_defaults(element, "");
   }
+  // Assets next: mesh geoms may take their mass from them, wherever <asset> stands.
+  for (const XMLElement* element = root->FirstChildElement(); element; element = element->NextSiblingElement())
+    if (std::string_view(element->Name()) == "asset") read_assets(element);
   MjcfBody world;
   world.name = "world";
   world.element = root;
@@ -80,24 +87,7 @@ Scene MjcfReader::read() {
         }
       }
     } else if (tag == "asset") {
-      for (const XMLElement* child = element->FirstChildElement(); child; child = child->NextSiblingElement()) {
-        const std::string asset = child->Name();
-        if (asset == "texture" || asset == "material")
-          warnings_.ignored(child, "<" + asset + ">", "drawing only");
-        else if (asset == "mesh") {
-          const auto given = source_.text(child, "file");
-          if (!given) {
-            warnings_.add(source_, child, "a mesh without a file (inline vertices) is not supported: skipped");
-            continue;
-          }
-          const std::string file = *given;
-          // MuJoCo names an unnamed mesh after its file, without the extension.
-          const std::string name = source_.text(child, "name").value_or(std::filesystem::path(file).stem().string());
-          mesh_assets_[name] = {source_.base_directory() / mesh_directory_ / file,
-                                source_.vec3(child, "scale").value_or(Vec3{1, 1, 1})};
-        } else
-          note_unsupported(child, "asset not used by diffphys");
-      }
+      continue;  // read before the bodies
     } else if (tag == "visual" || tag == "statistic") {
       warnings_.ignored(element, "<" + tag + ">", "drawing only");
     } else if (tag == "size") {
@@ -119,6 +109,27 @@ Scene MjcfReader::read() {
   Scene scene = item_lines_.build(builder, source_);
   scene.warnings = warnings_.finish(source_);
   return scene;
+}
+
+void MjcfReader::read_assets(const XMLElement* element) {
+  for (const XMLElement* child = element->FirstChildElement(); child; child = child->NextSiblingElement()) {
+    const std::string asset = child->Name();
+    if (asset == "texture" || asset == "material")
+      warnings_.ignored(child, "<" + asset + ">", "drawing only");
+    else if (asset == "mesh") {
+      const auto given = source_.text(child, "file");
+      if (!given) {
+        warnings_.add(source_, child, "a mesh without a file (inline vertices) is not supported: skipped");
+        continue;
+      }
+      const std::string file = *given;
+      // MuJoCo names an unnamed mesh after its file, without the extension.
+      const std::string name = source_.text(child, "name").value_or(std::filesystem::path(file).stem().string());
+      mesh_assets_[name] = {source_.base_directory() / mesh_directory_ / file,
+                            source_.vec3(child, "scale").value_or(Vec3{1, 1, 1})};
+    } else
+      note_unsupported(child, "asset not used by diffphys");
+  }
 }
 
 }  // namespace io::mjcf

@@ -3,7 +3,8 @@
 // class whose members are defined by concern in
 //   mjcf_loader.cpp    the top level: sections, their order, parse_mjcf/load_mjcf;
 //   mjcf_settings.cpp  attribute rules, <compiler>, <option>, <default>;
-//   mjcf_geoms.cpp     frames (orientations) and geoms with their mass properties;
+//   mjcf_geoms.cpp     frames (orientations) and geoms with their mass properties (mesh
+//                      geoms' through io/mesh_mass.hpp);
 //   mjcf_bodies.cpp    bodies, joints, inertials, and their mapping onto ModelBuilder;
 //   mjcf_actuators.cpp <actuator> children.
 #pragma once
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "diffphys/model_builder.hpp"
+#include "io/mesh_mass.hpp"
 #include "io/xml_source.hpp"
 
 namespace diffphys::io::mjcf {
@@ -32,6 +34,10 @@ struct Compiler {
   std::string euler_sequence = "xyz";
   enum class InertiaFromGeom { False, True, Auto } inertia_from_geom = InertiaFromGeom::Auto;
   bool auto_limits = false;  // MuJoCo 2.2's default
+  // coordinate="global": positions and orientations of bodies, geoms, joints and inertials are
+  // in the world frame (MuJoCo 2.2); the reader turns them into the usual local ones.
+  bool global = false;
+  bool exact_mesh_inertia = false;  // said explicitly: no warning about MuJoCo 2.2's default formula
 };
 
 // <default> classes: per class, its parent and the element of each tag it sets.
@@ -83,6 +89,7 @@ struct MjcfGeom {
   bool is_plane = false;
   bool is_mesh = false;
   std::string mesh;               // mesh geoms: the <asset><mesh> name
+  std::string class_name;         // its default class (mesh geoms' mass is found later)
   io::MassProperties properties;  // in the body frame
   double friction = 1.0;
   int contype = 1, conaffinity = 1;
@@ -131,6 +138,9 @@ class MjcfReader {
   void add_bodies(ModelBuilder& builder);
   void add_joints(ModelBuilder& builder);
   void add_collision_filters(ModelBuilder& builder);
+  void read_assets(const XMLElement* element);
+  // A mesh geom's mass properties in the body frame (from its <asset><mesh>, solid).
+  void mesh_geom_mass(MjcfGeom& geom, const std::string& class_name);
   void read_actuators(const std::vector<const XMLElement*>& sections, ModelBuilder& builder);
   void note_unsupported(const XMLElement* element, const std::string& reason) {
     warnings_.add(source_, element, "unsupported element ignored: " + reason);
@@ -166,6 +176,12 @@ class MjcfReader {
     }
     return child_class;
   }
+  // A pose as the file gives it, in the frame of `body`: local as is; global converted.
+  Pose in_body_frame(const Pose& given, const MjcfBody& body) const {
+    if (!compiler_.global) return given;
+    return {body.world.orientation.inverse_rotate(given.position - body.world.position),
+            (body.world.orientation.conjugate() * given.orientation).normalized()};
+  }
   double angle(double value) const { return compiler_.degrees ? value * kPi / 180.0 : value; }
 
   const XmlSource& source_;
@@ -182,6 +198,7 @@ class MjcfReader {
     Vec3 scale{1, 1, 1};
   };
   std::map<std::string, MeshAsset> mesh_assets_;  // <asset><mesh> by name
+  std::map<std::string, SolidMesh> mesh_solids_;  // by mesh name, read once
   std::filesystem::path mesh_directory_;          // <compiler meshdir>, relative to the file
 };
 

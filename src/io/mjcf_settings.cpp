@@ -55,7 +55,7 @@ const std::map<std::string, AttributeRules>& attribute_rules() {
          {"springdamper", "diffphys joints have no springs"}}}},
       {"freejoint", {{"name"}, {"group"}, {}}},
       {"body",
-       {{"name", "childclass", "pos", "quat", "euler", "axisangle", "xyaxes", "zaxis"},
+       {{"name", "childclass", "pos", "quat", "euler", "axisangle", "xyaxes", "zaxis", "mocap"},
         {"user"},
         {{"gravcomp", "diffphys has no gravity compensation"}}}},
       {"inertial",
@@ -117,13 +117,17 @@ void MjcfReader::read_compiler(const XMLElement* element) {
   if (const auto value = source_.text(element, "autolimits"))
     compiler_.auto_limits = source_.parse_bool(element, "autolimits", *value);
   if (const auto value = source_.text(element, "meshdir")) mesh_directory_ = *value;
-  if (const auto value = source_.text(element, "coordinate"); value && *value != "local")
-    source_.fail(element,
-                 "coordinate='" + *value + "' is not supported (only local coordinates, MuJoCo 2.2's default)");
+  if (const auto value = source_.text(element, "exactmeshinertia"))
+    compiler_.exact_mesh_inertia = source_.parse_bool(element, "exactmeshinertia", *value);
+  if (const auto value = source_.text(element, "coordinate")) {
+    if (*value != "local" && *value != "global")
+      source_.fail(element, "coordinate must be local or global, got '" + *value + "'");
+    compiler_.global = *value == "global";
+  }
   for (const tinyxml2::XMLAttribute* a = element->FirstAttribute(); a; a = a->Next()) {
     const std::string name = a->Name();
     if (name == "angle" || name == "eulerseq" || name == "inertiafromgeom" || name == "autolimits" ||
-        name == "coordinate" || name == "meshdir" || name == "texturedir" || name == "assetdir" ||
+        name == "coordinate" || name == "meshdir" || name == "exactmeshinertia" || name == "texturedir" || name == "assetdir" ||
         name == "discardvisual" || name == "strippath" || name == "convexhull")
       continue;
     warnings_.ignored(element, "<compiler> attribute " + name,
