@@ -13,14 +13,14 @@
 #include <optional>
 #include <regex>
 #include <sstream>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include "diffphys/error.hpp"
-#include "robot_test_helpers.hpp"
 #include "diffphys/robot_loaders.hpp"
 #include "diffphys/scene.hpp"
 #include "diffphys/simulator.hpp"
+#include "robot_test_helpers.hpp"
 
 #ifdef DIFFPHYS_TESTS_HAVE_MUJOCO
 #include <mujoco/mujoco.h>
@@ -214,8 +214,7 @@ TEST(MjcfLoader, EverySampleLoadsLikeMujocoOrIsRefusedByElement) {
     int skipped = 0;
     for (const std::string& warning : scene->warnings) skipped += std::regex_search(warning, actuator_skipped);
     EXPECT_EQ(model.actuator_count() + skipped, m->nu);
-    table << "| " << name << " | loads" << (exact_mesh ? " (mass vs MuJoCo's exactmeshinertia)" : "") << " | "
-          << found
+    table << "| " << name << " | loads" << (exact_mesh ? " (mass vs MuJoCo's exactmeshinertia)" : "") << " | " << found
           << " / " << m->nbody - 1 << " | " << dof << " / " << m->nv << " | " << model.actuator_count() << " ("
           << skipped << ") / " << m->nu << " | " << mass << " / " << mujoco_mass << " |\n";
     mj_deleteModel(m);
@@ -268,7 +267,7 @@ std::string l_prism_obj(bool closed) {
   std::ostringstream obj;
   for (int z = 0; z < 2; ++z)
     for (const auto& p : profile) obj << "v " << p[0] << " " << p[1] << " " << z << "\n";
-  for (int k = 2; k < 6; ++k) obj << "f 1 " << k + 1 << " " << k << "\n";       // bottom, facing -z
+  for (int k = 2; k < 6; ++k) obj << "f 1 " << k + 1 << " " << k << "\n";  // bottom, facing -z
   if (closed)
     for (int k = 2; k < 6; ++k) obj << "f 7 " << k + 6 << " " << k + 7 << "\n";  // top, facing +z
   for (int i = 0; i < 6; ++i) {
@@ -325,8 +324,9 @@ TEST(MjcfLoader, GlobalCoordinatesMatchMujoco) {
   mj_deleteData(d);
   mj_deleteModel(m);
 #endif
-  EXPECT_NE(error_of([] { parse_mjcf("<mujoco>\n<compiler coordinate=\"world\"/></mujoco>", "c.xml"); })
-                .find("c.xml:2: <compiler>: coordinate must be local or global, got 'world'"),
+  EXPECT_NE(error_of([] {
+              parse_mjcf("<mujoco>\n<compiler coordinate=\"world\"/></mujoco>", "c.xml");
+            }).find("c.xml:2: <compiler>: coordinate must be local or global, got 'world'"),
             std::string::npos);
 }
 
@@ -593,12 +593,14 @@ TEST(MjcfLoader, IncludeSplicesTheFileInPlaceWithItsOwnLines) {
   // Errors inside an included file name that file and line.
   write_file(folder / "parts/motors.xml",
              "<mujoco>\n<actuator>\n<motor name=\"drive\" joint=\"elbow\"/>\n</actuator>\n</mujoco>\n");
-  EXPECT_NE(error_of([&] { load_mjcf(folder / "main.xml"); })
-                .find((folder / "parts/motors.xml").string() + ":3: <motor 'drive'>: unknown joint 'elbow'"),
+  EXPECT_NE(error_of([&] {
+              load_mjcf(folder / "main.xml");
+            }).find((folder / "parts/motors.xml").string() + ":3: <motor 'drive'>: unknown joint 'elbow'"),
             std::string::npos);
   write_file(folder / "parts/motors.xml", "<mujoco>\n<actuator>\n<motor</actuator>\n</mujoco>\n");
-  EXPECT_NE(error_of([&] { load_mjcf(folder / "main.xml"); }).find((folder / "parts/motors.xml").string() + ":3: XML error"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { load_mjcf(folder / "main.xml"); }).find((folder / "parts/motors.xml").string() + ":3: XML error"),
+      std::string::npos);
   write_file(folder / "parts/motors.xml", "<robot/>\n");
   EXPECT_NE(error_of([&] { load_mjcf(folder / "main.xml"); })
                 .find("motors.xml:1: <robot>: an included file's root element must be <mujoco> (included from " +
@@ -606,16 +608,18 @@ TEST(MjcfLoader, IncludeSplicesTheFileInPlaceWithItsOwnLines) {
             std::string::npos);
   // A cycle, and a missing file, are named at the <include>.
   write_file(folder / "parts/motors.xml", "<mujoco>\n<include file=\"robot.xml\"/>\n</mujoco>\n");
-  EXPECT_NE(error_of([&] { load_mjcf(folder / "main.xml"); })
-                .find("motors.xml:2: <include>: include cycle: main.xml -> robot.xml -> motors.xml -> robot.xml"),
+  EXPECT_NE(error_of([&] {
+              load_mjcf(folder / "main.xml");
+            }).find("motors.xml:2: <include>: include cycle: main.xml -> robot.xml -> motors.xml -> robot.xml"),
             std::string::npos);
   std::filesystem::remove(folder / "parts/motors.xml");
   EXPECT_NE(error_of([&] { load_mjcf(folder / "main.xml"); })
                 .find((folder / "parts/robot.xml").string() + ":6: <include>: included file '" +
                       (folder / "parts/motors.xml").string() + "': no such file"),
             std::string::npos);
-  EXPECT_NE(error_of([] { parse_mjcf("<mujoco>\n<include/></mujoco>", "bare.xml"); })
-                .find("bare.xml:2: <include>: missing required attribute 'file'"),
+  EXPECT_NE(error_of([] {
+              parse_mjcf("<mujoco>\n<include/></mujoco>", "bare.xml");
+            }).find("bare.xml:2: <include>: missing required attribute 'file'"),
             std::string::npos);
 }
 
@@ -627,18 +631,20 @@ TEST(MjcfLoader, MocapBodiesAreStaticWithAWarning) {
   EXPECT_EQ(scene.model.bodies[static_cast<std::size_t>(scene.model.body_index("target"))].type, BodyType::Static);
   EXPECT_TRUE(any_warning_contains(scene, "mocap.xml:2: <body 'target'>: mocap body: static in diffphys"));
   EXPECT_NE(error_of([] {
-              parse_mjcf("<mujoco><worldbody><body mocap=\"true\">\n<joint/><geom size=\"0.1\"/></body>"
-                         "</worldbody></mujoco>",
-                         "mocap.xml");
+              parse_mjcf(
+                  "<mujoco><worldbody><body mocap=\"true\">\n<joint/><geom size=\"0.1\"/></body>"
+                  "</worldbody></mujoco>",
+                  "mocap.xml");
             }).find("mocap.xml:2: <joint>: a mocap body cannot have joints"),
             std::string::npos);
 }
 
 TEST(MjcfLoader, CompositeIsRefusedWithElementAndLine) {
   EXPECT_NE(error_of([] {
-              parse_mjcf("<mujoco><worldbody><body><freejoint/>\n<composite type=\"rope\" count=\"5 1 1\">"
-                         "<geom size=\"0.01\"/></composite></body></worldbody></mujoco>",
-                         "rope.xml");
+              parse_mjcf(
+                  "<mujoco><worldbody><body><freejoint/>\n<composite type=\"rope\" count=\"5 1 1\">"
+                  "<geom size=\"0.01\"/></composite></body></worldbody></mujoco>",
+                  "rope.xml");
             }).find("rope.xml:2: <composite>: <composite type=\"rope\"> is not supported"),
             std::string::npos);
 }

@@ -64,8 +64,8 @@ SolidMesh solid_mesh(const std::filesystem::path& file, const Vec3& scale) {
     std::map<std::array<double, 3>, int> index_of;
     std::vector<int> welded(vertices.size());
     for (std::size_t i = 0; i < vertices.size(); ++i)
-      welded[i] = index_of.emplace(std::array{vertices[i].x, vertices[i].y, vertices[i].z}, static_cast<int>(i))
-                      .first->second;
+      welded[i] =
+          index_of.emplace(std::array{vertices[i].x, vertices[i].y, vertices[i].z}, static_cast<int>(i)).first->second;
     for (auto& t : triangles)
       for (int& corner : t) corner = welded[static_cast<std::size_t>(corner)];
   }
@@ -102,8 +102,7 @@ SolidMesh solid_mesh(const std::filesystem::path& file, const Vec3& scale) {
     first += s * (v / 4.0);
     // ∫ x_i x_j over the tetrahedron (0, a, b, c).
     for (int i = 0; i < 3; ++i)
-      for (int j = 0; j < 3; ++j)
-        second[i][j] += v / 20.0 * (a[i] * a[j] + b[i] * b[j] + c[i] * c[j] + s[i] * s[j]);
+      for (int j = 0; j < 3; ++j) second[i][j] += v / 20.0 * (a[i] * a[j] + b[i] * b[j] + c[i] * c[j] + s[i] * s[j]);
   }
   if (!(volume > 0))
     throw Error(message(name, ": the mesh bounds a volume of ", volume,
@@ -125,7 +124,8 @@ SolidMesh solid_mesh(const std::filesystem::path& file, const Vec3& scale) {
   std::map<std::pair<int, int>, std::size_t> triangle_of_edge;
   for (std::size_t t = 0; t < triangles.size(); ++t)
     for (int k = 0; k < 3; ++k)
-      triangle_of_edge[{triangles[t][static_cast<std::size_t>(k)], triangles[t][static_cast<std::size_t>((k + 1) % 3)]}] = t;
+      triangle_of_edge[{triangles[t][static_cast<std::size_t>(k)],
+                        triangles[t][static_cast<std::size_t>((k + 1) % 3)]}] = t;
   for (std::size_t t = 0; t < triangles.size() && solid.convex; ++t) {
     const auto corner = [&](std::size_t triangle, int k) {
       return vertices[static_cast<std::size_t>(triangles[triangle][static_cast<std::size_t>(k)])];
@@ -135,7 +135,8 @@ SolidMesh solid_mesh(const std::filesystem::path& file, const Vec3& scale) {
     const double length = norm(normal);
     if (!(length > 0)) continue;  // a degenerate sliver decides nothing
     for (int k = 0; k < 3 && solid.convex; ++k) {
-      const int from = triangles[t][static_cast<std::size_t>(k)], to = triangles[t][static_cast<std::size_t>((k + 1) % 3)];
+      const int from = triangles[t][static_cast<std::size_t>(k)],
+                to = triangles[t][static_cast<std::size_t>((k + 1) % 3)];
       const std::size_t other = triangle_of_edge.at({to, from});
       for (int m = 0; m < 3; ++m) {
         const int vertex = triangles[other][static_cast<std::size_t>(m)];

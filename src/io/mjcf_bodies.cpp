@@ -412,8 +412,7 @@ void MjcfReader::add_joints(ModelBuilder& builder) {
                                      " (supported: one hinge, slide, ball or free joint; two perpendicular hinges; "
                                      "three perpendicular hinges through one point)");
     }
-    item_lines_.note("joint '" + spec.name + "'",
-                     joints.empty() ? body.element : joints[0].element);
+    item_lines_.note("joint '" + spec.name + "'", joints.empty() ? body.element : joints[0].element);
     builder.add_joint(spec);
   }
 }

@@ -80,8 +80,7 @@ Scene MjcfReader::read() {
         if (std::string_view(child->Name()) == "exclude") {
           exclusions_.emplace_back(source_.required_text(child, "body1"), source_.required_text(child, "body2"));
           item_lines_.note(
-              message("collision exclusion '", exclusions_.back().first, "'-'", exclusions_.back().second, "'"),
-              child);
+              message("collision exclusion '", exclusions_.back().first, "'-'", exclusions_.back().second, "'"), child);
         } else {
           note_unsupported(child, "explicit contact pairs are not supported");
         }

@@ -127,8 +127,8 @@ void MjcfReader::read_compiler(const XMLElement* element) {
   for (const tinyxml2::XMLAttribute* a = element->FirstAttribute(); a; a = a->Next()) {
     const std::string name = a->Name();
     if (name == "angle" || name == "eulerseq" || name == "inertiafromgeom" || name == "autolimits" ||
-        name == "coordinate" || name == "meshdir" || name == "exactmeshinertia" || name == "texturedir" || name == "assetdir" ||
-        name == "discardvisual" || name == "strippath" || name == "convexhull")
+        name == "coordinate" || name == "meshdir" || name == "exactmeshinertia" || name == "texturedir" ||
+        name == "assetdir" || name == "discardvisual" || name == "strippath" || name == "convexhull")
       continue;
     warnings_.ignored(element, "<compiler> attribute " + name,
                       "not applied by diffphys: masses and inertias may differ from MuJoCo's");

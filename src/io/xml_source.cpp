@@ -1,10 +1,6 @@
 // io/xml_source.cpp — see xml_source.hpp.
 #include "io/xml_source.hpp"
 
-#include <memory>
-
-#include "diffphys/convex_mesh.hpp"
-
 #include <tinyxml2.h>
 
 #include <algorithm>
@@ -12,8 +8,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
+#include "diffphys/convex_mesh.hpp"
 #include "math/rotation.hpp"
 
 namespace diffphys::io {
@@ -106,7 +104,8 @@ void XmlSource::expand_in(XMLElement* element, const std::filesystem::path& dire
       for (const auto& entry : chain) cycle += entry.filename().string() + " -> ";
       fail(child, message("include cycle: ", cycle, path.filename().string()));
     }
-    if (!std::filesystem::exists(path, status)) fail(child, message("included file '", path.string(), "': no such file"));
+    if (!std::filesystem::exists(path, status))
+      fail(child, message("included file '", path.string(), "': no such file"));
     if (std::filesystem::is_directory(path, status))
       fail(child, message("included file '", path.string(), "' is a directory"));
     std::ifstream stream(path, std::ios::binary);
@@ -129,8 +128,8 @@ void XmlSource::expand_in(XMLElement* element, const std::filesystem::path& dire
     tinyxml2::XMLDocument* target = element->GetDocument();
     included_.push_back(std::move(document));
     if (std::string_view(included_root->Name()) != root_tag)
-      fail(included_root, message("an included file's root element must be <", root_tag, "> (included from ",
-                                  where(child), ")"));
+      fail(included_root,
+           message("an included file's root element must be <", root_tag, "> (included from ", where(child), ")"));
     // The included file may include others, relative to its own directory.
     chain.push_back(canonical);
     expand_in(included_root, path.parent_path(), chain, root_tag);
@@ -138,8 +137,7 @@ void XmlSource::expand_in(XMLElement* element, const std::filesystem::path& dire
     // Splice copies of its root's children in place of the <include>, each copied element
     // remembering where it was written.
     XMLNode* previous = child;
-    for (const XMLElement* source = included_root->FirstChildElement(); source;
-         source = source->NextSiblingElement()) {
+    for (const XMLElement* source = included_root->FirstChildElement(); source; source = source->NextSiblingElement()) {
       XMLElement* copy = source->DeepClone(target)->ToElement();
       element->InsertAfterChild(previous, copy);
       previous = copy;
@@ -261,8 +259,8 @@ std::vector<std::string> Warnings::finish(const XmlSource& source) const {
       std::string listed;
       for (const int line : lines) listed += (listed.empty() ? "" : ", ") + std::to_string(line);
       ordered.emplace_back(std::pair{file, lines.front()},
-                           message(source.file_name(file), ":", lines.front(), ": ", item, " ignored (", entry.reason, ")",
-                                   lines.size() > 1 ? "; lines " : "; line ", listed));
+                           message(source.file_name(file), ":", lines.front(), ": ", item, " ignored (", entry.reason,
+                                   ")", lines.size() > 1 ? "; lines " : "; line ", listed));
     }
   }
   std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.first < b.first; });

@@ -103,15 +103,15 @@ class XmlSource {
   Origin origin(const XMLElement* element) const;
   // Expands the <include> children of `element` (and below), in element's own document;
   // `directory` is that document's file's; `chain` lists the files being expanded.
-  void expand_in(XMLElement* element, const std::filesystem::path& directory,
-                 std::vector<std::filesystem::path>& chain, const std::string& root_tag);
+  void expand_in(XMLElement* element, const std::filesystem::path& directory, std::vector<std::filesystem::path>& chain,
+                 const std::string& root_tag);
 
   std::unique_ptr<tinyxml2::XMLDocument> document_;
   std::string source_name_;
   std::filesystem::path base_directory_;
   std::vector<std::unique_ptr<tinyxml2::XMLDocument>> included_;  // kept alive while expanding
   std::vector<std::string> file_names_;                           // by file index
-  std::map<const tinyxml2::XMLDocument*, int> document_files_;   // document → file index
+  std::map<const tinyxml2::XMLDocument*, int> document_files_;    // document → file index
   std::map<const XMLElement*, Origin> origins_;                   // spliced copies → where written
 };
 
