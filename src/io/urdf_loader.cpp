@@ -176,7 +176,7 @@ void UrdfReader::read_body(const XMLElement* link, const Pose& link_world, bool 
     shape.orientation = (frame_in_link.orientation.conjugate() * shape.orientation).normalized();
     body.shapes.push_back(shape);
   }
-  item_lines_.note("body '" + name + "'", link->GetLineNum());
+  item_lines_.note("body '" + name + "'", link);
   builder.add_body(body);
 }
 
@@ -362,7 +362,7 @@ Scene UrdfReader::read() {
         warnings_.add(source_, extra,
                       message("<", ignored, "> not supported: ignored",
                               std::string_view(ignored) == "mimic" ? " (the joint moves independently)" : ""));
-    item_lines_.note("joint '" + joint.name + "'", element->GetLineNum());
+    item_lines_.note("joint '" + joint.name + "'", element);
     builder.add_joint(spec);
   }
 

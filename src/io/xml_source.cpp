@@ -1,10 +1,6 @@
 // io/xml_source.cpp — see xml_source.hpp.
 #include "io/xml_source.hpp"
 
-#include <memory>
-
-#include "diffphys/convex_mesh.hpp"
-
 #include <tinyxml2.h>
 
 #include <algorithm>
@@ -12,8 +8,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
+#include "diffphys/convex_mesh.hpp"
 #include "math/rotation.hpp"
 
 namespace diffphys::io {
@@ -28,6 +26,8 @@ XmlSource::XmlSource(const std::string& text, std::string source_name, std::file
     throw Error(message(source_name_, ":", document_->ErrorLineNum(), ": XML error: ", detail ? detail : "malformed"));
   }
   if (document_->RootElement() == nullptr) throw Error(message(source_name_, ": XML error: no root element"));
+  file_names_.push_back(source_name_);
+  document_files_[document_.get()] = 0;
 }
 
 XmlSource::~XmlSource() = default;
@@ -55,8 +55,107 @@ std::string describe(const XMLElement* element) {
   return name ? message("<", element->Name(), " '", name, "'>") : message("<", element->Name(), ">");
 }
 
+XmlSource::Origin XmlSource::origin(const XMLElement* element) const {
+  if (const auto spliced = origins_.find(element); spliced != origins_.end()) return spliced->second;
+  const auto document = document_files_.find(element->GetDocument());
+  return {document == document_files_.end() ? 0 : document->second, element->GetLineNum()};
+}
+
+int XmlSource::line(const XMLElement* element) const {
+  return origin(element).line;
+}
+
+const std::string& XmlSource::file_of(const XMLElement* element) const {
+  return file_names_[static_cast<std::size_t>(origin(element).file)];
+}
+
+int XmlSource::file_index(const XMLElement* element) const {
+  return origin(element).file;
+}
+
 std::string XmlSource::where(const XMLElement* element) const {
-  return message(source_name_, ":", element->GetLineNum(), ": ", describe(element));
+  return message(file_of(element), ":", line(element), ": ", describe(element));
+}
+
+void XmlSource::expand_includes(const std::string& root_tag) {
+  std::vector<std::filesystem::path> chain;
+  std::error_code ignored;
+  const std::filesystem::path self = std::filesystem::weakly_canonical(source_name_, ignored);
+  if (!self.empty() && std::filesystem::exists(self, ignored)) chain.push_back(self);
+  expand_in(document_->RootElement(), base_directory_, chain, root_tag);
+}
+
+void XmlSource::expand_in(XMLElement* element, const std::filesystem::path& directory,
+                          std::vector<std::filesystem::path>& chain, const std::string& root_tag) {
+  XMLElement* child = element->FirstChildElement();
+  while (child) {
+    XMLElement* next = child->NextSiblingElement();
+    if (std::string_view(child->Name()) != "include") {
+      expand_in(child, directory, chain, root_tag);
+      child = next;
+      continue;
+    }
+    const std::string name = required_text(child, "file");
+    const std::filesystem::path path = directory / name;
+    std::error_code status;
+    const std::filesystem::path canonical = std::filesystem::weakly_canonical(path, status);
+    if (std::find(chain.begin(), chain.end(), canonical) != chain.end()) {
+      std::string cycle;
+      for (const auto& entry : chain) cycle += entry.filename().string() + " -> ";
+      fail(child, message("include cycle: ", cycle, path.filename().string()));
+    }
+    if (!std::filesystem::exists(path, status))
+      fail(child, message("included file '", path.string(), "': no such file"));
+    if (std::filesystem::is_directory(path, status))
+      fail(child, message("included file '", path.string(), "' is a directory"));
+    std::ifstream stream(path, std::ios::binary);
+    std::ostringstream text;
+    text << stream.rdbuf();
+    if (!stream || stream.bad()) fail(child, message("included file '", path.string(), "': cannot read it"));
+    auto document = std::make_unique<tinyxml2::XMLDocument>();
+    const std::string contents = text.str();
+    if (document->Parse(contents.c_str(), contents.size()) != tinyxml2::XML_SUCCESS) {
+      const char* detail = document->ErrorStr();
+      throw Error(message(path.string(), ":", document->ErrorLineNum(), ": XML error: ", detail ? detail : "malformed",
+                          " (included from ", where(child), ")"));
+    }
+    XMLElement* included_root = document->RootElement();
+    if (included_root == nullptr)
+      throw Error(message(path.string(), ": XML error: no root element (included from ", where(child), ")"));
+    const int included_file = static_cast<int>(file_names_.size());
+    file_names_.push_back(path.string());
+    document_files_[document.get()] = included_file;
+    tinyxml2::XMLDocument* target = element->GetDocument();
+    included_.push_back(std::move(document));
+    if (std::string_view(included_root->Name()) != root_tag)
+      fail(included_root,
+           message("an included file's root element must be <", root_tag, "> (included from ", where(child), ")"));
+    // The included file may include others, relative to its own directory.
+    chain.push_back(canonical);
+    expand_in(included_root, path.parent_path(), chain, root_tag);
+    chain.pop_back();
+    // Splice copies of its root's children in place of the <include>, each copied element
+    // remembering where it was written.
+    XMLNode* previous = child;
+    for (const XMLElement* source = included_root->FirstChildElement(); source; source = source->NextSiblingElement()) {
+      XMLElement* copy = source->DeepClone(target)->ToElement();
+      element->InsertAfterChild(previous, copy);
+      previous = copy;
+      // Walk the original and the copy together (DeepClone keeps the structure).
+      std::vector<std::pair<const XMLElement*, const XMLElement*>> pending{{source, copy}};
+      while (!pending.empty()) {
+        const auto [from, to] = pending.back();
+        pending.pop_back();
+        const Origin written = origin(from);
+        origins_[to] = written;
+        for (const XMLElement *a = from->FirstChildElement(), *b = to->FirstChildElement(); a && b;
+             a = a->NextSiblingElement(), b = b->NextSiblingElement())
+          pending.emplace_back(a, b);
+      }
+    }
+    element->DeleteChild(child);
+    child = next;
+  }
 }
 
 void XmlSource::fail(const XMLElement* element, const std::string& what) const {
@@ -137,25 +236,32 @@ bool XmlSource::parse_bool(const XMLElement* element, const char* attribute, con
 }
 
 void Warnings::add(const XmlSource& source, const XMLElement* element, const std::string& what) {
-  messages_.emplace_back(element->GetLineNum(), message(source.where(element), ": ", what));
+  messages_.emplace_back(std::pair{source.file_index(element), source.line(element)},
+                         message(source.where(element), ": ", what));
 }
 
 void Warnings::ignored(const XMLElement* element, const std::string& item, const std::string& reason) {
   Ignored& entry = ignored_[item];
   entry.reason = reason;
-  entry.lines.push_back(element->GetLineNum());
+  entry.elements.push_back(element);
 }
 
 std::vector<std::string> Warnings::finish(const XmlSource& source) const {
-  std::vector<std::pair<int, std::string>> ordered = messages_;
+  std::vector<std::pair<std::pair<int, int>, std::string>> ordered = messages_;
   for (const auto& [item, entry] : ignored_) {
-    std::vector<int> lines = entry.lines;
-    std::sort(lines.begin(), lines.end());
-    lines.erase(std::unique(lines.begin(), lines.end()), lines.end());
-    std::string listed;
-    for (const int line : lines) listed += (listed.empty() ? "" : ", ") + std::to_string(line);
-    ordered.emplace_back(lines.front(), message(source.source_name(), ":", lines.front(), ": ", item, " ignored (",
-                                                entry.reason, ")", lines.size() > 1 ? "; lines " : "; line ", listed));
+    // One message per file the item appears in, listing its lines there.
+    std::map<int, std::vector<int>> lines_by_file;
+    for (const XMLElement* element : entry.elements)
+      lines_by_file[source.file_index(element)].push_back(source.line(element));
+    for (auto& [file, lines] : lines_by_file) {
+      std::sort(lines.begin(), lines.end());
+      lines.erase(std::unique(lines.begin(), lines.end()), lines.end());
+      std::string listed;
+      for (const int line : lines) listed += (listed.empty() ? "" : ", ") + std::to_string(line);
+      ordered.emplace_back(std::pair{file, lines.front()},
+                           message(source.file_name(file), ":", lines.front(), ": ", item, " ignored (", entry.reason,
+                                   ")", lines.size() > 1 ? "; lines " : "; line ", listed));
+    }
   }
   std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<std::string> result;
@@ -214,10 +320,10 @@ Scene ItemLines::build(const ModelBuilder& builder, const XmlSource& source) con
     return builder.build();
   } catch (const Error& error) {
     const std::string what = error.what();
-    for (const auto& [item, line] : entries_) {
+    for (const auto& [item, element] : entries_) {
       const bool names_item = what.starts_with(item) &&
                               (what.size() == item.size() || what[item.size()] == ':' || what[item.size()] == ' ');
-      if (names_item) throw Error(message(source.source_name(), ":", line, ": ", what));
+      if (names_item) throw Error(message(source.file_of(element), ":", source.line(element), ": ", what));
     }
     throw Error(message(source.source_name(), ": ", what));
   }

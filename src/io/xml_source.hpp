@@ -7,6 +7,10 @@
 // Every refusal reads "robot.urdf:12: <link 'forearm'>: mass must be positive, got -1":
 // file and line from tinyxml2 (XMLElement::GetLineNum), the element's tag and name, the
 // offending value. Warnings have the same form and end up in Scene::warnings.
+//
+// A source may span several files: MJCF's <include> splices another file's elements into
+// the document (expand_includes). Those elements keep their own file and line for messages,
+// so every message goes through XmlSource::file_of / line, never GetLineNum directly.
 #pragma once
 
 #include <filesystem>
@@ -25,11 +29,13 @@
 namespace tinyxml2 {
 class XMLDocument;
 class XMLElement;
+class XMLNode;
 }  // namespace tinyxml2
 
 namespace diffphys::io {
 
 using tinyxml2::XMLElement;
+using tinyxml2::XMLNode;
 
 // A frame: where a body, joint or geom sits in its parent; `parent * local` composes them.
 struct Pose {
@@ -53,6 +59,21 @@ class XmlSource {
 
   const XMLElement* root() const;
   const std::string& source_name() const { return source_name_; }
+
+  // Replaces every <include file="..."> element, at any depth, by the children of the named
+  // file's root element, which must be `root_tag` (MuJoCo's rule for MJCF). The path is
+  // relative to the directory of the file holding the <include>; included files may include
+  // others. Refuses, naming the <include>'s file and line: a missing or unreadable file, an
+  // XML error in it (with its own file and line), a wrong root, an include cycle.
+  void expand_includes(const std::string& root_tag);
+
+  // Where an element was written: its file (this source's name, or an included file's path)
+  // and its line there. file_index orders files: 0 is this source, then included files in
+  // the order they were read.
+  int line(const XMLElement* element) const;
+  const std::string& file_of(const XMLElement* element) const;
+  int file_index(const XMLElement* element) const;
+  const std::string& file_name(int file_index) const { return file_names_[static_cast<std::size_t>(file_index)]; }
   const std::filesystem::path& base_directory() const { return base_directory_; }
 
   // "file:line: <tag 'name'>" for messages.
@@ -75,27 +96,42 @@ class XmlSource {
   bool parse_bool(const XMLElement* element, const char* attribute, const std::string& value) const;
 
  private:
+  struct Origin {
+    int file = 0;
+    int line = 0;
+  };
+  Origin origin(const XMLElement* element) const;
+  // Expands the <include> children of `element` (and below), in element's own document;
+  // `directory` is that document's file's; `chain` lists the files being expanded.
+  void expand_in(XMLElement* element, const std::filesystem::path& directory, std::vector<std::filesystem::path>& chain,
+                 const std::string& root_tag);
+
   std::unique_ptr<tinyxml2::XMLDocument> document_;
   std::string source_name_;
   std::filesystem::path base_directory_;
+  std::vector<std::unique_ptr<tinyxml2::XMLDocument>> included_;  // kept alive while expanding
+  std::vector<std::string> file_names_;                           // by file index
+  std::map<const tinyxml2::XMLDocument*, int> document_files_;    // document → file index
+  std::map<const XMLElement*, Origin> origins_;                   // spliced copies → where written
 };
 
 // Warnings of one load, in file order. Repeated ignorable items (the same attribute on many
 // elements) are merged into one message listing every line.
+// Messages are ordered by file (the main file first, then included files) and line.
 class Warnings {
  public:
   void add(const XmlSource& source, const XMLElement* element, const std::string& what);
-  // "<tag>@<attribute>" ignored on this line for `reason`; merged across lines.
+  // "<tag>@<attribute>" ignored on this line for `reason`; merged across lines of one file.
   void ignored(const XMLElement* element, const std::string& item, const std::string& reason);
   std::vector<std::string> finish(const XmlSource& source) const;
 
  private:
   struct Ignored {
     std::string reason;
-    std::vector<int> lines;
+    std::vector<const XMLElement*> elements;
   };
-  std::vector<std::pair<int, std::string>> messages_;  // (line, message)
-  std::map<std::string, Ignored> ignored_;             // by item
+  std::vector<std::pair<std::pair<int, int>, std::string>> messages_;  // ((file, line), message)
+  std::map<std::string, Ignored> ignored_;                             // by item
 };
 
 // The tag and, if it has one, the name of an element: "<joint 'elbow'>".
@@ -129,11 +165,11 @@ PrincipalFrame principal_frame(const MassProperties& properties, const Vec3& fra
 // build() refusals come back as "file:line: body 'forearm': mass must be positive, got -1".
 class ItemLines {
  public:
-  void note(std::string item, int line) { entries_.emplace_back(std::move(item), line); }
+  void note(std::string item, const XMLElement* element) { entries_.emplace_back(std::move(item), element); }
   Scene build(const ModelBuilder& builder, const XmlSource& source) const;
 
  private:
-  std::vector<std::pair<std::string, int>> entries_;
+  std::vector<std::pair<std::string, const XMLElement*>> entries_;
 };
 
 // THE place where a mesh becomes a collision shape: the convex hull of `file` (OBJ or STL,
