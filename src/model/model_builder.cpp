@@ -11,6 +11,7 @@
 
 #include "diffphys/error.hpp"
 #include "math/rotation.hpp"
+#include "model/scale_limits.hpp"
 
 namespace diffphys {
 namespace {
@@ -523,6 +524,7 @@ Scene ModelBuilder::build() const {
   if (solver.formulation == Formulation::Convex) add_compliance_slices(scene, compliance);
   validate_params(model, scene.params);
   validate_state(model, state);
+  validate_scales(model, scene.params, state);
   return scene;
 }
 
