@@ -53,8 +53,7 @@ std::string health_message(const Model& model, const StepStatus& status) {
   const std::string body = named ? "body '" + model.bodies[static_cast<std::size_t>(status.health_body)].name + "'"
                                  : message("body ", status.health_body);
   if (status.health == StateHealth::NonFinite)
-    return message(body, ": non-finite state (", status.health_value,
-                   ") after the step; the scene's scales are beyond what double precision can step");
+    return message(body, ": non-finite state (", status.health_value, ") after the step");
   if (status.health_angular)
     return message(body, ": angular speed ", status.health_value, " rad/s above solver.max_angular_speed ",
                    model.solver.max_angular_speed, " rad/s");
