@@ -253,6 +253,11 @@ int run_simulate(const SimulateOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
   for (long long step = 1; step <= options.steps; ++step) {
     const StepStatus status = simulator.step(controls);
+    // An unhealthy state is not a result (docs/robustness.md, "State health"): stop here, and
+    // since outputs are written only after the loop, leave no trajectory or replay page.
+    if (status.health != StateHealth::Ok)
+      throw Error(message("step ", step, " (t = ", format_number(simulator.state().time),
+                          " s): ", health_message(model, status), "; stopped, nothing written"));
     if (status.contact_count > 0) ++contact_steps;
     max_contacts = std::max(max_contacts, status.contact_count);
     max_residual = std::max(max_residual, status.residual);
