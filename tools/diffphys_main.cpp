@@ -25,6 +25,7 @@
 #include <exception>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <span>
 #include <sstream>
@@ -115,15 +116,19 @@ std::optional<std::span<const double>> param_slot(const Params& params,
   return std::span<const double>(params.values).subspan(offset, static_cast<std::size_t>(size));
 }
 
-// A CLI11 check that an option is an integer >= lowest, with a plain message.
-CLI::Validator integer_at_least(long long lowest) {
+// A CLI11 check that an option is an integer >= lowest (and <= highest, when given: the
+// option's type may hold no more), with a plain message.
+CLI::Validator integer_at_least(long long lowest, long long highest = std::numeric_limits<long long>::max()) {
+  const bool bounded = highest < std::numeric_limits<long long>::max();
+  const std::string range =
+      bounded ? "in [" + std::to_string(lowest) + ", " + std::to_string(highest) + "]" : ">= " + std::to_string(lowest);
   return CLI::Validator(
-      [lowest](std::string& text) -> std::string {
+      [lowest, highest, range](std::string& text) -> std::string {
         long long value = 0;
         const char* end = text.data() + text.size();
         const auto [stop, error] = std::from_chars(text.data(), end, value);
-        if (error != std::errc() || stop != end || value < lowest)
-          return "expected an integer >= " + std::to_string(lowest) + ", got " + text;
+        if (error != std::errc() || stop != end || value < lowest || value > highest)
+          return "expected an integer " + range + ", got " + text;
         return "";
       },
       lowest == 0 ? "NONNEGATIVE" : "INT>=" + std::to_string(lowest));
@@ -598,7 +603,9 @@ int main(int argc, char** argv) {
   experiment->add_flag("--json", experiment_options.json_only, "Print only the final JSON line");
   experiment->add_option("--out", experiment_options.out_dir, "Directory for plots and trajectories")
       ->default_val("out");
-  experiment->add_option("--seed", experiment_options.seed, "Random seed")->default_val(1);
+  experiment->add_option("--seed", experiment_options.seed, "Random seed")
+      ->default_val(1)
+      ->check(integer_at_least(0, std::numeric_limits<unsigned>::max()));
 
   CLI::App* version = app.add_subcommand("version", "Print the version of diffphys.");
 

@@ -69,7 +69,7 @@ int run_soft_gradcheck(const GradcheckOptions& options) {
   SoftSpec spec = load_soft_scene(options.scene_path);
   spec.newton.tolerance = std::min(spec.newton.tolerance, 1e-12);
   spec.newton.max_iterations = std::max(spec.newton.max_iterations, 100);
-  const SoftBuild built = build_soft(spec);
+  const SoftBuild built = build_soft_scene(spec, options.scene_path);
   const SoftModel& model = built.model;
   const int steps = options.steps_given ? options.steps : kDefaultSoftGradcheckSteps;
   const auto dofs = static_cast<std::size_t>(model.dof_count());

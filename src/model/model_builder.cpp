@@ -271,6 +271,7 @@ Scene ModelBuilder::build() const {
     const std::size_t b = k + 1;
     const std::string item = "body '" + spec.name + "'";
     if (spec.name.empty()) throw Error(message("body #", b, ": a body needs a name"));
+    if (spec.name == "world") throw Error(message(item, ": the name 'world' is reserved for body 0, the world"));
     if (!names.insert(spec.name).second) throw Error(message(item, ": duplicate body name"));
     require_finite(spec.position, item, "position");
     const Quat orientation = require_rotation(spec.orientation, item, "orientation");
