@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "collision/detect_contacts.hpp"
 #include "diffphys/error.hpp"
 
 namespace diffphys {
@@ -28,17 +30,13 @@ double mass_ratio(double a, double b) {
   return std::max(a, b) / std::min(a, b);
 }
 
-// Does any shape of body a pass the collision filter of any shape of body b? (The body-pair
-// exclusions are checked by the caller; this is the group/mask part of collision/detect_contacts.)
-bool shapes_may_touch(const Model& model, int a, int b) {
+// Does any shape of body a pass the contact pair filter with any shape of body b?
+bool shapes_may_touch(const Model& model, std::span<const std::pair<int, int>> excluded, int a, int b) {
   const Body& body_a = model.bodies[static_cast<std::size_t>(a)];
   const Body& body_b = model.bodies[static_cast<std::size_t>(b)];
   for (int i = body_a.first_shape; i < body_a.first_shape + body_a.shape_count; ++i)
-    for (int j = body_b.first_shape; j < body_b.first_shape + body_b.shape_count; ++j) {
-      const Shape& si = model.shapes[static_cast<std::size_t>(i)];
-      const Shape& sj = model.shapes[static_cast<std::size_t>(j)];
-      if ((si.collision_group & sj.collision_mask) != 0 && (sj.collision_group & si.collision_mask) != 0) return true;
-    }
+    for (int j = body_b.first_shape; j < body_b.first_shape + body_b.shape_count; ++j)
+      if (collision::may_collide(model, excluded, i, j)) return true;
   return false;
 }
 
@@ -77,13 +75,11 @@ void validate_scales(const Model& model, const Params& params, const State& stat
                                  child_mass);
   }
 
-  // Bodies that may touch: dynamic, with shapes, not excluded as a pair, passing the filter.
+  // Bodies that may touch: dynamic, with shapes, some pair of them passing the contact pair
+  // filter (collision/detect_contacts.hpp: exclusions, group and mask).
   // The ratio test comes first, so a scene of sane masses does no more than n²/2 divisions.
-  std::vector<std::pair<int, int>> excluded = model.collision_exclusions;
-  for (const Joint& joint : model.joints)
-    if (!joint.collide_connected)
-      excluded.emplace_back(std::min(joint.parent, joint.child), std::max(joint.parent, joint.child));
-  std::sort(excluded.begin(), excluded.end());
+  std::vector<std::pair<int, int>> excluded;
+  collision::excluded_body_pairs(model, excluded);
   std::vector<int> shaped;
   for (int b = 1; b < model.body_count(); ++b)
     if (scale_limits::is_dynamic(model, b) && model.bodies[static_cast<std::size_t>(b)].shape_count > 0)
@@ -94,8 +90,7 @@ void validate_scales(const Model& model, const Params& params, const State& stat
       const double mass_a = scale_limits::body_mass(model, params, a),
                    mass_b = scale_limits::body_mass(model, params, b);
       if (scale_limits::mass_ratio(mass_a, mass_b) <= kMaxMassRatio) continue;
-      if (std::binary_search(excluded.begin(), excluded.end(), std::pair<int, int>{a, b})) continue;
-      if (!scale_limits::shapes_may_touch(model, a, b)) continue;
+      if (!scale_limits::shapes_may_touch(model, excluded, a, b)) continue;
       // Named by the lighter body: the one whose state the ratio ruins.
       if (mass_a <= mass_b)
         scale_limits::refuse_ratio("body '" + model.bodies[static_cast<std::size_t>(a)].name + "'", model, a, b, mass_a,
