@@ -220,16 +220,22 @@ void print_load_warnings(const Scene& scene) {
 // operating system after minutes.
 constexpr double kMaxRecordingBytes = 4e9;
 void refuse_recording_beyond_memory(const Model& model, long long steps, long long every) {
-  const double frames = static_cast<double>(steps / every + 2);
-  const double bodies = static_cast<double>(model.body_count() - 1);
-  const double bytes = frames * (1400.0 + 700.0 * bodies);
+  // The first state, every `every`-th step and the last one.
+  const auto frames_at = [steps](long long k) { return steps / k + 2; };
+  const int bodies = model.body_count() - 1;
+  const double bytes_per_frame = 1400.0 + 700.0 * bodies;
+  const double bytes = static_cast<double>(frames_at(every)) * bytes_per_frame;
   if (bytes <= kMaxRecordingBytes) return;
-  const double least_every = std::ceil(static_cast<double>(steps) * (1400.0 + 700.0 * bodies) / kMaxRecordingBytes);
-  throw Error(message("simulate: recording ", steps / every + 1, " frames (--steps ", steps, ", --every ", every, ") of ",
-                      plural(model.body_count() - 1, "body", "bodies"), " would hold about ", format_number(bytes / 1e9, 3),
-                      " GB in memory (limit ",
-                      format_number(kMaxRecordingBytes / 1e9), " GB); record fewer frames with --every ",
-                      static_cast<long long>(least_every), " or more, or simulate fewer --steps"));
+  std::string remedy = "simulate fewer --steps";
+  const double most_frames = std::floor(kMaxRecordingBytes / bytes_per_frame);
+  if (most_frames >= 3) {
+    auto least_every = static_cast<long long>(std::ceil(static_cast<double>(steps) / (most_frames - 2)));
+    while (static_cast<double>(frames_at(least_every)) * bytes_per_frame > kMaxRecordingBytes) ++least_every;
+    remedy = message("record fewer frames with --every ", least_every, " or more, or ", remedy);
+  }
+  throw Error(message("simulate: recording ", frames_at(every), " frames (--steps ", steps, ", --every ", every, ") of ",
+                      plural(bodies, "body", "bodies"), " would hold about ", format_number(bytes / 1e9, 3),
+                      " GB in memory (limit ", format_number(kMaxRecordingBytes / 1e9), " GB); ", remedy));
 }
 
 int run_simulate(const SimulateOptions& options) {
