@@ -598,8 +598,9 @@ int main(int argc, char** argv) {
       ->default_val(100)
       ->check(integer_at_least(1));
   gradcheck->add_option("--tolerance", gradcheck_options.tolerance,
-                        "Largest accepted |analytic − numeric| / max(1, |numeric|); rollouts through many "
-                        "contacts carry ~1e-5 of finite-difference noise")
+                        "Largest accepted |analytic − numeric| / max(|analytic|, |numeric|, floor / tolerance), "
+                        "floor = 4·(finite-difference error) + 1e-9·(largest gradient component); "
+                        "docs/gradients.md")
       ->default_val(1e-4)
       ->check(finite_number_above(0.0, true));
   gradcheck->add_option("--state-epsilon", gradcheck_options.state_epsilon,

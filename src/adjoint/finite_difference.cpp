@@ -59,10 +59,28 @@ struct Estimate {
   int level = 0;
 };
 
+// The round-off of D(h) itself: each loss is uncertain by at least δ = 2ε·|L| (ε = 2^-52; a
+// loss is a long sum, rounded more than once), which the central difference weights by
+// (8 + 8 + 1 + 1)/12h and the one-sided one by (3 + 4 + 1)/2h. |D(h) − D(2h)| can cancel to
+// 0 at a tiny step (both read the same rounded losses), so the error estimate never goes below.
+double round_off_of_difference(LossLadder& ladder, DifferenceSide side, int level, double step) {
+  const double h = std::ldexp(step, level);
+  double largest_loss = 0.0;
+  if (side == DifferenceSide::Both) {
+    for (const int sign : {1, -1})
+      for (const int j : {level, level + 1}) largest_loss = std::max(largest_loss, std::abs(ladder.at(sign, j)));
+    return 1.5 * 2.0 * std::numeric_limits<double>::epsilon() * largest_loss / h;
+  }
+  const int sign = side == DifferenceSide::Above ? 1 : -1;
+  for (const int j : {level, level + 1}) largest_loss = std::max(largest_loss, std::abs(ladder.at(sign, j)));
+  largest_loss = std::max(largest_loss, std::abs(ladder.at(0, 0)));
+  return 4.0 * 2.0 * std::numeric_limits<double>::epsilon() * largest_loss / h;
+}
+
 Estimate estimate_at(LossLadder& ladder, DifferenceSide side, int level, double step) {
   const double at_h = difference(ladder, side, level, step);
   const double at_2h = difference(ladder, side, level + 1, step);
-  return {at_h, std::abs(at_h - at_2h), level};
+  return {at_h, std::max(std::abs(at_h - at_2h), round_off_of_difference(ladder, side, level, step)), level};
 }
 
 bool agrees(double analytic, double numeric, double tolerance) {
