@@ -36,14 +36,6 @@ namespace {
 
 using namespace detail;  // the shared kernels (collision/contact_kernels.hpp)
 
-// Box corner `index` in the box frame: bit k of the index selects the + side of axis k.
-template <typename T>
-Vec3T<T> box_corner(const Vec3T<T>& half_extents, int index) {
-  return {(index & 1) ? half_extents.x : -half_extents.x,
-          (index & 2) ? half_extents.y : -half_extents.y,
-          (index & 4) ? half_extents.z : -half_extents.z};
-}
-
 // Id of box face (axis, side): 2·axis, +1 on the negative side.
 int face_id(int axis, double side) { return 2 * axis + (side < 0.0 ? 1 : 0); }
 
@@ -444,24 +436,6 @@ void box_plane(const PosedShapeT<T>& box, const PosedShapeT<T>& plane, double ma
   keep_spanning_points(candidates, count, plane_normal, contacts);
 }
 
-template <typename T>
-struct BoxFrame {
-  Vec3T<T> center;
-  Vec3T<T> axis[3];  // world directions of the box's frame axes
-  Vec3T<T> half;     // half extents, m
-};
-template <typename T>
-BoxFrame<T> box_frame(const PosedShapeT<T>& box) {
-  return {box.position, {box.rotation.col(0), box.rotation.col(1), box.rotation.col(2)}, box.size};
-}
-// Half the width of the box's shadow on the unit direction.
-template <typename T>
-T projected_radius(const BoxFrame<T>& box, const Vec3T<T>& direction) {
-  return box.half.x * absolute(dot(box.axis[0], direction)) +
-         box.half.y * absolute(dot(box.axis[1], direction)) +
-         box.half.z * absolute(dot(box.axis[2], direction));
-}
-
 // Id of the point where polygon edge `edge` (as next_edge) crosses side plane `plane`:
 // incident edge × side plane → 4..19; two perpendicular side planes → the reference
 // face's corner, 20..23; parallel side planes (only under rounding) → 24..39.
@@ -487,7 +461,9 @@ int clipped_point_id(int edge, int plane) {
 // reference face's four side planes (Sutherland–Hodgman) and every clipped point below the margin
 // is kept, then reduced to four. An edge axis gives one point: the closest points of the two
 // supporting edges (Ericson §5.1.9). Separated boxes (0 ≤ separation < margin) take the same path,
-// so contacts report a positive gap along the best separating axis.
+// so contacts report a positive gap along the best separating axis; but where an edge axis
+// separates them and the edges' closest points fall off the edges, that gap is only a lower
+// bound, and the contact is the boxes' exact closest pair (closest_points_of_disjoint_boxes).
 template <typename T>
 void box_box(const PosedShapeT<T>& shape_a, const PosedShapeT<T>& shape_b, double margin,
              ContactWriter<T>& contacts) {
@@ -576,6 +552,14 @@ void box_box(const PosedShapeT<T>& shape_a, const PosedShapeT<T>& shape_b, doubl
     const int edge_id_b = supporting_edge(b, edge_axis_b, 1.0, b_start, b_end);
     const SegmentClosestPoints<T> closest =
         closest_points_of_segments(a_start, a_end, b_start, b_end);
+    const bool within_both_edges = closest.s > 0.0 && closest.s < 1.0 && closest.t > 0.0 && closest.t < 1.0;
+    if (edge_separation > 0.0 && !within_both_edges) {
+      // Apart, and the supporting edges' lines meet their closest points off the edges: the
+      // separation is then only a lower bound and the edges are not the closest features.
+      const BoxClosestPair<T> pair = closest_points_of_disjoint_boxes(a, b);
+      contacts.add(pair.on_a, pair.on_b, (pair.on_a - pair.on_b) / pair.distance, pair.distance, pair.feature);
+      return;
+    }
     contacts.add(closest.on_first, closest.on_second, contact_normal, edge_separation,
                  2880 + 12 * edge_id_a + edge_id_b);
     return;
@@ -651,12 +635,7 @@ void box_box(const PosedShapeT<T>& shape_a, const PosedShapeT<T>& shape_b, doubl
     // The incident face's clipped part is beyond the margin although the separation along
     // the axis is not (its closest part lies outside the reference face's prism): report
     // the incident box's deepest vertex so the pair is not missed.
-    const auto incident_corner = [&incident](int vertex) {
-      Vec3T<T> corner = incident.center;
-      for (int k = 0; k < 3; ++k)
-        corner += incident.axis[k] * (((vertex >> k) & 1) ? incident.half[k] : -incident.half[k]);
-      return corner;
-    };
+    const auto incident_corner = [&incident](int vertex) { return box_corner(incident, vertex); };
     int deepest_vertex = 0;
     T deepest_gap = T(kInfinity);
     for (int vertex = 0; vertex < 8; ++vertex) {
