@@ -880,15 +880,21 @@ TEST_P(NarrowPhaseRandomPoses, AgreeWithReferenceDistancesAndMirrorUnderSwap) {
           EXPECT_TRUE(contacts.empty()) << "true gap " << reference.gap;
         }
         if (!contacts.empty()) {
-          EXPECT_NEAR(min_gap, reference.gap, 1e-7);
+          // A capsule within the tie tolerance of parallel to a box face rests on that face
+          // (two points, so the manifold does not flicker; collision/contact_kernels.hpp):
+          // its gap and points may then differ from the exact closest pair by up to that
+          // tolerance, kRelativeTieTolerance (1e-6) of the shapes' size.
+          const double tie_slack =
+              type_b == ShapeType::Box ? 1e-6 * std::max({a.size.x, a.size.y, b.size.x, b.size.y, b.size.z}) : 0.0;
+          EXPECT_NEAR(min_gap, reference.gap, 1e-7 + tie_slack);
           // The deepest contact joins the two closest surface points.
           const ContactPoint& deepest =
               *std::min_element(contacts.begin(), contacts.end(),
                                 [](const auto& p, const auto& q) { return p.gap < q.gap; });
           EXPECT_NEAR(signed_distance(a, deepest.position + deepest.normal * (0.5 * deepest.gap)),
-                      0.0, 1e-7);
+                      0.0, 1e-7 + tie_slack);
           EXPECT_NEAR(signed_distance(b, deepest.position - deepest.normal * (0.5 * deepest.gap)),
-                      0.0, 1e-7);
+                      0.0, 1e-7 + tie_slack);
         }
       }
     } else {
