@@ -2,6 +2,7 @@
 // trajectory, after checking that the trajectory is one the page can draw.
 #include "replay_html.hpp"
 
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -14,11 +15,23 @@ namespace {
 
 constexpr std::string_view kPlaceholder = "@@DIFFPHYS_TRAJECTORY@@";
 
+// null is not a number here: it is what a JSON writer makes of NaN or infinity, and the
+// page would draw the body at the origin.
 bool is_number_array(const nlohmann::json& value, std::size_t size) {
   if (!value.is_array() || value.size() != size) return false;
   for (const nlohmann::json& item : value)
-    if (!item.is_number() && !item.is_null()) return false;
+    if (!item.is_number()) return false;
   return true;
+}
+
+// A body's orientation must be a unit quaternion (to the digits a trajectory keeps): the page
+// would otherwise draw a zero quaternion as a collapsed body and scale others.
+void check_unit_quaternion(const nlohmann::json& orientation, const std::string& where) {
+  double squared_norm = 0.0;
+  for (const nlohmann::json& item : orientation) squared_norm += item.get<double>() * item.get<double>();
+  if (!(std::abs(std::sqrt(squared_norm) - 1.0) <= 1e-6))
+    throw Error(message(where, ".orientation ", json::describe(orientation), " has norm ", std::sqrt(squared_norm),
+                        "; expected a unit quaternion [w, x, y, z]"));
 }
 
 std::string shortened(const nlohmann::json& value) { return json::describe(value); }
@@ -87,7 +100,7 @@ void check_soft_trajectory(const nlohmann::json& trajectory, const std::string& 
       if (!body.is_object() || !body.contains("name") || !body["name"].is_string() || !body.contains("position") ||
           !is_number_array(body["position"], 3) || !body.contains("orientation") || !is_number_array(body["orientation"], 4))
         throw Error(message(where, ".bodies[", b, "] needs \"name\", \"position\" [x, y, z] and \"orientation\" [w, x, y, z], got ",
-                            shortened(body)));
+                            shortened(body)));      check_unit_quaternion(body["orientation"], message(where, ".bodies[", b, "]"));
     }
   }
 }
@@ -115,6 +128,9 @@ void check_trajectory(std::string_view trajectory_json, std::string_view source_
   }
   if (!trajectory.is_object())
     throw Error(message(source, ": expected a trajectory (a JSON object), got ", shortened(trajectory)));
+  if (const auto dt = trajectory.find("dt");
+      dt != trajectory.end() && (!dt->is_number() || !(dt->get<double>() > 0.0)))
+    throw Error(message(source, ": \"dt\" is ", shortened(*dt), ", expected the time step in seconds (> 0)"));
   const auto format = trajectory.find("format");
   if (format != trajectory.end() &&
       (*format == "diffphys-soft-trajectory" || *format == "diffphys-coupled-trajectory")) {
@@ -152,6 +168,7 @@ void check_trajectory(std::string_view trajectory_json, std::string_view source_
         throw Error(message(where, ".bodies[", b,
                             "] needs \"position\" [x, y, z] and \"orientation\" [w, x, y, z], got ", shortened(body)));
       }
+      check_unit_quaternion(body["orientation"], message(where, ".bodies[", b, "]"));
     }
   }
   if (trajectory.contains("model") && (!trajectory["model"].is_object() || !trajectory["model"].contains("bodies") ||
