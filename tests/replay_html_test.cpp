@@ -101,7 +101,7 @@ TEST(ReplayHtml, IsOnePageWithThreeJsInsideAndNothingToFetch) {
 }
 
 TEST(ReplayHtml, RefusesWhatIsNotATrajectory) {
-  expect_trajectory_refused("{\"format\": ", {"not a JSON document"});
+  expect_trajectory_refused("{\"format\": ", {"traj.json: line 1, column 12: JSON syntax error", "unexpected end of input"});
   expect_trajectory_refused("[1, 2]", {"expected a trajectory"});
   expect_trajectory_refused(R"({"name": "scene", "bodies": []})", {"\"format\" is missing", "diffphys simulate --out"});
   expect_trajectory_refused(R"({"format": "diffphys-scene", "bodies": [], "frames": []})",
