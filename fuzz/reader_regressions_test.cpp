@@ -27,9 +27,9 @@ std::string read_bytes(const std::filesystem::path& path) {
 }
 
 // The files of fuzz/<kind>/<reader>/, sorted (messages in a stable order); none if absent.
-std::vector<std::filesystem::path> inputs(const std::string& kind, std::string_view reader) {
+std::vector<std::filesystem::path> inputs(const char* kind, std::string_view reader) {
   std::vector<std::filesystem::path> files;
-  const std::filesystem::path folder = std::filesystem::path("fuzz") / kind / reader;
+  const std::filesystem::path folder = std::filesystem::path("fuzz") / kind / std::filesystem::path(reader);
   if (!std::filesystem::is_directory(folder)) return files;
   for (const auto& entry : std::filesystem::directory_iterator(folder)) {
     if (entry.is_regular_file() && entry.path().filename() != "README.md") files.push_back(entry.path());
@@ -43,7 +43,7 @@ class ReaderRegressions : public ::testing::TestWithParam<Reader> {};
 TEST_P(ReaderRegressions, EveryInputLoadsOrIsRefusedByName) {
   const Reader& reader = GetParam();
   ASSERT_TRUE(std::filesystem::is_directory("fuzz")) << "run from the source tree (ctest does)";
-  for (const std::string kind : {"regressions", "corpus"}) {
+  for (const char* kind : {"regressions", "corpus"}) {
     for (const std::filesystem::path& input : inputs(kind, reader.name)) {
       SCOPED_TRACE(input.string());
       try {
