@@ -22,10 +22,14 @@
 namespace diffphys::testing {
 
 // Runs `diffphys ARGUMENTS`; returns its exit code and what it printed (stdout and stderr),
-// kept in <gtest temp dir>/<name>.txt.
-inline std::pair<int, std::string> run_cli(const std::string& arguments, const std::string& name) {
+// kept in <gtest temp dir>/<name>.txt. With `timeout_seconds` > 0 the program is stopped
+// after that long (coreutils `timeout`: exit code 124), so a hang fails one check instead of
+// the whole test run.
+inline std::pair<int, std::string> run_cli(const std::string& arguments, const std::string& name,
+                                           int timeout_seconds = 0) {
   const std::string out = ::testing::TempDir() + name + ".txt";
-  const std::string command = std::string(test_paths::cli_program()) + " " + arguments + " > " + out + " 2>&1";
+  const std::string limit = timeout_seconds > 0 ? "timeout -k 5 " + std::to_string(timeout_seconds) + " " : "";
+  const std::string command = limit + std::string(test_paths::cli_program()) + " " + arguments + " > " + out + " 2>&1";
   const int status = std::system(command.c_str());
   std::ifstream file(out);
   std::stringstream text;

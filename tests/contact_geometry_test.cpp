@@ -409,8 +409,8 @@ TEST(ContactGeometry, SphereSphere) {
              const double radius_a = uniform(rng, 0.1, 0.4);
              const double radius_b = uniform(rng, 0.1, 0.4);
              const Vec3 center_b = random_vector(rng, -1, 1);
-             const Vec3 center_a =
-                 center_b + random_direction(rng) * (radius_a + radius_b + random_gap(rng, 0.05));
+             const Vec3 direction = random_direction(rng);  // one draw per statement: operand order is unspecified
+             const Vec3 center_a = center_b + direction * (radius_a + radius_b + random_gap(rng, 0.05));
              return std::pair{sphere(center_a, radius_a), sphere(center_b, radius_b)};
            },
            count_is(1));
@@ -541,7 +541,8 @@ TEST(ContactGeometry, SphereClosedFormsMatchDualNarrowPhase) {
   for (int trial = 0; trial < 5; ++trial) {
     const double radius_a = uniform(rng, 0.1, 0.4), radius_b = uniform(rng, 0.1, 0.4);
     const Vec3 center_b = random_vector(rng, -1, 1);
-    const Vec3 center_a = center_b + random_direction(rng) * (radius_a + radius_b + random_gap(rng, 0.05));
+    const Vec3 direction = random_direction(rng);  // one draw per statement: operand order is unspecified
+    const Vec3 center_a = center_b + direction * (radius_a + radius_b + random_gap(rng, 0.05));
     const PairScene spheres = build_scene(rng, sphere(center_a, radius_a), sphere(center_b, radius_b));
     compare(spheres, spheres.shape_a, spheres.shape_b);
     compare(spheres, spheres.shape_b, spheres.shape_a);
@@ -842,10 +843,11 @@ std::pair<WorldShape, WorldShape> box_on_box(Rng& rng, BoxBoxFace which) {
   const Vec3 y_a = column(orientation_b, side > 0 ? v : u);
   Quat orientation_a =
       Quat::from_axis_angle(normal, turn) * rotation_with_columns(x_a, y_a, normal);
-  orientation_a = Quat::from_rotation_vector(random_direction(rng) * uniform(rng, 0.0, 1e-3)) *
-                  orientation_a;
-  const Vec3 in_face = column(orientation_b, u) * (uniform(rng, -1, 1) * offset_fraction * half_b[u]) +
-                       column(orientation_b, v) * (uniform(rng, -1, 1) * offset_fraction * half_b[v]);
+  const Vec3 tilt_axis = random_direction(rng);  // one draw per statement: operand order is unspecified
+  orientation_a = Quat::from_rotation_vector(tilt_axis * uniform(rng, 0.0, 1e-3)) * orientation_a;
+  const double along_u = uniform(rng, -1, 1), along_v = uniform(rng, -1, 1);
+  const Vec3 in_face = column(orientation_b, u) * (along_u * offset_fraction * half_b[u]) +
+                       column(orientation_b, v) * (along_v * offset_fraction * half_b[v]);
   const double penetration = uniform(rng, 0.001, 0.02);
   const Vec3 center_a = center_b + normal * (half_b[axis] + half_a.z - penetration) + in_face;
   return {box(center_a, orientation_a, half_a), box(center_b, orientation_b, half_b)};
@@ -1002,7 +1004,8 @@ TEST(ContactGeometry, IrregularHullAgainstEveryShape) {
     return WorldShape{ShapeType::ConvexMesh, center, random_rotation(rng), {uniform(rng, 0.8, 1.5), 0, 0}, hull};
   };
   const auto near = [](Rng& rng, const Vec3& center, double reach) {
-    return center + random_direction(rng) * (reach * uniform(rng, 0.5, 1.0));
+    const Vec3 direction = random_direction(rng);  // one draw per statement: operand order is unspecified
+    return center + direction * (reach * uniform(rng, 0.5, 1.0));
   };
   const auto any = count_between(1, 4);
   run_case("hull-plane", 151, 3, [&](Rng& rng) {

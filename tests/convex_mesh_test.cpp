@@ -553,8 +553,10 @@ TEST(ConvexMeshContacts, IrregularHullContactsLieOnBothSurfacesAndMirror) {
     for (int trial = 0; trial < 200; ++trial) {
       SCOPED_TRACE("trial " + std::to_string(trial));
       const double scale = 0.3 + 0.5 * uniform(rng);
-      const PosedShape mesh =
-          posed(ShapeType::ConvexMesh, random_vector(rng, -1, 1), random_rotation(rng), {scale, 0, 0}, &hull);
+      // One draw per statement: the order of a call's arguments is unspecified (clang and gcc differ).
+      const Vec3 center = random_vector(rng, -1, 1);
+      const Quat rotation = random_rotation(rng);
+      const PosedShape mesh = posed(ShapeType::ConvexMesh, center, rotation, {scale, 0, 0}, &hull);
       PosedShape other;
       switch (other_type) {
         case ShapeType::Sphere:

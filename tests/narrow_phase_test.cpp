@@ -514,7 +514,10 @@ void expect_features_stable(const PosedShape& a, const PosedShape& b, double mar
   ASSERT_EQ(reference.size(), expected_count);
   std::mt19937_64 rng(7);
   for (int trial = 0; trial < 20; ++trial) {
-    const PosedShape moved = nudged(a, random_direction(rng) * 1e-4, random_direction(rng) * 1e-4);
+    // One draw per statement: the order of a call's arguments is unspecified (clang and gcc differ).
+    const Vec3 shift = random_direction(rng) * 1e-4;
+    const Vec3 turn = random_direction(rng) * 1e-4;
+    const PosedShape moved = nudged(a, shift, turn);
     const std::vector<ContactPoint> contacts = collide_all(moved, b, margin);
     EXPECT_EQ(sorted_features(contacts), sorted_features(reference)) << "trial " << trial;
   }
@@ -814,16 +817,20 @@ TEST_P(NarrowPhaseRandomPoses, AgreeWithReferenceDistancesAndMirrorUnderSwap) {
     b.position = random_vector(rng, -1.0, 1.0);
     const double reach = bounding_radius(a) + bounding_radius(b);
     // Mostly near contact: distances of the centres spread over [0.3, 1.05] × reach.
-    a.position = b.position + random_direction(rng) * (reach * (0.3 + 0.75 * uniform(rng)));
+    // One draw per statement: the order of an expression's operands is unspecified (clang and
+    // gcc differ), and the poses must not depend on the compiler.
+    const Vec3 direction = random_direction(rng);
+    a.position = b.position + direction * (reach * (0.3 + 0.75 * uniform(rng)));
     if (type_b == ShapeType::Plane) {
       // Centre at height (support depth + target gap), the target gap in [−0.3, 0.1] m.
       const Vec3 normal_in_a = a.rotation.transpose_times(b.rotation.col(2));
       double support = a.size.x;
       if (type_a == ShapeType::Capsule) support += a.size.y * std::abs(normal_in_a.z);
       if (type_a == ShapeType::Box) support = dot(a.size, cwise_abs(normal_in_a));
-      a.position = b.position + b.rotation.col(2) * (support + 0.4 * uniform(rng) - 0.3) +
-                   b.rotation.col(0) * (2 * uniform(rng) - 1) +
-                   b.rotation.col(1) * (2 * uniform(rng) - 1);
+      const double height = support + 0.4 * uniform(rng) - 0.3;
+      const double along_x = 2 * uniform(rng) - 1;
+      const double along_y = 2 * uniform(rng) - 1;
+      a.position = b.position + b.rotation.col(2) * height + b.rotation.col(0) * along_x + b.rotation.col(1) * along_y;
     }
 
     const std::vector<ContactPoint> contacts = collide_all(a, b, margin);

@@ -12,15 +12,17 @@
 // components of x₀ of the dynamic rigid bodies (of a spread of 4 on larger scenes; orientation
 // as exp(δθ) ⊗ q); x₀ and v₀ of a spread of 8 free soft nodes; a spread of 8 rigid controls per
 // actuator and of 8 soft forces f_t. Both sides run with tightened solver tolerances (Newton
-// 10⁻¹², rigid 10⁻¹³) so that differences are not solver noise. Differences are fourth-order
-// central, as for rigid scenes; a soft parameter at 0 that must stay ≥ 0 (a friction, a damping,
-// a node's extra mass) one-sided, (−3L(0) + 4L(ε) − L(2ε)) / 2ε, as for soft scenes, and so is a
-// rigid parameter on the bound of its range (a restitution of 0: the rollout refuses −ε).
+// 10⁻¹², rigid 10⁻¹³) so that differences are not solver noise. Every entry is judged by
+// compare_with_finite_differences (diffphys/gradcheck.hpp), as for rigid and soft scenes; a
+// soft parameter at 0 that must stay ≥ 0 (a friction, a damping, a node's extra mass) is
+// differenced one-sided, and so is a rigid parameter on the bound of its range (a restitution
+// of 0: the rollout refuses −ε).
 #include "coupled_gradcheck_command.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -133,36 +135,6 @@ struct Probe {
   }
 };
 
-// (8(f(h) − f(−h)) − (f(2h) − f(−2h))) / 12h: truncation error O(h⁴).
-template <class LossAt>
-double fourth_order_central(const LossAt& loss_at, double h) {
-  return (8.0 * (loss_at(h) - loss_at(-h)) - (loss_at(2 * h) - loss_at(-2 * h))) / (12.0 * h);
-}
-
-// ±(−3f(0) + 4f(±h) − f(±2h)) / 2h: second order, on one side of the value only.
-template <class LossAt>
-double one_sided(const LossAt& loss_at, double h) {
-  return (-3 * loss_at(0.0) + 4 * loss_at(h) - loss_at(2 * h)) / (2 * h);
-}
-
-// A parameter's derivative: central, unless the value sits on the bound of its range (a
-// restitution of 0 or 1, a friction of 0: the rollout refuses the other side with an Error),
-// then one-sided on the side that is allowed. An error on both sides propagates.
-template <class LossAt>
-double parameter_difference(const LossAt& loss_at, double h, bool one_sided_first) {
-  if (!one_sided_first) {
-    try {
-      return fourth_order_central(loss_at, h);
-    } catch (const Error&) {
-    }
-  }
-  try {
-    return one_sided(loss_at, h);
-  } catch (const Error&) {
-    return one_sided(loss_at, -h);
-  }
-}
-
 }  // namespace
 
 int run_coupled_gradcheck(const GradcheckOptions& options) {
@@ -209,8 +181,17 @@ int run_coupled_gradcheck(const GradcheckOptions& options) {
   for (const StepStatus& status : rollout.rigid_statuses()) rigid_failures += status.converged ? 0 : 1;
 
   std::vector<GradientCheckEntry> entries;
-  const auto add = [&](std::string name, double analytic, double numeric) {
-    entries.push_back({std::move(name), analytic, numeric, gradcheck_relative_error(analytic, numeric)});
+  // Each entry judged by compare_with_finite_differences (diffphys/gradcheck.hpp); an input
+  // on the bound of its range (a restitution of 0 or 1) is differenced on its allowed side.
+  double gradient_scale = 0.0;  // the largest component of the analytic gradient (kRoundOffFloor)
+  for (const std::vector<double>* part :
+       {&gradients.rigid.params, &gradients.rigid.initial_state, &gradients.rigid.controls, &gradients.soft.params,
+        &gradients.soft.initial_positions, &gradients.soft.initial_velocities, &gradients.soft.controls})
+    for (const double component : *part) gradient_scale = std::max(gradient_scale, std::abs(component));
+  const auto add = [&](std::string name, double analytic, const std::function<double(double)>& loss_at, double step,
+                       DifferenceSide side) {
+    entries.push_back(
+        compare_with_finite_differences(std::move(name), analytic, loss_at, step, options.tolerance, side, gradient_scale));
   };
   Probe probe(check);
   const auto evaluate_with = [&](const Params& rigid_params, const State& rigid_initial, const std::vector<double>& controls,
@@ -231,14 +212,13 @@ int run_coupled_gradcheck(const GradcheckOptions& options) {
       const auto p = static_cast<std::size_t>(slice.offset + k);
       const double value = std::abs(system.rigid_params.values[p]);
       const double h = value > 0 ? std::max(options.param_epsilon * value, 1e-7) : options.param_epsilon;
-      const double numeric = parameter_difference(
+      add("rigid/" + slice.name + "[" + std::to_string(k) + "]", gradients.rigid.params[p],
           [&](double delta) {
             Params moved = system.rigid_params;
             moved.values[p] += delta;
             return evaluate_with(moved, system.rigid_state, rigid_controls, system.soft_params, system.soft_state, soft_forces);
           },
-          h, false);
-      add("rigid/" + slice.name + "[" + std::to_string(k) + "]", gradients.rigid.params[p], numeric);
+          h, DifferenceSide::Both);
     }
   }
 
@@ -268,8 +248,8 @@ int run_coupled_gradcheck(const GradcheckOptions& options) {
       const double h = at_zero_bound && slice.name == "node_mass" ? std::max(1e-7, 1e-3 * lumped[static_cast<std::size_t>(k)])
                        : original != 0.0 ? std::max(options.param_epsilon * std::abs(original), 1e-7)
                                          : options.param_epsilon;
-      const double numeric = parameter_difference(loss_at, h, at_zero_bound);
-      add("soft/" + slice.name + "[" + std::to_string(k) + "]", gradients.soft.params[p], numeric);
+      add("soft/" + slice.name + "[" + std::to_string(k) + "]", gradients.soft.params[p], loss_at, h,
+          at_zero_bound ? DifferenceSide::Above : DifferenceSide::Both);
     }
   }
 
@@ -278,15 +258,14 @@ int run_coupled_gradcheck(const GradcheckOptions& options) {
   for (const int pick : spread(static_cast<int>(check.dynamic_bodies.size()), kRigidBodySamples)) {
     const int b = check.dynamic_bodies[static_cast<std::size_t>(pick)];
     for (int k = 0; k < kTangent; ++k) {
-      const double numeric = fourth_order_central(
+      add("rigid x0/" + rigid_model.bodies[static_cast<std::size_t>(b)].name + "/" + kRigidComponent[k / 3] + "[" +
+              std::to_string(k % 3) + "]",
+          gradients.rigid.initial_state[static_cast<std::size_t>(kTangent * b + k)],
           [&](double delta) {
             return evaluate_with(system.rigid_params, state_perturbed(system.rigid_state, b, k, delta), rigid_controls, system.soft_params,
                                  system.soft_state, soft_forces);
           },
-          epsilon);
-      add("rigid x0/" + rigid_model.bodies[static_cast<std::size_t>(b)].name + "/" + kRigidComponent[k / 3] + "[" +
-              std::to_string(k % 3) + "]",
-          gradients.rigid.initial_state[static_cast<std::size_t>(kTangent * b + k)], numeric);
+          epsilon, DifferenceSide::Both);
     }
   }
 
@@ -295,14 +274,13 @@ int run_coupled_gradcheck(const GradcheckOptions& options) {
     for (const int t : spread(rigid_steps, kControlSamples))
       for (std::size_t a = 0; a < actuators; ++a) {
         const std::size_t index = static_cast<std::size_t>(t) * actuators + a;
-        const double numeric = fourth_order_central(
+        add("rigid control/" + rigid_model.actuators[a].name + "/t=" + std::to_string(t), gradients.rigid.controls[index],
             [&](double delta) {
               std::vector<double> moved = rigid_controls;
               moved[index] += delta;
               return evaluate_with(system.rigid_params, system.rigid_state, moved, system.soft_params, system.soft_state, soft_forces);
             },
-            epsilon);
-        add("rigid control/" + rigid_model.actuators[a].name + "/t=" + std::to_string(t), gradients.rigid.controls[index], numeric);
+            epsilon, DifferenceSide::Both);
       }
 
   // Soft x₀, v₀ of a spread of free nodes, and a spread of forces f_t.
@@ -314,15 +292,14 @@ int run_coupled_gradcheck(const GradcheckOptions& options) {
     for (int which = 0; which < 2; ++which)
       for (int axis = 0; axis < 3; ++axis) {
         const auto k = static_cast<std::size_t>(3 * node + axis);
-        const double numeric = fourth_order_central(
+        add(std::string(which == 0 ? "soft x0/node " : "soft v0/node ") + std::to_string(node) + "[" + kAxisName[axis] + "]",
+            (which == 0 ? gradients.soft.initial_positions : gradients.soft.initial_velocities)[k],
             [&](double delta) {
               soft::SoftState moved = system.soft_state;
               (which == 0 ? moved.positions : moved.velocities)[k] += delta;
               return evaluate_with(system.rigid_params, system.rigid_state, rigid_controls, system.soft_params, moved, soft_forces);
             },
-            epsilon);
-        add(std::string(which == 0 ? "soft x0/node " : "soft v0/node ") + std::to_string(node) + "[" + kAxisName[axis] + "]",
-            (which == 0 ? gradients.soft.initial_positions : gradients.soft.initial_velocities)[k], numeric);
+            epsilon, DifferenceSide::Both);
       }
   }
   if (!free_nodes.empty())
@@ -331,15 +308,13 @@ int run_coupled_gradcheck(const GradcheckOptions& options) {
       const int node = free_nodes[static_cast<std::size_t>(s * 7919) % free_nodes.size()];
       const int axis = s % 3;
       const std::size_t index = static_cast<std::size_t>(t) * dofs + static_cast<std::size_t>(3 * node + axis);
-      const double numeric = fourth_order_central(
+      add("soft force/node " + std::to_string(node) + "[" + kAxisName[axis] + "]/t=" + std::to_string(t), gradients.soft.controls[index],
           [&](double delta) {
             std::vector<double> moved = soft_forces;
             moved[index] += delta;
             return evaluate_with(system.rigid_params, system.rigid_state, rigid_controls, system.soft_params, system.soft_state, moved);
           },
-          epsilon);
-      add("soft force/node " + std::to_string(node) + "[" + kAxisName[axis] + "]/t=" + std::to_string(t), gradients.soft.controls[index],
-          numeric);
+          epsilon, DifferenceSide::Both);
     }
 
   std::printf("gradcheck  %s: coupled (%s), %d soft step%s of %g s (%d rigid step%s each), loss = weighted sum of every "

@@ -10,12 +10,14 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <span>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "diffphys/coupled.hpp"
 #include "diffphys/error.hpp"
+#include "diffphys/simulator.hpp"
 #include "diffphys/trajectory.hpp"
 #include "number_text.hpp"
 #include "output_paths.hpp"
@@ -67,6 +69,13 @@ int run_coupled_simulate(const CoupledSimulateOptions& options) {
     if (!status.converged && ++soft_failures <= 10) listed.push_back({t + 1, status});
   }
   for (const StepStatus& status : rollout.rigid_statuses()) rigid_failures += status.converged ? 0 : 1;
+  // An unhealthy rigid state is not a result (docs/robustness.md, "State health"): nothing
+  // is written, as for `simulate` of a rigid scene.
+  const std::span<const StepStatus> rigid_statuses = rollout.rigid_statuses();
+  for (std::size_t k = 0; k < rigid_statuses.size(); ++k)
+    if (rigid_statuses[k].health != StateHealth::Ok)
+      throw Error(message("rigid substep ", k + 1, " (soft step ", k / static_cast<std::size_t>(system.substeps) + 1,
+                          "): ", health_message(rigid, rigid_statuses[k]), "; stopped, nothing written"));
 
   if (recording) {
     nlohmann::json frames = nlohmann::json::array();

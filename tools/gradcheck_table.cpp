@@ -8,12 +8,9 @@
 
 namespace diffphys::cli {
 
-double gradcheck_relative_error(double analytic, double numeric) {
-  return std::abs(analytic - numeric) / std::max(1.0, std::abs(numeric));
-}
-
 int print_gradcheck_table(std::span<const GradientCheckEntry> entries, const GradcheckOptions& options) {
-  std::printf("%-48s %16s %16s %12s\n", "gradient of", "analytic", "numeric", "rel. error");
+  std::printf("%-48s %16s %16s %10s %10s %10s\n", "gradient of", "analytic", "numeric", "FD error", "FD step",
+              "rel. error");
   int failures = 0;
   double worst = 0.0;
   for (const GradientCheckEntry& entry : entries) {
@@ -21,8 +18,8 @@ int print_gradcheck_table(std::span<const GradientCheckEntry> entries, const Gra
     failures += failed;
     worst = std::max(worst, std::isnan(entry.relative_error) ? INFINITY : entry.relative_error);
     if (options.only_failures && !failed) continue;
-    std::printf("%-48s %16.9g %16.9g %12.3g%s\n", entry.name.c_str(), entry.analytic, entry.numeric,
-                entry.relative_error, failed ? "  FAIL" : "");
+    std::printf("%-48s %16.9g %16.9g %10.2g %10.2g %10.3g%s\n", entry.name.c_str(), entry.analytic, entry.numeric,
+                entry.uncertainty, entry.step, entry.relative_error, failed ? "  FAIL" : "");
   }
   const bool passed = failures == 0;
   std::printf("%zu gradients compared, worst relative error %.3g (tolerance %g): %s\n", entries.size(), worst,

@@ -9,11 +9,9 @@
 
 namespace diffphys::cli {
 
-// |analytic − numeric| / max(1, |numeric|): the error every gradcheck table reports.
-double gradcheck_relative_error(double analytic, double numeric);
-
-// Prints the column header, the rows (only the failing ones with --failures-only) and the
-// summary line; a disagreement is also counted on stderr. Returns 0 when every entry is within
+// Prints the column header, the rows (analytic, numeric, the finite differences' estimated
+// error and step, the relative error of diffphys/gradcheck.hpp's rule; only the failing ones
+// with --failures-only) and the summary line; a disagreement is also counted on stderr. Returns 0 when every entry is within
 // options.tolerance, 3 otherwise (a NaN is a disagreement).
 int print_gradcheck_table(std::span<const GradientCheckEntry> entries, const GradcheckOptions& options);
 

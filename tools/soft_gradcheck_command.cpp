@@ -5,16 +5,18 @@
 // The loss is L = Σ_t Σ_k (a_k x_t,k + b_k v_t,k) over the whole trajectory with fixed
 // pseudo-random weights (seeded), so it reaches every node at every step. Compared: every
 // component of every θ slice; x_0 and v_0 of every free node (of a spread of 8 nodes on
-// larger meshes); the forces f_t on a spread of (step, node) pairs. Both sides run Newton
-// with the tolerance tightened to 10⁻¹², so that differences are not solver noise. A
-// parameter at 0 that must stay ≥ 0 (a damping, a friction, a node's extra mass) is
-// differenced one-sided, (−3L(0) + 4L(ε) − L(2ε)) / 2ε, with ε = --param-epsilon (10⁻³ of the node's
-// lumped mass, at least 10⁻⁷ kg, for a node's extra mass).
+// larger meshes); the forces f_t on a spread of (step, node) pairs, each judged by
+// compare_with_finite_differences (diffphys/gradcheck.hpp). Both sides run Newton with the
+// tolerance tightened to 10⁻¹², so that differences are not solver noise. A parameter at 0
+// that must stay ≥ 0 (a damping, a friction, a node's extra mass) is differenced one-sided,
+// from a first step ε = --param-epsilon (10⁻³ of the node's lumped mass, at least 10⁻⁷ kg,
+// for a node's extra mass).
 #include "soft_gradcheck_command.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -69,7 +71,7 @@ int run_soft_gradcheck(const GradcheckOptions& options) {
   SoftSpec spec = load_soft_scene(options.scene_path);
   spec.newton.tolerance = std::min(spec.newton.tolerance, 1e-12);
   spec.newton.max_iterations = std::max(spec.newton.max_iterations, 100);
-  const SoftBuild built = build_soft(spec);
+  const SoftBuild built = build_soft_scene(spec, options.scene_path);
   const SoftModel& model = built.model;
   const int steps = options.steps_given ? options.steps : kDefaultSoftGradcheckSteps;
   const auto dofs = static_cast<std::size_t>(model.dof_count());
@@ -92,8 +94,14 @@ int run_soft_gradcheck(const GradcheckOptions& options) {
       });
 
   std::vector<GradientCheckEntry> entries;
-  const auto add = [&](std::string name, double analytic, double numeric) {
-    entries.push_back({std::move(name), analytic, numeric, gradcheck_relative_error(analytic, numeric)});
+  double gradient_scale = 0.0;  // the largest component of the analytic gradient (kRoundOffFloor)
+  for (const std::vector<double>* part :
+       {&gradients.params, &gradients.initial_positions, &gradients.initial_velocities, &gradients.controls})
+    for (const double component : *part) gradient_scale = std::max(gradient_scale, std::abs(component));
+  const auto add = [&](std::string name, double analytic, const std::function<double(double)>& loss_at, double step,
+                       DifferenceSide side) {
+    entries.push_back(
+        compare_with_finite_differences(std::move(name), analytic, loss_at, step, options.tolerance, side, gradient_scale));
   };
 
   SoftParams params = built.params;
@@ -103,24 +111,22 @@ int run_soft_gradcheck(const GradcheckOptions& options) {
     for (int i = 0; i < slice.size; ++i) {
       const auto p = static_cast<std::size_t>(slice.offset + i);
       const double original = params.values[p];
-      const auto loss_at = [&](double value) {
-        params.values[p] = value;
+      const auto loss_at = [&](double delta) {
+        params.values[p] = original + delta;
         const double loss = check.trajectory_loss(params, built.state, forces);
         params.values[p] = original;
         return loss;
       };
-      double numeric = 0.0;
       if (original == 0.0 && slice.name != "gravity") {
         // A node's extra mass steps by 10⁻³ of the node's lumped mass (at least 10⁻⁷ kg): small
         // against it (truncation ~10⁻⁶), large enough that the loss's round-off stays below
         // the tolerance (nodes weigh from grams, cloth, to tens of grams, tets).
         const double epsilon = slice.name == "node_mass" ? std::max(1e-7, 1e-3 * lumped[static_cast<std::size_t>(i)]) : options.param_epsilon;
-        numeric = (-3 * loss_at(0.0) + 4 * loss_at(epsilon) - loss_at(2 * epsilon)) / (2 * epsilon);
+        add(slice.name + "[" + std::to_string(i) + "]", gradients.params[p], loss_at, epsilon, DifferenceSide::Above);
       } else {
         const double epsilon = original != 0.0 ? std::max(options.param_epsilon * std::abs(original), 1e-7) : options.param_epsilon;
-        numeric = (loss_at(original + epsilon) - loss_at(original - epsilon)) / (2 * epsilon);
+        add(slice.name + "[" + std::to_string(i) + "]", gradients.params[p], loss_at, epsilon, DifferenceSide::Both);
       }
-      add(slice.name + "[" + std::to_string(i) + "]", gradients.params[p], numeric);
     }
 
   std::vector<int> free_nodes;
@@ -137,13 +143,14 @@ int run_soft_gradcheck(const GradcheckOptions& options) {
     for (int which = 0; which < 2; ++which)
       for (int axis = 0; axis < 3; ++axis) {
         const auto k = static_cast<std::size_t>(3 * node + axis);
-        SoftState plus = built.state, minus = built.state;
-        (which == 0 ? plus.positions : plus.velocities)[k] += epsilon;
-        (which == 0 ? minus.positions : minus.velocities)[k] -= epsilon;
-        const double numeric =
-            (check.trajectory_loss(built.params, plus, forces) - check.trajectory_loss(built.params, minus, forces)) / (2 * epsilon);
         add(std::string(which == 0 ? "x0" : "v0") + "/node " + std::to_string(node) + "[" + kAxis[axis] + "]",
-            (which == 0 ? gradients.initial_positions : gradients.initial_velocities)[k], numeric);
+            (which == 0 ? gradients.initial_positions : gradients.initial_velocities)[k],
+            [&](double delta) {
+              SoftState moved = built.state;
+              (which == 0 ? moved.positions : moved.velocities)[k] += delta;
+              return check.trajectory_loss(built.params, moved, forces);
+            },
+            epsilon, DifferenceSide::Both);
       }
   if (!free_nodes.empty() && steps > 0)
     for (int s = 0; s < kForceSamples; ++s) {
@@ -151,12 +158,13 @@ int run_soft_gradcheck(const GradcheckOptions& options) {
       const int node = free_nodes[static_cast<std::size_t>(s * 7919) % free_nodes.size()];
       const int axis = s % 3;
       const std::size_t index = static_cast<std::size_t>(t) * dofs + static_cast<std::size_t>(3 * node + axis);
-      std::vector<double> plus = forces, minus = forces;
-      plus[index] += epsilon;
-      minus[index] -= epsilon;
-      const double numeric =
-          (check.trajectory_loss(built.params, built.state, plus) - check.trajectory_loss(built.params, built.state, minus)) / (2 * epsilon);
-      add("force/node " + std::to_string(node) + "[" + kAxis[axis] + "]/t=" + std::to_string(t), gradients.controls[index], numeric);
+      add("force/node " + std::to_string(node) + "[" + kAxis[axis] + "]/t=" + std::to_string(t), gradients.controls[index],
+          [&](double delta) {
+            std::vector<double> moved = forces;
+            moved[index] += delta;
+            return check.trajectory_loss(built.params, built.state, moved);
+          },
+          epsilon, DifferenceSide::Both);
     }
 
   std::printf("gradcheck  %s: %d steps of %g s, loss = weighted sum of every node's position and velocity over the trajectory\n",

@@ -32,7 +32,7 @@ std::string values_text(std::span<const double> values, std::size_t shown = 8) {
 }  // namespace
 
 int run_soft_info(const std::string& scene_path) {
-  const soft::SoftBuild built = soft::build_soft(soft::load_soft_scene(scene_path));
+  const soft::SoftBuild built = soft::build_soft_scene(soft::load_soft_scene(scene_path), scene_path);
   print_soft_info("soft scene " + scene_path, built.model, built.params);
   return 0;
 }

@@ -25,7 +25,7 @@ bool is_soft_scene(const std::string& path) { return soft::is_soft_scene_file(pa
 
 int run_soft_simulate(const SoftSimulateOptions& options) {
   using namespace diffphys::soft;
-  const SoftBuild built = build_soft(load_soft_scene(options.scene_path));
+  const SoftBuild built = build_soft_scene(load_soft_scene(options.scene_path), options.scene_path);
   const SoftModel& model = built.model;
   // Fail before simulating, not after, if an output cannot be written.
   cli::check_output_paths(options.trajectory_path, options.replay_path);

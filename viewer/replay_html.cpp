@@ -106,11 +106,11 @@ void require_replay_page() {
 
 void check_trajectory(std::string_view trajectory_json, std::string_view source_name) {
   const std::string source(source_name);
-  json::check_nesting(trajectory_json, source);  // before anything recurses into the value
+  json::check_text(trajectory_json, source);  // before anything recurses into the value
   nlohmann::json trajectory;
   try {
     trajectory = nlohmann::json::parse(trajectory_json);
-  } catch (const nlohmann::json::parse_error& error) {
+  } catch (const nlohmann::json::exception& error) {  // a syntax error, or a number beyond a double's range
     throw Error(message(source, ": not a JSON document (", error.what(), ")"));
   }
   if (!trajectory.is_object())
@@ -126,6 +126,11 @@ void check_trajectory(std::string_view trajectory_json, std::string_view source_
                         ", expected \"diffphys-trajectory\", \"diffphys-soft-trajectory\" or "
                         "\"diffphys-coupled-trajectory\" (a file written by 'diffphys simulate --out')"));
   }
+  // Version 1 is the only layout there has been (docs/scene-format.md#trajectory-files); a
+  // later one may mean something else by the same keys.
+  if (const auto version = trajectory.find("version"); version != trajectory.end() && *version != 1)
+    throw Error(message(source, ": \"version\" is ", shortened(*version),
+                        ", expected 1 (the only trajectory layout this diffphys reads)"));
   const auto bodies = trajectory.find("bodies");
   if (bodies == trajectory.end() || !bodies->is_array())
     throw Error(message(source, ": \"bodies\" must be an array of body names"));

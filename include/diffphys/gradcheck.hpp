@@ -5,13 +5,15 @@
 // fixed pseudo-random weights (seeded): it reaches every state component, the orientation
 // through the body's z axis, at every step. Each entry — every parameter slice component,
 // every tangent component of x_0 of every dynamic body, and a spread of controls — is
-// compared as |analytic − numeric| / max(1, |numeric|), the numeric value from fourth-order
-// central differences (steps: GradientCheckOptions); both sides run with the solver tolerance tightened to 1e-13 so
-// that the differences are not solver noise. Parameters the backward pass reports as not
+// compared by compare_with_finite_differences (below): fourth-order central differences
+// with an estimate of their own error, judged relative to the gradient's size with an
+// absolute floor at that error. Both sides run with the solver tolerance tightened to 1e-13
+// so that the differences are not solver noise. Parameters the backward pass reports as not
 // differentiable at their value (Gradients::not_differentiable) are listed, not compared.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -24,13 +26,29 @@ struct GradientCheckEntry {
   std::string name;  // "body/ball/mass[0]", "x0/ball/angular_velocity[2]", "control/servo/t=3"
   double analytic = 0.0;
   double numeric = 0.0;
+  // |analytic − numeric| / max(|analytic|, |numeric|, floor/tolerance), floor = kNoiseFloorFactor
+  // · uncertainty + kRoundOffFloor · (the largest component of the whole analytic gradient):
+  // the error relative to the gradient's own size, except where that size is below what the
+  // finite differences can resolve or what round-off leaves of the analytic side. The entry
+  // passes when it is ≤ the tolerance; NaN fails.
   double relative_error = 0.0;
+  double uncertainty = 0.0;  // estimated error of numeric: |D(h) − D(2h)| at the step used
+  double step = 0.0;         // the finite-difference step h the numeric value comes from
 };
+
+// The absolute floor of the pass rule, in units of the estimated finite-difference error:
+// |D(h) − D(2h)| estimates D(h)'s error only to within a small factor (noise adds in
+// quadrature, truncation is overestimated 15×), so a difference below 4 of them is not evidence.
+inline constexpr double kNoiseFloorFactor = 4.0;
+// The analytic side's round-off, relative to the gradient's largest component: a backward
+// pass of N steps accumulates ~N·2e-16 of it (chain10: components of 1e-11 beside 1.8e4 where
+// the loss does not depend on the input at all, its finite differences bit-identical).
+inline constexpr double kRoundOffFloor = 1e-12;
 
 struct GradientCheckReport {
   std::vector<GradientCheckEntry> entries;
   double worst_relative_error = 0.0;
-  bool passed = false;  // every entry within tolerance
+  bool passed = false;  // every entry's relative_error within tolerance
   std::vector<std::string> skipped;  // parameters at a point where they are not differentiable
 };
 
@@ -45,6 +63,24 @@ struct GradientCheckOptions {
   std::uint32_t seed = 1;     // loss weights
   int control_samples = 8;    // controls checked, spread over the trajectory
 };
+
+// Which way finite differences may move an input from its value: both (central), or only up
+// or down for a parameter that sits on the bound of its range (a friction or a damping at 0).
+enum class DifferenceSide { Both, Above, Below };
+
+// One analytic derivative against finite differences of loss_at(δ), the loss with the input
+// moved by δ. D(h) is the fourth-order central difference (8(L(h) − L(−h)) − (L(2h) −
+// L(−2h)))/12h (second-order one-sided (−3L(0) + 4L(±h) − L(±2h))/±2h on a bound); its error
+// is estimated as |D(h) − D(2h)|. When the entry does not agree to the tolerance at the
+// given step, the step is searched over h·2^k, k = −3…10 (each level adds two evaluations),
+// and the level whose estimate changes least with the step is kept: a step too small turns
+// round-off into the result, one too large crosses non-smooth events. A loss_at that throws
+// diffphys::Error on one side (an input at its bound) is differenced on the other side.
+// gradient_scale: the largest |component| of the whole analytic gradient (kRoundOffFloor).
+GradientCheckEntry compare_with_finite_differences(std::string name, double analytic,
+                                                   const std::function<double(double)>& loss_at, double step,
+                                                   double tolerance, DifferenceSide side = DifferenceSide::Both,
+                                                   double gradient_scale = 0.0);
 
 // controls: steps × nactuator (row-major), or empty for the scene's default controls held.
 GradientCheckReport check_gradients(const Scene& scene, std::span<const double> controls,

@@ -180,6 +180,11 @@ struct SolverSettings {
   bool warm_start = true;
   int stabilization_iterations = 4;     // max Newton iterations of the joint projection
   double stabilization_tolerance = 1e-10;  // joint position error at which projection stops, m
+  // State health (docs/robustness.md, "State health"): a step that leaves a body faster than
+  // these is reported in its StepStatus as too_fast and not converged. No shipped scene comes
+  // within a factor of 20 of either; a body this fast has left the scale the scene describes.
+  double max_speed = 1000.0;            // linear speed of a body's centre of mass, m/s
+  double max_angular_speed = 10000.0;   // angular speed of a body, rad/s
 };
 
 // Where each physical constant sits in the flat parameter vector θ. Offsets are -1 where a

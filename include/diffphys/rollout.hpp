@@ -60,6 +60,11 @@ struct GradientHealth {
   std::vector<int> contact_changes;         // steps t whose contact set differs from step t − 1's
   int clipped_steps = 0;
   bool solver_converged = true;             // every forward step converged
+  // The first forward step (1-based, as `simulate` counts) whose state was unhealthy
+  // (StepStatus::health, docs/robustness.md "State health"), -1 when none; and
+  // health_message() of it. A gradient through such a step is not to be trusted.
+  int first_unhealthy_step = -1;
+  std::string state_health_message;
   // Largest relative residual ‖Kᵀζ − λ̄‖/‖λ̄‖ of the LCP adjoint's sparse LU over the steps
   // (adjoint/lcp_vjp.hpp; 0 when every step used the dense LU). A direct solve: ~1e-14,
   // and above 1e-12 only if refinement and refactorisation could not bring it down.

@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "diffphys/contact.hpp"
@@ -18,14 +19,35 @@
 
 namespace diffphys {
 
+// Whether the state a step wrote is one a caller may use (docs/robustness.md, "State health").
+enum class StateHealth {
+  Ok,         // every body's pose and velocity finite, speeds within solver.max_speed / max_angular_speed
+  NonFinite,  // a position, orientation or velocity component is NaN or infinite
+  TooFast,    // a body's linear speed above solver.max_speed or angular speed above max_angular_speed
+};
+
 struct StepStatus {
-  bool converged = true;        // the velocity solve met solver.tolerance
+  bool converged = true;        // the velocity solve met solver.tolerance and the state is healthy
   int iterations = 0;           // interior-point Newton iterations or PGS sweeps
   double residual = 0.0;        // mixed-LCP residual at the returned solution (solve/mlcp.hpp)
   int contact_count = 0;
   int row_count = 0;            // rows of the velocity problem (joints, limits, servos, contacts)
   double joint_error = 0.0;     // max joint position error after stabilisation, m or rad
+  // The first unhealthy body (lowest index) of state_out; health_body is -1 when Ok.
+  // health_value: the offending component (NonFinite) or speed (TooFast: m/s, or rad/s when
+  // health_angular).
+  StateHealth health = StateHealth::Ok;
+  int health_body = -1;
+  double health_value = 0.0;
+  bool health_angular = false;
 };
+
+// "ok", "non_finite" or "too_fast".
+const char* to_string(StateHealth health);
+// A sentence naming the body, the quantity and the value, e.g. "body 'ball': linear speed
+// 1017 m/s above solver.max_speed 1000 m/s"; empty when the status is Ok. Allocates: for
+// reports, not for the step.
+std::string health_message(const Model& model, const StepStatus& status);
 
 // Scratch memory of the step: constraint rows, the solver's matrices, contacts. Opaque;
 // one per thread. Grows on the first steps of a scene, then is reused without allocation.

@@ -17,6 +17,11 @@ SoftSpec parse_soft_scene(std::string_view text, const std::string& source = "<s
                           const std::string& base_directory = ".");
 SoftSpec load_soft_scene(const std::string& path);
 
+// build_soft(spec) for a spec read from `source`: its errors (the physical checks: moduli,
+// Poisson ratios, masses, node indices, obstacles, ...) start with "<source>: ", as the
+// reader's do, so a message from a scene file always names the file.
+SoftBuild build_soft_scene(const SoftSpec& spec, const std::string& source);
+
 // Whether the file is a JSON object with a top-level "soft" key (false for unreadable files
 // and rigid scenes, which load_scene() reports on).
 bool is_soft_scene_file(const std::string& path);

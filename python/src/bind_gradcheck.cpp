@@ -11,6 +11,8 @@ void bind_gradcheck(py::module_& module) {
       .def_readonly("analytic", &GradientCheckEntry::analytic)
       .def_readonly("numeric", &GradientCheckEntry::numeric)
       .def_readonly("relative_error", &GradientCheckEntry::relative_error)
+      .def_readonly("uncertainty", &GradientCheckEntry::uncertainty)
+      .def_readonly("step", &GradientCheckEntry::step)
       .def("__repr__", [](const GradientCheckEntry& entry) {
         return message("<GradientCheckEntry '", entry.name, "' analytic=", entry.analytic, " numeric=", entry.numeric,
                        " relative_error=", entry.relative_error, ">");

@@ -26,9 +26,16 @@ void bind_simulator(py::module_& module) {
       .def_readonly("contact_count", &StepStatus::contact_count)
       .def_readonly("row_count", &StepStatus::row_count)
       .def_readonly("joint_error", &StepStatus::joint_error)
+      .def_property_readonly(
+          "health", [](const StepStatus& status) { return std::string(to_string(status.health)); },
+          "'ok', 'non_finite' or 'too_fast': the state the step wrote (docs/robustness.md, State health)")
+      .def_readonly("health_body", &StepStatus::health_body)
+      .def_readonly("health_value", &StepStatus::health_value)
+      .def_readonly("health_angular", &StepStatus::health_angular)
       .def("__repr__", [](const StepStatus& status) {
         return message("<StepStatus converged=", status.converged ? "True" : "False", " iterations=", status.iterations,
-                       " residual=", status.residual, " contacts=", status.contact_count, ">");
+                       " residual=", status.residual, " contacts=", status.contact_count,
+                       " health=", to_string(status.health), ">");
       });
 
   py::class_<Contact>(module, "Contact", "A contact point with its solved impulses (world frame).")

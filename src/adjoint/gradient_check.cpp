@@ -1,6 +1,7 @@
 // adjoint/gradient_check.cpp — see diffphys/gradcheck.hpp.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <random>
 
 #include "diffphys/gradcheck.hpp"
@@ -86,15 +87,14 @@ GradientCheckReport check_gradients(const Scene& scene_in, std::span<const doubl
   const Gradients gradients = rollout.backward([&](int, const State& s, std::span<double> out) { loss.gradient(s, out); });
 
   GradientCheckReport report;
-  // Fourth-order central differences, (8(f(h) − f(−h)) − (f(2h) − f(−2h))) / 12h: their
-  // truncation error (h⁴) allows steps large enough that the solver's 1e-13 residual is not
-  // amplified into the result.
-  const auto add = [&](std::string name, double analytic, const auto& loss_at, double step) {
-    const double numeric =
-        (8.0 * (loss_at(step) - loss_at(-step)) - (loss_at(2 * step) - loss_at(-2 * step))) / (12.0 * step);
-    const double error = std::abs(analytic - numeric) / std::max(1.0, std::abs(numeric));
+  double gradient_scale = 0.0;  // the largest component of the analytic gradient (kRoundOffFloor)
+  for (const std::vector<double>* part : {&gradients.params, &gradients.initial_state, &gradients.controls})
+    for (const double component : *part) gradient_scale = std::max(gradient_scale, std::abs(component));
+  const auto add = [&](std::string name, double analytic, const std::function<double(double)>& loss_at, double step) {
+    report.entries.push_back(compare_with_finite_differences(std::move(name), analytic, loss_at, step, options.tolerance,
+                                                             DifferenceSide::Both, gradient_scale));
+    const double error = report.entries.back().relative_error;
     report.worst_relative_error = std::max(report.worst_relative_error, std::isnan(error) ? INFINITY : error);
-    report.entries.push_back({std::move(name), analytic, numeric, error});
   };
   for (const auto& slice : model.layout.slices)
     for (int k = 0; k < slice.size; ++k) {
@@ -104,10 +104,11 @@ GradientCheckReport check_gradients(const Scene& scene_in, std::span<const doubl
         report.skipped.push_back(slice.name);
         continue;
       }
-      // A step relative to the parameter's size (inertias of small links are ~1e-6 kg·m²),
-      // but never below 1e-7: the loss sums hundreds of terms, and a few units in its last
-      // place divided by a smaller step would be all the "derivative" there is. A parameter
-      // at zero (no damping, no force) steps by param_epsilon itself.
+      // A first step relative to the parameter's size (inertias of small links are ~1e-6
+      // kg·m²), but never below 1e-7: the loss sums hundreds of terms, and a few units in its
+      // last place divided by a smaller step would be all the "derivative" there is. A
+      // parameter at zero (no damping, no force) steps by param_epsilon itself. Where that
+      // step is not right, compare_with_finite_differences searches for a better one.
       const double value = std::abs(scene.params.values[index]);
       const double step = value > 0 ? std::max(options.param_epsilon * value, 1e-7) : options.param_epsilon;
       add(slice.name + "[" + std::to_string(k) + "]", gradients.params[index],

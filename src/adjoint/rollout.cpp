@@ -206,6 +206,12 @@ Gradients Rollout::backward(const LossGradient& loss_gradient) const {
       health.contact_changes.push_back(t);
   health.solver_converged =
       std::all_of(statuses_.begin(), statuses_.end(), [](const StepStatus& s) { return s.converged; });
+  for (std::size_t t = 0; t < statuses_.size(); ++t)
+    if (statuses_[t].health != StateHealth::Ok) {
+      health.first_unhealthy_step = static_cast<int>(t) + 1;
+      health.state_health_message = health_message(model_, statuses_[t]);
+      break;
+    }
 
   for (int a = 0; a < model_.actuator_count(); ++a) {
     const auto i = static_cast<std::size_t>(a);

@@ -54,28 +54,8 @@ void MjcfReader::read_actuators(const std::vector<const XMLElement*>& sections, 
     const auto gear = numbers(actuator, tag, "gear", class_name, {1, 2, 3, 4, 5, 6}).value_or(std::vector<double>{1.0});
     for (std::size_t k = 1; k < gear.size(); ++k)
       if (gear[k] != 0) source_.fail(actuator, "gear beyond the first component applies to site transmissions only");
-    const auto limited = [&](const char* flag, const char* range_name) -> std::optional<std::pair<double, double>> {
-      const auto range = numbers(actuator, tag, range_name, class_name, {2});
-      const std::string value = attribute(actuator, tag, flag, class_name).value_or("auto");
-      bool on = false;
-      if (value == "true")
-        on = true;
-      else if (value == "false")
-        on = false;
-      else if (value == "auto") {
-        if (range && !compiler_.auto_limits)
-          source_.fail(actuator, message(range_name, " given but ", flag, " not set (MuJoCo 2.2 refuses this too)"));
-        on = range.has_value();
-      } else {
-        source_.fail(actuator, message(flag, " must be true, false or auto, got '", value, "'"));
-      }
-      if (!on) return std::nullopt;
-      if (!range) source_.fail(actuator, message(flag, "=\"true\" needs ", range_name));
-      if ((*range)[0] > (*range)[1]) source_.fail(actuator, message(range_name, " lower bound exceeds upper bound"));
-      return std::pair{(*range)[0], (*range)[1]};
-    };
-    const auto control_range = limited("ctrllimited", "ctrlrange");
-    const auto force_range = limited("forcelimited", "forcerange");
+    const auto control_range = limited_range(actuator, tag, "ctrllimited", "ctrlrange", class_name);
+    const auto force_range = limited_range(actuator, tag, "forcelimited", "forcerange", class_name);
     const auto largest = [](const std::pair<double, double>& range) {
       return std::max(std::abs(range.first), std::abs(range.second));
     };

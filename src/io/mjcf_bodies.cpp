@@ -37,31 +37,12 @@ MjcfJoint MjcfReader::read_joint(const XMLElement* element, const std::string& c
   joint.axis = compiler_.global ? normalized(axis) : body.world.orientation.rotate(normalized(axis));
   joint.damping = number(element, "joint", "damping", class_name).value_or(0.0);
   if (joint.damping < 0) source_.fail(element, message("damping must be non-negative, got ", joint.damping));
-  const auto range = numbers(element, "joint", "range", class_name, {2});
-  const std::string limited = attribute(element, "joint", "limited", class_name).value_or("auto");
-  bool is_limited = false;
-  if (limited == "true")
-    is_limited = true;
-  else if (limited == "false")
-    is_limited = false;
-  else if (limited == "auto") {
-    if (range && !compiler_.auto_limits)
-      source_.fail(element,
-                   "range given but not limited: say limited=\"true\" or \"false\", or set "
-                   "<compiler autolimits=\"true\"> (MuJoCo 2.2 refuses this too)");
-    is_limited = range.has_value();
-  } else {
-    source_.fail(element, "limited must be true, false or auto, got '" + limited + "'");
-  }
-  if (is_limited) {
-    if (!range) source_.fail(element, "limited=\"true\" needs a range");
+  if (const auto range = limited_range(element, "joint", "limited", "range", class_name)) {
     if (joint.type == "free") source_.fail(element, "a free joint cannot have limits");
-    if ((*range)[0] > (*range)[1])
-      source_.fail(element, message("range lower bound ", (*range)[0], " exceeds upper bound ", (*range)[1]));
     const bool rotational = joint.type == "hinge";
     double ref = number(element, "joint", "ref", class_name).value_or(0.0);
-    const double lower = rotational ? angle((*range)[0]) : (*range)[0];
-    const double upper = rotational ? angle((*range)[1]) : (*range)[1];
+    const double lower = rotational ? angle(range->first) : range->first;
+    const double upper = rotational ? angle(range->second) : range->second;
     if (rotational) ref = angle(ref);
     // diffphys measures a joint from its build-time pose, MuJoCo from qpos = ref there.
     joint.range = std::pair{lower - ref, upper - ref};

@@ -110,6 +110,29 @@ Scene MjcfReader::read() {
   return scene;
 }
 
+std::optional<std::pair<double, double>> MjcfReader::limited_range(const XMLElement* element, const std::string& tag,
+                                                                   const char* flag, const char* range_name,
+                                                                   const std::string& class_name) const {
+  const auto range = numbers(element, tag, range_name, class_name, {2});
+  const std::string value = attribute(element, tag, flag, class_name).value_or("auto");
+  bool on = false;
+  if (value == "true") {
+    on = true;
+  } else if (value == "auto") {
+    if (range && !compiler_.auto_limits)
+      source_.fail(element, message(range_name, " given but not ", flag, ": say ", flag, "=\"true\" or \"false\", or set ",
+                                    "<compiler autolimits=\"true\"> (MuJoCo 2.2 refuses this too)"));
+    on = range.has_value();
+  } else if (value != "false") {
+    source_.fail(element, message(flag, " must be true, false or auto, got '", value, "'"));
+  }
+  if (!on) return std::nullopt;
+  if (!range) source_.fail(element, message(flag, "=\"true\" needs a ", range_name));
+  if ((*range)[0] > (*range)[1])
+    source_.fail(element, message(range_name, " lower bound ", (*range)[0], " exceeds upper bound ", (*range)[1]));
+  return std::pair{(*range)[0], (*range)[1]};
+}
+
 void MjcfReader::read_assets(const XMLElement* element) {
   for (const XMLElement* child = element->FirstChildElement(); child; child = child->NextSiblingElement()) {
     const std::string asset = child->Name();

@@ -17,6 +17,7 @@
 #include <numbers>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "diffphys/model_builder.hpp"
@@ -169,6 +170,13 @@ class MjcfReader {
     if (!values) return std::nullopt;
     return Vec3{(*values)[0], (*values)[1], (*values)[2]};
   }
+  // MuJoCo's tri-state flags (limited, ctrllimited, forcelimited): "true", "false" or "auto",
+  // on when the range is given, which needs <compiler autolimits="true"> (MuJoCo 2.2 refuses
+  // a range with the flag left at auto otherwise). The range when on, nullopt when off; fails
+  // on another value, an on flag without its range, or a reversed range.
+  std::optional<std::pair<double, double>> limited_range(const XMLElement* element, const std::string& tag,
+                                                         const char* flag, const char* range_name,
+                                                         const std::string& class_name) const;
   std::string class_of(const XMLElement* element, const std::string& child_class) const {
     if (const char* name = element->Attribute("class")) {
       if (!defaults_.classes.contains(name)) source_.fail(element, message("unknown default class '", name, "'"));

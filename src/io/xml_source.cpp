@@ -21,6 +21,9 @@ XmlSource::XmlSource(const std::string& text, std::string source_name, std::file
       source_name_(std::move(source_name)),
       base_directory_(std::move(base_directory)) {
   if (document_->Parse(text.c_str(), text.size()) != tinyxml2::XML_SUCCESS) {
+    // tinyxml2 reports an empty file (or one of blanks and comments) as an error at line 0.
+    if (document_->ErrorID() == tinyxml2::XML_ERROR_EMPTY_DOCUMENT)
+      throw Error(message(source_name_, ": empty file: it holds no XML element"));
     // ErrorStr() repeats the line; keep tinyxml2's error name and detail.
     const char* detail = document_->ErrorStr();
     throw Error(message(source_name_, ":", document_->ErrorLineNum(), ": XML error: ", detail ? detail : "malformed"));

@@ -87,6 +87,12 @@ void check_obj(const std::string& text, const std::string& name) {
 }
 
 std::vector<Vec3> read_obj(const std::filesystem::path& path) {
+  // Checked first: tinyobjloader refuses some of these itself (a face index 0), in words
+  // that name neither the vertex nor the index.
+  std::ifstream file(path, std::ios::binary);
+  std::ostringstream text;
+  text << file.rdbuf();
+  check_obj(text.str(), path.string());
   tinyobj::ObjReaderConfig config;
   config.triangulate = false;
   config.vertex_color = false;
@@ -97,10 +103,6 @@ std::vector<Vec3> read_obj(const std::filesystem::path& path) {
     throw Error(
         message(path.string(), ": cannot read the OBJ file: ", reason.empty() ? std::string("unknown error") : reason));
   }
-  std::ifstream file(path, std::ios::binary);
-  std::ostringstream text;
-  text << file.rdbuf();
-  check_obj(text.str(), path.string());
   const std::vector<tinyobj::real_t>& coordinates = reader.GetAttrib().vertices;
   std::vector<Vec3> points;
   points.reserve(coordinates.size() / 3);
@@ -127,6 +129,9 @@ std::vector<Vec3> read_binary_stl(const std::string& bytes, const std::string& n
     for (int v = 0; v < 3; ++v) {
       float xyz[3];
       std::memcpy(xyz, record + 12 + 12 * v, sizeof xyz);
+      if (!std::isfinite(xyz[0]) || !std::isfinite(xyz[1]) || !std::isfinite(xyz[2]))
+        throw Error(message(name, ": triangle ", t + 1, ", vertex ", v + 1, ": not a finite number: (", xyz[0], ", ",
+                            xyz[1], ", ", xyz[2], ")"));
       points.push_back({xyz[0], xyz[1], xyz[2]});
     }
   }

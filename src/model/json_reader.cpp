@@ -212,7 +212,7 @@ const char* type_name(const Json& value) {
 
 }  // namespace
 
-void check_nesting(std::string_view text, std::string_view source_name) {
+void check_text(std::string_view text, std::string_view source_name) {
   int depth = 0, line = 1, column = 0;
   bool in_string = false, escaped = false;
   for (const char c : text) {
@@ -222,6 +222,9 @@ void check_nesting(std::string_view text, std::string_view source_name) {
     } else {
       ++column;
     }
+    if (c == '\0')
+      throw Error(message(source_name, ": line ", line, ", column ", column,
+                          ": a NUL byte (binary data): a JSON file is text and contains none"));
     if (in_string) {
       if (escaped) escaped = false;
       else if (c == '\\') escaped = true;
@@ -240,7 +243,7 @@ void check_nesting(std::string_view text, std::string_view source_name) {
 }
 
 Json parse(std::string_view text, std::string_view source_name) {
-  check_nesting(text, source_name);
+  check_text(text, source_name);
   try {
     return Json::parse(text.begin(), text.end(), DuplicateKeyCheck(source_name));
   } catch (const Json::parse_error& error) {

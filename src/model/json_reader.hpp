@@ -35,11 +35,13 @@ std::string describe(const Json& value);
 // printing a value recurses once per level, and ~75,000 levels overflow the stack.
 inline constexpr int kMaxNesting = 64;
 
-// Throws Error "<source_name>: line L, column C: JSON nested deeper than 64 levels ..." at
-// the bracket that opens level 65, scanning the text without parsing it.
-void check_nesting(std::string_view text, std::string_view source_name);
+// Scans the text without parsing it. Throws Error "<source_name>: line L, column C: JSON
+// nested deeper than 64 levels ..." at the bracket that opens level 65, and "...: a NUL byte
+// ..." at a NUL byte: nlohmann takes NUL for the end of the input, so a text with binary data
+// after a valid document would otherwise be read up to the NUL and the rest dropped.
+void check_text(std::string_view text, std::string_view source_name);
 
-// Parses `text`, refusing nesting beyond kMaxNesting (check_nesting) and a key repeated
+// Parses `text`, refusing a NUL byte and nesting beyond kMaxNesting (check_text) and a key repeated
 // within one object (nlohmann keeps the last one silently); syntax errors name
 // `source_name`, the line and column, and explain NaN/Infinity.
 Json parse(std::string_view text, std::string_view source_name);

@@ -11,6 +11,7 @@
 
 #include "diffphys/error.hpp"
 #include "math/rotation.hpp"
+#include "model/scale_limits.hpp"
 
 namespace diffphys {
 namespace {
@@ -227,6 +228,9 @@ Scene ModelBuilder::build() const {
   if (!(solver.restitution_threshold >= 0)) throw Error(message("solver: restitution_threshold must be non-negative, got ", solver.restitution_threshold));
   if (solver.stabilization_iterations < 0) throw Error(message("solver: stabilization_iterations must be non-negative, got ", solver.stabilization_iterations));
   if (!(solver.stabilization_tolerance > 0)) throw Error(message("solver: stabilization_tolerance must be positive, got ", solver.stabilization_tolerance));
+  if (!(solver.max_speed > 0)) throw Error(message("solver: max_speed must be positive, got ", solver.max_speed));
+  if (!(solver.max_angular_speed > 0))
+    throw Error(message("solver: max_angular_speed must be positive, got ", solver.max_angular_speed));
 
   std::set<std::string> names{"world"};
   std::map<const ConvexMesh*, int> mesh_index;  // model.meshes entry of each distinct mesh
@@ -267,6 +271,7 @@ Scene ModelBuilder::build() const {
     const std::size_t b = k + 1;
     const std::string item = "body '" + spec.name + "'";
     if (spec.name.empty()) throw Error(message("body #", b, ": a body needs a name"));
+    if (spec.name == "world") throw Error(message(item, ": the name 'world' is reserved for body 0, the world"));
     if (!names.insert(spec.name).second) throw Error(message(item, ": duplicate body name"));
     require_finite(spec.position, item, "position");
     const Quat orientation = require_rotation(spec.orientation, item, "orientation");
@@ -520,6 +525,7 @@ Scene ModelBuilder::build() const {
   if (solver.formulation == Formulation::Convex) add_compliance_slices(scene, compliance);
   validate_params(model, scene.params);
   validate_state(model, state);
+  validate_scales(model, scene.params, state);
   return scene;
 }
 

@@ -165,7 +165,8 @@ void SceneReader::read_solver(const Json& object, const std::string& path, Model
   check_keys(object, path,
              {"coordinates", "formulation", "compliance", "type", "max_iterations", "tolerance", "friction_directions", "contact_margin",
               "contact_erp", "penetration_slop", "restitution_threshold",
-              "stabilization_iterations", "stabilization_tolerance", "warm_start", "time_of_impact"});
+              "stabilization_iterations", "stabilization_tolerance", "warm_start", "time_of_impact",
+              "max_speed", "max_angular_speed"});
   const auto field = [&](const char* key) { return key_path(path, key); };
   if (object.contains("warm_start")) solver.warm_start = read_bool(object["warm_start"], field("warm_start"));
   if (object.contains("time_of_impact"))
@@ -230,6 +231,9 @@ void SceneReader::read_solver(const Json& object, const std::string& path, Model
   if (object.contains("stabilization_tolerance"))
     solver.stabilization_tolerance =
         read_number(object["stabilization_tolerance"], field("stabilization_tolerance"));
+  if (object.contains("max_speed")) solver.max_speed = read_number(object["max_speed"], field("max_speed"));
+  if (object.contains("max_angular_speed"))
+    solver.max_angular_speed = read_number(object["max_angular_speed"], field("max_angular_speed"));
 }
 
 // "ground": true (the plane z = 0), false (none), one plane object, or an array of them.

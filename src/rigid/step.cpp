@@ -2,8 +2,9 @@
 //
 // The step reads as its stages: body quantities → contacts → free velocity → rows (joints,
 // limits, servos, contacts) → mixed-LCP solve → integrate (bounces at their time of impact,
-// rigid/time_of_impact.hpp) → joint projection. Buffers live in the Workspace and are
-// reused, so after the first steps of a scene nothing allocates.
+// rigid/time_of_impact.hpp) → joint projection → state health (rigid/state_health.hpp).
+// Buffers live in the Workspace and are reused, so after the first steps of a scene nothing
+// allocates.
 #include <algorithm>
 #include <cmath>
 
@@ -17,6 +18,7 @@
 #include "rigid/inequality_rows.hpp"
 #include "rigid/integrate.hpp"
 #include "rigid/joints.hpp"
+#include "rigid/state_health.hpp"
 #include "rigid/step_workspace.hpp"
 #include "solve/convex.hpp"
 #include "solve/mlcp.hpp"
@@ -78,7 +80,9 @@ StepStatus step(const Model& model, const Params& params, const State& state_in,
     // Joint coordinates (rigid/articulated.hpp): no contacts, no rows, joints exact.
     ws.contacts.clear();
     ws.rows.clear();
-    return rigid::step_reduced(model, params, state_in, controls, state_out, ws.articulated);
+    StepStatus status = rigid::step_reduced(model, params, state_in, controls, state_out, ws.articulated);
+    rigid::check_state_health(model, state_out, status);
+    return status;
   }
   if (model.solver.formulation == Formulation::Convex && model.layout.compliance_time_constant[0] < 0)
     throw Error(message("step: the model '", model.name,
@@ -176,6 +180,7 @@ StepStatus step(const Model& model, const Params& params, const State& state_in,
   status.contact_count = static_cast<int>(ws.contacts.size());
   status.row_count = static_cast<int>(ws.rows.size());
   status.joint_error = joint_error;
+  rigid::check_state_health(model, state_out, status);
   return status;
 }
 

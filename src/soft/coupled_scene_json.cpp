@@ -195,7 +195,7 @@ CoupledSystem parse_coupled_scene(std::string_view text, const std::string& sour
     reader.fail(coupling.contains("substeps") ? path + ".substeps" : "soft.dt",
                 message("the soft dt (", spec.dt, " s) must be a whole number of rigid steps (rigid dt ", model.dt, " s)"));
 
-  soft::SoftBuild built = soft::build_soft(spec);
+  soft::SoftBuild built = soft::build_soft_scene(spec, source);
   system.rigid_model = std::move(rigid.model);
   system.rigid_params = std::move(rigid.params);
   system.rigid_state = std::move(rigid.state);

@@ -1,6 +1,7 @@
 // soft/soft_scene_json.cpp — reading soft scene files (nlohmann::json) into a SoftSpec.
 // Every key is checked (unknown keys and duplicates are errors), every error names the
-// source and the JSON path; the physical checks stay in build_soft().
+// source and the JSON path; the physical checks stay in build_soft() (build_soft_scene()
+// prefixes its messages with the source).
 #include "diffphys/soft_scene.hpp"
 
 #include <algorithm>
@@ -216,7 +217,12 @@ class Reader : json::Reader {
       if (!meshes[i].contains("file") || !meshes[i].contains("material")) fail(p, "\"file\" and \"material\" are required");
       std::filesystem::path file = text(meshes[i].at("file"), p + ".file");
       if (file.is_relative()) file = std::filesystem::path(base_) / file;
-      const TetMesh mesh = load_tet_mesh(file.string());
+      TetMesh mesh;
+      try {
+        mesh = load_tet_mesh(file.string());
+      } catch (const Error& error) {
+        fail(p + ".file", error.what());  // the mesh's message names its own file and line, not the scene's item
+      }
       const int material = material_index(tet_names, meshes[i].at("material"), p + ".material", "tet");
       const Vector3 offset = meshes[i].contains("offset") ? vector3(meshes[i].at("offset"), p + ".offset") : Vector3{0, 0, 0};
       const std::size_t first = spec.nodes.size();
@@ -345,6 +351,14 @@ SoftSpec load_soft_scene(const std::string& path) {
   std::ostringstream text;
   text << file.rdbuf();
   return parse_soft_scene(text.str(), path, std::filesystem::path(path).parent_path().string());
+}
+
+SoftBuild build_soft_scene(const SoftSpec& spec, const std::string& source) {
+  try {
+    return build_soft(spec);
+  } catch (const Error& error) {
+    throw Error(message(source, ": ", error.what()));
+  }
 }
 
 bool is_soft_scene_file(const std::string& path) {
