@@ -36,7 +36,7 @@ std::filesystem::path write_input_file(std::string_view bytes, std::string_view 
 
 void read_scene(std::string_view bytes) { parse_scene(bytes, kSourceName); }
 // `diffphys info` on a soft scene: parse, then build the model.
-void read_soft(std::string_view bytes) { soft::build_soft(soft::parse_soft_scene(bytes, kSource)); }
+void read_soft(std::string_view bytes) { soft::build_soft_scene(soft::parse_soft_scene(bytes, kSource), kSource); }
 void read_coupled(std::string_view bytes) { parse_coupled_scene(bytes, kSource); }
 void read_urdf(std::string_view bytes) { parse_urdf(bytes, kSourceName); }
 void read_mjcf(std::string_view bytes) { parse_mjcf(bytes, kSourceName); }
@@ -49,7 +49,7 @@ void read_tet(std::string_view bytes) {
   soft::SoftSpec spec;
   spec.tet_materials.push_back({});
   soft::add_tet_mesh(spec, mesh, 0);
-  soft::build_soft(spec);
+  soft::build_soft_scene(spec, kSource);
 }
 
 constexpr std::array kReaders{
