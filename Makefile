@@ -39,7 +39,11 @@ test-long: test
 # ASan runtime LD_PRELOADed, and PyTorch's and NumPy's own allocations then flood the report.
 SANITIZE_DIR ?= build-sanitize
 SANITIZE_CXX ?= clang++-16
-SANITIZE_ENV = ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1:check_initialization_order=1 \
+# The sanitizers' runtime does not find Debian's llvm-symbolizer (package llvm) by itself and
+# then prints bare addresses: named here, reports give function, file and line.
+SANITIZE_SYMBOLIZER ?= $(shell command -v llvm-symbolizer-16 || command -v llvm-symbolizer)
+SANITIZE_ENV = ASAN_SYMBOLIZER_PATH=$(SANITIZE_SYMBOLIZER) \
+  ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1:check_initialization_order=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   LSAN_OPTIONS=suppressions=$(CURDIR)/fuzz/lsan.supp:print_suppressions=0
 FUZZ_SECONDS ?= 60
