@@ -60,7 +60,7 @@ TEST_P(ReaderRegressions, EveryInputLoadsOrIsRefusedByName) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fuzz, ReaderRegressions, ::testing::ValuesIn(readers().begin(), readers().end()),
-                         [](const ::testing::TestParamInfo<Reader>& info) { return std::string(info.param.name); });
+                         [](const ::testing::TestParamInfo<Reader>& test) { return std::string(test.param.name); });
 
 }  // namespace
 }  // namespace diffphys::fuzz
