@@ -7,6 +7,7 @@
 // poses, agreement with independent distance computations (golden-section search, exact
 // box–box distance) and collide(b, a) mirroring collide(a, b).
 #include "collision/narrow_phase.hpp"
+#include "collision/contact_kernels.hpp"
 
 #include <gtest/gtest.h>
 
@@ -884,8 +885,9 @@ TEST_P(NarrowPhaseRandomPoses, AgreeWithReferenceDistancesAndMirrorUnderSwap) {
           // (two points, so the manifold does not flicker; collision/contact_kernels.hpp):
           // its gap and points may then differ from the exact closest pair by up to that
           // tolerance, kRelativeTieTolerance (1e-6) of the shapes' size.
-          const double tie_slack =
-              type_b == ShapeType::Box ? 1e-6 * std::max({a.size.x, a.size.y, b.size.x, b.size.y, b.size.z}) : 0.0;
+          const double tie_slack = type_b == ShapeType::Box ? collision::detail::kRelativeTieTolerance *
+                                                                  std::max({a.size.x, a.size.y, b.size.x, b.size.y, b.size.z})
+                                                            : 0.0;
           EXPECT_NEAR(min_gap, reference.gap, 1e-7 + tie_slack);
           // The deepest contact joins the two closest surface points.
           const ContactPoint& deepest =

@@ -604,11 +604,13 @@ int main(int argc, char** argv) {
       ->default_val(1e-4)
       ->check(finite_number_above(0.0, true));
   gradcheck->add_option("--state-epsilon", gradcheck_options.state_epsilon,
-                        "Step of the fourth-order central differences for the initial state and controls")
+                        "First step of the fourth-order central differences for the initial state and controls "
+                        "(a gradient that disagrees at it is retried at h·2^k, k = −3…10, keeping the most stable)")
       ->default_val(1e-6)
       ->check(finite_number_above(0.0, false));
   gradcheck->add_option("--param-epsilon", gradcheck_options.param_epsilon,
-                        "Step for parameters, relative to their size (at least 1e-7; this value itself at 0)")
+                        "First step for parameters, relative to their size (at least 1e-7; this value itself at 0; "
+                        "searched like --state-epsilon)")
       ->default_val(1e-5)
       ->check(finite_number_above(0.0, false));
   gradcheck->add_flag("--failures-only", gradcheck_options.only_failures, "Print only the disagreeing rows");

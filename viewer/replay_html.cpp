@@ -100,7 +100,8 @@ void check_soft_trajectory(const nlohmann::json& trajectory, const std::string& 
       if (!body.is_object() || !body.contains("name") || !body["name"].is_string() || !body.contains("position") ||
           !is_number_array(body["position"], 3) || !body.contains("orientation") || !is_number_array(body["orientation"], 4))
         throw Error(message(where, ".bodies[", b, "] needs \"name\", \"position\" [x, y, z] and \"orientation\" [w, x, y, z], got ",
-                            shortened(body)));      check_unit_quaternion(body["orientation"], message(where, ".bodies[", b, "]"));
+                            shortened(body)));
+      check_unit_quaternion(body["orientation"], message(where, ".bodies[", b, "]"));
     }
   }
 }

@@ -380,6 +380,19 @@ Vec3T<T> box_corner(const BoxFrame<T>& box, int index) {
   const Vec3T<T> local = box_corner(box.half, index);
   return box.center + box.axis[0] * local.x + box.axis[1] * local.y + box.axis[2] * local.z;
 }
+// Box edge `id` in the world: id = 4·axis + bits, bit i (1 or 2) selecting the + side of
+// axis (axis + i) mod 3; the edge runs along `axis` from its − end to its + end.
+template <typename T>
+void box_edge(const BoxFrame<T>& box, int id, Vec3T<T>& start, Vec3T<T>& end) {
+  const int axis = id / 4;
+  Vec3T<T> middle = box.center;
+  for (int i = 1; i <= 2; ++i) {
+    const int other = (axis + i) % 3;
+    middle += box.axis[other] * ((id & i) ? box.half[other] : -box.half[other]);
+  }
+  start = middle - box.axis[axis] * box.half[axis];
+  end = middle + box.axis[axis] * box.half[axis];
+}
 template <typename T>
 BoxClosestPair<T> closest_points_of_disjoint_boxes(const BoxFrame<T>& a, const BoxFrame<T>& b) {
   BoxClosestPair<T> best;
@@ -398,22 +411,12 @@ BoxClosestPair<T> closest_points_of_disjoint_boxes(const BoxFrame<T>& a, const B
     consider(corner_a, clamp_into(b, corner_a), 3120 + vertex);
     consider(clamp_into(a, corner_b), corner_b, 3128 + vertex);
   }
-  const auto edge = [](const BoxFrame<T>& box, int id, Vec3T<T>& start, Vec3T<T>& end) {
-    const int axis = id / 4;
-    Vec3T<T> middle = box.center;
-    for (int i = 1; i <= 2; ++i) {
-      const int other = (axis + i) % 3;
-      middle += box.axis[other] * ((id & i) ? box.half[other] : -box.half[other]);
-    }
-    start = middle - box.axis[axis] * box.half[axis];
-    end = middle + box.axis[axis] * box.half[axis];
-  };
   for (int edge_a = 0; edge_a < 12; ++edge_a) {
     Vec3T<T> a_start, a_end;
-    edge(a, edge_a, a_start, a_end);
+    box_edge(a, edge_a, a_start, a_end);
     for (int edge_b = 0; edge_b < 12; ++edge_b) {
       Vec3T<T> b_start, b_end;
-      edge(b, edge_b, b_start, b_end);
+      box_edge(b, edge_b, b_start, b_end);
       const SegmentClosestPoints<T> closest = closest_points_of_segments(a_start, a_end, b_start, b_end);
       consider(closest.on_first, closest.on_second, 2880 + 12 * edge_a + edge_b);
     }

@@ -535,17 +535,11 @@ void box_box(const PosedShapeT<T>& shape_a, const PosedShapeT<T>& shape_b, doubl
     const auto supporting_edge = [&contact_normal](const BoxFrame<T>& box, int edge_axis,
                                                    double direction, Vec3T<T>& edge_start,
                                                    Vec3T<T>& edge_end) {
-      Vec3T<T> middle = box.center;
-      int edge_bits = 0;
-      for (int i = 1; i <= 2; ++i) {
-        const int other = (edge_axis + i) % 3;
-        const double side = side_of(direction * dot(box.axis[other], contact_normal));
-        middle += box.axis[other] * (side * box.half[other]);
-        if (side > 0.0) edge_bits |= i;
-      }
-      edge_start = middle - box.axis[edge_axis] * box.half[edge_axis];
-      edge_end = middle + box.axis[edge_axis] * box.half[edge_axis];
-      return 4 * edge_axis + edge_bits;
+      int edge_id = 4 * edge_axis;
+      for (int i = 1; i <= 2; ++i)
+        if (side_of(direction * dot(box.axis[(edge_axis + i) % 3], contact_normal)) > 0.0) edge_id |= i;
+      box_edge(box, edge_id, edge_start, edge_end);
+      return edge_id;
     };
     Vec3T<T> a_start, a_end, b_start, b_end;
     const int edge_id_a = supporting_edge(a, edge_axis_a, -1.0, a_start, a_end);
@@ -635,18 +629,17 @@ void box_box(const PosedShapeT<T>& shape_a, const PosedShapeT<T>& shape_b, doubl
     // The incident face's clipped part is beyond the margin although the separation along
     // the axis is not (its closest part lies outside the reference face's prism): report
     // the incident box's deepest vertex so the pair is not missed.
-    const auto incident_corner = [&incident](int vertex) { return box_corner(incident, vertex); };
     int deepest_vertex = 0;
     T deepest_gap = T(kInfinity);
     for (int vertex = 0; vertex < 8; ++vertex) {
-      const T gap = dot(reference_normal, incident_corner(vertex) - reference_center);
+      const T gap = dot(reference_normal, box_corner(incident, vertex) - reference_center);
       if (gap < deepest_gap) {
         deepest_gap = gap;
         deepest_vertex = vertex;
       }
     }
     if (deepest_gap >= margin) return;
-    contacts.add(make_contact(incident_corner(deepest_vertex), deepest_gap,
+    contacts.add(make_contact(box_corner(incident, deepest_vertex), deepest_gap,
                               3024 + 8 * (face_pair / 6) + deepest_vertex));
     return;
   }
