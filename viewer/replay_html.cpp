@@ -36,6 +36,22 @@ void check_unit_quaternion(const nlohmann::json& orientation, const std::string&
 
 std::string shortened(const nlohmann::json& value) { return json::describe(value); }
 
+// The path (e.g. ".frames[3].contacts[0].impulse") of the first null in `value`, or "" if it
+// has none: a writer's NaN or infinity, wherever it sits (velocities, contacts, energies, the
+// loss curve, the model block), is refused, not drawn or plotted as garbage. Recursion is
+// bounded by json::parse's nesting limit (64).
+std::string first_null(const nlohmann::json& value, const std::string& path) {
+  if (value.is_null()) return path.empty() ? "the document" : path;
+  if (value.is_array()) {
+    for (std::size_t i = 0; i < value.size(); ++i)
+      if (std::string found = first_null(value[i], message(path, "[", i, "]")); !found.empty()) return found;
+  } else if (value.is_object()) {
+    for (const auto& [key, item] : value.items())
+      if (std::string found = first_null(item, path.empty() ? key : path + "." + key); !found.empty()) return found;
+  }
+  return "";
+}
+
 // Frame f's time (`where` names it in messages): a number, not before the previous frame's.
 double checked_frame_time(const nlohmann::json& frame, const std::string& where, std::size_t f, double previous_time) {
   if (!frame.is_object() || !frame.contains("time") || !frame["time"].is_number())
@@ -129,8 +145,16 @@ void check_trajectory(std::string_view trajectory_json, std::string_view source_
       dt != trajectory.end() && (!dt->is_number() || !(dt->get<double>() > 0.0)))
     throw Error(message(source, ": \"dt\" is ", shortened(*dt), ", expected the time step in seconds (> 0)"));
   const auto format = trajectory.find("format");
-  if (format != trajectory.end() &&
-      (*format == "diffphys-soft-trajectory" || *format == "diffphys-coupled-trajectory")) {
+  const bool soft = format != trajectory.end() &&
+                    (*format == "diffphys-soft-trajectory" || *format == "diffphys-coupled-trajectory");
+  // Soft and coupled files write a fixed obstacle's "frame" as null: there only the frames
+  // are searched.
+  const std::string null_at =
+      soft ? (trajectory.contains("frames") ? first_null(trajectory["frames"], "frames") : "") : first_null(trajectory, "");
+  if (!null_at.empty())
+    throw Error(message(source, ": ", null_at, " is null, where a number was written (a non-finite value: "
+                        "NaN or infinity); the trajectory is not one the page can draw"));
+  if (soft) {
     check_soft_trajectory(trajectory, source, *format == "diffphys-coupled-trajectory");
     return;
   }
