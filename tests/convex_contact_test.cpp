@@ -29,6 +29,7 @@ using testing::box_body;
 using testing::error_of;
 using testing::joint_spec;
 using testing::servo_spec;
+using testing::slope_travel;
 using testing::solve_dual_by_gauss_seidel;
 using testing::sphere_body;
 
@@ -55,31 +56,6 @@ TEST(ConvexContact, RestingSphereSinksBySpringPenetration) {
   }
 }
 
-// A box on a slope whose downhill direction is at `heading` about z: displacement along the
-// slope after `seconds`, starting at rest.
-double slope_travel(double slope_angle, double heading, double friction, double seconds) {
-  ModelBuilder builder = convex_builder();
-  const Vec3 normal{std::sin(slope_angle) * std::cos(heading), std::sin(slope_angle) * std::sin(heading),
-                    std::cos(slope_angle)};
-  builder.add_ground_plane(normal, 0.0);
-  builder.world_friction = friction;
-  // The box's z axis along the normal, turned about it by 0.3 rad so that no face edge lines
-  // up with the downhill direction.
-  const Vec3 z{0, 0, 1};
-  const Vec3 axis = cross(z, normal);
-  const Quat tilt = norm(axis) > 0 ? Quat::from_axis_angle(normalized(axis), slope_angle) : Quat{};
-  BodySpec box = box_body("box", normal * 0.05, {0.1, 0.15, 0.05}, 2.0);
-  box.orientation = tilt * Quat::from_axis_angle(z, 0.3);
-  box.friction = friction;
-  builder.add_body(box);
-  const Scene scene = builder.build();
-  Simulator simulator(scene.model, scene.params, scene.state);
-  const int steps = static_cast<int>(std::lround(seconds / scene.model.dt));
-  for (int i = 0; i < steps; ++i) EXPECT_TRUE(simulator.step().converged) << "step " << i;
-  const Vec3 downhill = normalized(Vec3{0, 0, -1} - normal * dot(Vec3{0, 0, -1}, normal));
-  return dot(simulator.state().position[1] - scene.state.position[1], downhill);
-}
-
 // Isotropic friction (the elliptic cone): at headings 0°, 10° and 45°, a box sticks below
 // tan θ = μ and slides with g(sin θ − μ cos θ) above it. Semi-implicit Euler from rest covers
 // a h² N(N+1)/2 in N steps; the regularised stick creeps at κ g sin θ h (about 3e-6 m in 2 s).
@@ -88,13 +64,17 @@ TEST(ConvexContact, FrictionOnAnInclineIsTheSameAtEveryHeading) {
   for (const double heading_degrees : {0.0, 10.0, 45.0}) {
     const double heading = heading_degrees * std::numbers::pi / 180.0;
     const double stick_angle = std::atan(0.9 * mu);
-    EXPECT_LT(std::abs(slope_travel(stick_angle, heading, mu, 2.0)), 2e-5) << "heading " << heading_degrees;
+    int unconverged = 0;
+    EXPECT_LT(std::abs(slope_travel(convex_builder(), stick_angle, heading, mu, 2.0, unconverged)), 2e-5)
+        << "heading " << heading_degrees;
     const double slide_angle = std::atan(1.5 * mu);
     const double acceleration = g * (std::sin(slide_angle) - mu * std::cos(slide_angle));
     const int steps = 1000;
     const double expected = acceleration * h * h * steps * (steps + 1) / 2.0;
-    EXPECT_NEAR(slope_travel(slide_angle, heading, mu, steps * h), expected, 2e-3 * expected)
+    EXPECT_NEAR(slope_travel(convex_builder(), slide_angle, heading, mu, steps * h, unconverged), expected,
+                2e-3 * expected)
         << "heading " << heading_degrees;
+    EXPECT_EQ(unconverged, 0) << "heading " << heading_degrees;
   }
 }
 

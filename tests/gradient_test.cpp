@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <numbers>
 #include <fstream>
 #include <sstream>
 #include <random>
@@ -306,6 +307,27 @@ TEST(Gradient, SphereSlidingWithFrictionMatchesCentralDifferences) {
   builder.add_body(ball);
   Case c{builder.build(), {}, 100};
   EXPECT_GT(expect_gradients_match_central_differences(c, 1e-5, 4), 10);
+}
+
+// The slip-aligned pyramid (rigid/inequality_rows.hpp) turns with the contact's slip: a
+// spinning sphere thrown across a slope whose downhill is at 30° about z slides along a
+// curving slip, then rolls; the pyramid's axes, and their derivatives through the free
+// velocity, the contact offset and the normal, change every step.
+TEST(Gradient, SphereSlidingAcrossATurnedSlopeWithSpinMatchesCentralDifferences) {
+  ModelBuilder builder;
+  builder.dt = 1e-2;
+  const double slope = 0.3, heading = std::numbers::pi / 6;
+  const Vec3 normal{std::sin(slope) * std::cos(heading), std::sin(slope) * std::sin(heading), std::cos(slope)};
+  builder.add_ground_plane(normal, 0.0);
+  BodySpec ball = sphere_body("ball", normal * 0.1, 0.1, 1.0);
+  ball.linear_velocity = cross(normal, Vec3{std::cos(heading), std::sin(heading), 0}) * 1.2;
+  ball.angular_velocity = {2.0, -1.0, 0.5};
+  ball.friction = 0.2;
+  builder.world_friction = 0.2;
+  builder.add_body(ball);
+  ASSERT_TRUE(builder.solver.slip_aligned_friction);
+  Case c{builder.build(), {}, 100};
+  EXPECT_GT(expect_gradients_match_central_differences(c, 1e-5, 7), 10);
 }
 
 TEST(Gradient, BoxRestingAndPushedMatchesCentralDifferences) {

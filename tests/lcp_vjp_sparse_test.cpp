@@ -29,6 +29,10 @@ Scene settled_pile() {
   builder.name = "small_pile";
   builder.dt = 1e-3;
   builder.solver.type = SolverType::ProjectedGaussSeidel;
+  // The fixed pyramid: the pile this test was measured on. With the slip-aligned default, the
+  // active system PGS's inexact answer leaves is worse conditioned (measured: KLU's relative
+  // residual up to 3e-11, the two LUs 7e-9 apart), which says nothing about either LU.
+  builder.solver.slip_aligned_friction = false;
   builder.world_friction = 0.5;
   builder.add_ground_plane();
   const double wall_center = kInnerHalfWidth + kWallHalfThickness;

@@ -201,6 +201,52 @@ INSTANTIATE_TEST_SUITE_P(Friction, Incline,
                          ::testing::Values(InclineCase{1.2, 4}, InclineCase{0.5, 4}, InclineCase{0.8, 8},
                                            InclineCase{2.0, 8}, InclineCase{0.0, 4}));
 
+// The default pyramid follows the slip (solver.slip_aligned_friction, rigid/inequality_rows.hpp):
+// at headings 0°, 10° and 45° a box sticks below tan θ = μ and slides with g(sin θ − μ cos θ)
+// above it, as the convex formulation's elliptic cone does (convex_contact_test.cpp).
+// Semi-implicit Euler from rest covers a h² N(N+1)/2 in N steps.
+TEST(InclineAtAnyHeading, DefaultPyramidSticksBelowTheFrictionAngleAndSlidesAtGSinMinusMuCos) {
+  const double mu = 0.5, g = 9.81, h = 1e-3;
+  ModelBuilder defaults;
+  defaults.dt = h;
+  ASSERT_TRUE(defaults.solver.slip_aligned_friction);
+  ASSERT_EQ(defaults.solver.formulation, Formulation::Complementarity);
+  ASSERT_EQ(defaults.solver.friction_directions, 4);
+  for (const double heading_degrees : {0.0, 10.0, 45.0}) {
+    const double heading = heading_degrees * std::numbers::pi / 180.0;
+    int unconverged = 0;
+    EXPECT_LT(std::abs(testing::slope_travel(defaults, std::atan(0.9 * mu), heading, mu, 2.0, unconverged)), 1e-6)
+        << "heading " << heading_degrees;
+    const double slide_angle = std::atan(1.5 * mu);
+    const double acceleration = g * (std::sin(slide_angle) - mu * std::cos(slide_angle));
+    const int steps = 1000;
+    const double expected = acceleration * h * h * steps * (steps + 1) / 2.0;
+    EXPECT_NEAR(testing::slope_travel(defaults, slide_angle, heading, mu, steps * h, unconverged), expected,
+                1e-3 * expected)
+        << "heading " << heading_degrees;
+    EXPECT_EQ(unconverged, 0) << "heading " << heading_degrees;
+  }
+}
+
+// What the slip-aligned pyramid mends: with a fixed basis, the 4-direction pyramid is a square
+// inscribed in Coulomb's circle and holds 0.9 μλ_n only within 6.8° of one of its vertices, so
+// the same box slides at 0.9 μ at some heading (and sticks at others).
+TEST(InclineAtAnyHeading, FixedPyramidDependsOnTheHeading) {
+  const double mu = 0.5;
+  ModelBuilder fixed;
+  fixed.solver.slip_aligned_friction = false;
+  double least = 1e9, most = 0.0;
+  for (int heading_degrees = 0; heading_degrees < 90; heading_degrees += 15) {
+    int unconverged = 0;
+    const double travel = std::abs(testing::slope_travel(fixed, std::atan(0.9 * mu),
+                                                         heading_degrees * std::numbers::pi / 180.0, mu, 1.0, unconverged));
+    least = std::min(least, travel);
+    most = std::max(most, travel);
+  }
+  EXPECT_GT(most, 1e-2);
+  EXPECT_GT(most, 100 * least);
+}
+
 TEST(RestingBox, MovesLessThanAMillimetreInTenSeconds) {
   ModelBuilder builder;
   builder.dt = 1e-2;

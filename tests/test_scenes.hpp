@@ -139,6 +139,33 @@ void run(const Scene& scene, int steps, Observe&& observe, std::vector<double> c
   }
 }
 
+// A box (half extents 0.1 × 0.15 × 0.05 m, 2 kg) released at rest on a slope of
+// `slope_angle` whose downhill direction is at `heading` about z, turned 0.3 rad about the
+// normal so that no face edge lines up with downhill; friction μ on box and slope, the rest
+// from `builder` (dt, solver). Returns the displacement along the slope after `seconds`;
+// adds the steps that did not converge to `unconverged_steps`.
+inline double slope_travel(ModelBuilder builder, double slope_angle, double heading, double friction,
+                           double seconds, int& unconverged_steps) {
+  const Vec3 normal{std::sin(slope_angle) * std::cos(heading), std::sin(slope_angle) * std::sin(heading),
+                    std::cos(slope_angle)};
+  builder.add_ground_plane(normal, 0.0);
+  builder.world_friction = friction;
+  const Vec3 z{0, 0, 1};
+  const Vec3 axis = cross(z, normal);
+  const Quat tilt = norm(axis) > 0 ? Quat::from_axis_angle(normalized(axis), slope_angle) : Quat{};
+  BodySpec box = box_body("box", normal * 0.05, {0.1, 0.15, 0.05}, 2.0);
+  box.orientation = tilt * Quat::from_axis_angle(z, 0.3);
+  box.friction = friction;
+  builder.add_body(box);
+  const Scene scene = builder.build();
+  Simulator simulator(scene.model, scene.params, scene.state);
+  const int steps = static_cast<int>(std::lround(seconds / scene.model.dt));
+  for (int i = 0; i < steps; ++i)
+    if (!simulator.step().converged) ++unconverged_steps;
+  const Vec3 downhill = normalized(Vec3{0, 0, -1} - normal * dot(Vec3{0, 0, -1}, normal));
+  return dot(simulator.state().position[1] - scene.state.position[1], downhill);
+}
+
 }  // namespace diffphys::testing
 
 namespace diffphys::testing {

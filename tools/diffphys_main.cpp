@@ -399,7 +399,8 @@ void print_rigid_info(const std::string& heading, const Scene& scene) {
             << "; formulation " << (solver.formulation == Formulation::Convex ? "convex" : "complementarity")
             << "; solver " << solver_name(solver) << ": max_iterations "
             << solver.max_iterations << ", tolerance " << format_number(solver.tolerance)
-            << ", friction_directions " << solver.friction_directions << ", contact_margin "
+            << ", friction_directions " << solver.friction_directions << " ("
+            << (solver.slip_aligned_friction ? "slip-aligned" : "fixed") << "), contact_margin "
             << format_number(solver.contact_margin) << " m, contact_erp "
             << format_number(solver.contact_erp) << ", penetration_slop "
             << format_number(solver.penetration_slop) << " m, restitution_threshold "

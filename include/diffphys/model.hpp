@@ -163,6 +163,11 @@ struct SolverSettings {
   int max_iterations = 100;        // interior point: Newton iterations; PGS: sweeps
   double tolerance = 1e-10;        // on the mixed-LCP residual, a velocity (m/s; solve/mlcp.hpp)
   int friction_directions = 4;     // edges of the polyhedral friction cone (even, >= 4)
+  // Complementarity: the pyramid's first direction follows the contact's tangential slip under
+  // the free motion, so that friction opposing a slip meets μλ_n at any heading (the pyramid
+  // is otherwise a polygon inscribed in Coulomb's circle); false: a fixed basis of the normal.
+  // rigid/inequality_rows.hpp, docs/simulation.md.
+  bool slip_aligned_friction = true;
   double contact_margin = 0.01;    // contacts are generated when the gap is below this, m
   double contact_erp = 0.2;        // fraction of penetration removed per step (contacts only)
   // Complementarity: penetration tolerated before correction, m. Convex: the band above a

@@ -163,7 +163,7 @@ ModelBuilder SceneReader::read(const Json& root, ItemLocations& locations) const
 void SceneReader::read_solver(const Json& object, const std::string& path, ModelBuilder& builder) const {
   SolverSettings& solver = builder.solver;
   check_keys(object, path,
-             {"coordinates", "formulation", "compliance", "type", "max_iterations", "tolerance", "friction_directions", "contact_margin",
+             {"coordinates", "formulation", "compliance", "type", "max_iterations", "tolerance", "friction_directions", "slip_aligned_friction", "contact_margin",
               "contact_erp", "penetration_slop", "restitution_threshold",
               "stabilization_iterations", "stabilization_tolerance", "warm_start", "time_of_impact",
               "max_speed", "max_angular_speed"});
@@ -216,6 +216,8 @@ void SceneReader::read_solver(const Json& object, const std::string& path, Model
   if (object.contains("friction_directions"))
     solver.friction_directions =
         read_int(object["friction_directions"], field("friction_directions"));
+  if (object.contains("slip_aligned_friction"))
+    solver.slip_aligned_friction = read_bool(object["slip_aligned_friction"], field("slip_aligned_friction"));
   if (object.contains("contact_margin"))
     solver.contact_margin = read_number(object["contact_margin"], field("contact_margin"));
   if (object.contains("contact_erp"))

@@ -49,6 +49,25 @@ DirectionWeights friction_direction(const SolverSettings& solver, int k) {
   return {std::cos(k * sector), std::sin(k * sector)};
 }
 
+FrictionTangents friction_tangents(const SolverSettings& solver, const Vec3& normal, int body_a, int body_b,
+                                   const Vec3& offset_a, const Vec3& offset_b, std::span<const double> free_velocity) {
+  FrictionTangents axes;
+  const auto velocity = [&](int body, int part) { return solve::read_vec3(free_velocity, 6 * body + part); };
+  axes.relative_free_velocity = velocity(body_a, 0) + cross(velocity(body_a, 3), offset_a) - velocity(body_b, 0) -
+                                cross(velocity(body_b, 3), offset_b);
+  const Vec3 slip = axes.relative_free_velocity - normal * dot(normal, axes.relative_free_velocity);
+  axes.slip_speed = norm(slip);
+  axes.slip_aligned = solver.slip_aligned_friction && solver.formulation == Formulation::Complementarity &&
+                      axes.slip_speed > kSlipAlignmentSpeed;
+  if (axes.slip_aligned) {
+    axes.tangent1 = slip / axes.slip_speed;
+    axes.tangent2 = cross(normal, axes.tangent1);
+  } else {
+    orthonormal_basis(normal, axes.tangent1, axes.tangent2);
+  }
+  return axes;
+}
+
 void append_limit_rows(const Model& model, const Params& params, const State& state, const BodyDynamics& bodies,
                        std::vector<ConstraintRow>& rows, std::vector<LimitRowSource>& sources) {
   sources.clear();
@@ -184,8 +203,9 @@ void append_contact_rows(const Model& model, const Params& params, const State& 
     rows.push_back(normal_row);
     if (!(friction > 0)) continue;
 
-    Vec3 tangent1, tangent2;
-    orthonormal_basis(contact.normal, tangent1, tangent2);
+    const FrictionTangents axes =
+        friction_tangents(solver, contact.normal, contact.body_a, contact.body_b, offset_a, offset_b, free_velocity);
+    const Vec3 &tangent1 = axes.tangent1, &tangent2 = axes.tangent2;
     const int first_direction = normal_index + 1;
     for (int k = 0; k < directions; ++k) {
       const DirectionWeights weights = friction_direction(solver, k);

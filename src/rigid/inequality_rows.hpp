@@ -41,6 +41,25 @@ struct DirectionWeights {
 };
 DirectionWeights friction_direction(const SolverSettings& solver, int k);
 
+// The tangent axes (t₁, t₂) of a contact's friction group. With solver.slip_aligned_friction in
+// the complementarity formulation, t₁ is the direction of the contact's tangential relative
+// velocity under the free motion, s = (I − n nᵀ)(v_a + ω_a × o_a − v_b − ω_b × o_b)|free, and
+// t₂ = n × t₁: the pyramid then has a vertex opposite the slip, and a sliding contact meets
+// exactly μλ_n at any heading (for a point contact without rotation, the slip after the step
+// is parallel to s: v⁺ = s − μλ_n ŝ/m). The idea is Bullet's first friction direction along
+// the lateral relative velocity. Where |s| ≤ kSlipAlignmentSpeed, and otherwise, the axes are
+// orthonormal_basis(n): the demand on friction there is far inside the cone (it cancels
+// less than |s|), so the pyramid's heading does not change the step.
+inline constexpr double kSlipAlignmentSpeed = 1e-6;  // m/s
+struct FrictionTangents {
+  Vec3 tangent1, tangent2;
+  bool slip_aligned = false;
+  Vec3 relative_free_velocity;  // v_a + ω_a × o_a − v_b − ω_b × o_b under the free motion
+  double slip_speed = 0.0;      // |s|
+};
+FrictionTangents friction_tangents(const SolverSettings& solver, const Vec3& normal, int body_a, int body_b,
+                                   const Vec3& offset_a, const Vec3& offset_b, std::span<const double> free_velocity);
+
 // Servos (Degrave et al. 2019): target rate ω* = clamp(gain·(target − q), ±max_velocity);
 // a bounded group {+J_dof (rhs ω*), −J_dof (rhs −ω*); γ} with impulse bound max_torque·h.
 void append_servo_rows(const Model& model, const Params& params, const State& state,
