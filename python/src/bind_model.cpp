@@ -38,11 +38,15 @@ void bind_model(py::module_& module) {
 
   py::enum_<ShapeType> shape_type(module, "ShapeType",
                                   "Collision shape: Sphere (radius), Box (half extents), Capsule (radius, "
-                                  "half length along local z), Plane (static bodies only, normal +z).");
+                                  "half length along local z), Cylinder (radius, half length along local z), "
+                                  "Plane (static bodies only, normal +z), ConvexMesh (a hull from an OBJ or STL "
+                                  "file in a scene file; its scale is the size parameter).");
   shape_type.value("Sphere", ShapeType::Sphere)
       .value("Box", ShapeType::Box)
       .value("Capsule", ShapeType::Capsule)
-      .value("Plane", ShapeType::Plane);
+      .value("Cylinder", ShapeType::Cylinder)
+      .value("Plane", ShapeType::Plane)
+      .value("ConvexMesh", ShapeType::ConvexMesh);
   accept_names(shape_type, "shape type");
 
   py::enum_<JointType> joint_type(module, "JointType", "Joint kinds and their degrees of freedom.");

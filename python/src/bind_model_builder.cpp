@@ -41,16 +41,16 @@ Spec spec_from_keywords(const py::kwargs& fields) {
 void bind_model_builder(py::module_& module) {
   py::class_<ShapeSpec> shape_spec(module, "ShapeSpec",
                                    "A collision shape in its body's frame. Fields: name, type (ShapeType or "
-                                   "'sphere'/'box'/'capsule'/'plane'), position, orientation (w, x, y, z), radius, "
+                                   "'sphere'/'box'/'capsule'/'cylinder'/'plane'), position, orientation (w, x, y, z), radius, "
                                    "half_extents, half_length, collision_group, collision_mask.");
   init_from_keywords(shape_spec, "ShapeSpec");
   shape_spec.def_readwrite("name", &ShapeSpec::name)
       .def_readwrite("type", &ShapeSpec::type)
       .def_readwrite("position", &ShapeSpec::position, "In the body frame, m.")
       .def_readwrite("orientation", &ShapeSpec::orientation, "In the body frame (w, x, y, z).")
-      .def_readwrite("radius", &ShapeSpec::radius, "Sphere, capsule, m.")
+      .def_readwrite("radius", &ShapeSpec::radius, "Sphere, capsule, cylinder, m.")
       .def_readwrite("half_extents", &ShapeSpec::half_extents, "Box, m.")
-      .def_readwrite("half_length", &ShapeSpec::half_length, "Capsule: half the segment along local z, m.")
+      .def_readwrite("half_length", &ShapeSpec::half_length, "Capsule: half the segment along local z; cylinder: half its length along local z, m.")
       .def_readwrite("collision_group", &ShapeSpec::collision_group)
       .def_readwrite("collision_mask", &ShapeSpec::collision_mask);
 

@@ -281,6 +281,27 @@ def test_convex_formulation_from_python():
         builder.set_compliance("floor", 1e-3)
 
 
+def test_cylinder_from_python_and_mesh_shapes_read_back():
+    """A cylinder built from Python lies on the ground at its radius; a scene's convex meshes
+    read back as ShapeType.ConvexMesh; the hard contact's friction follows the slip by default."""
+    builder = dp.ModelBuilder()
+    builder.dt = 0.01
+    assert builder.solver.slip_aligned_friction
+    builder.add_ground_plane()
+    can = dp.ShapeSpec(type="cylinder", radius=0.05, half_length=0.15)
+    half_turn = math.sqrt(0.5)
+    builder.add_body(dp.BodySpec(name="can", position=[0, 0, 0.2], orientation=[half_turn, 0, half_turn, 0],
+                                 density=700.0, shapes=[can]))
+    scene = builder.build()
+    assert scene.model.shapes[1].type == dp.ShapeType.Cylinder
+    simulator = dp.Simulator(scene.model, scene.params, scene.state)
+    for _ in range(200):
+        assert simulator.step().converged
+    assert simulator.state.position[1][2] == pytest.approx(0.05, abs=1e-3)
+    meshes = dp.load_scene(SCENES / "mesh_shapes.json")
+    assert {shape.type for shape in meshes.model.shapes} >= {dp.ShapeType.ConvexMesh, dp.ShapeType.Box}
+
+
 def test_trajectory_recorder(tmp_path, falling_ball):
     simulator = dp.Simulator(falling_ball.model, falling_ball.params, falling_ball.state)
     recorder = dp.TrajectoryRecorder(falling_ball.model)
