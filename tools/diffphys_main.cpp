@@ -606,13 +606,14 @@ int main(int argc, char** argv) {
       ->check(finite_number_above(0.0, true));
   gradcheck->add_option("--state-epsilon", gradcheck_options.state_epsilon,
                         "First step of the fourth-order central differences for the initial state and controls "
-                        "(a gradient that disagrees at it is retried at h·2^k, k = −3…10, keeping the most stable)")
-      ->default_val(1e-6)
+                        "(a gradient that disagrees at it is retried at h·2^k, k = −3…10, keeping the most stable; "
+                        "small, because a contact rollout's loss is rough at larger steps: docs/gradients.md)")
+      ->default_val(1e-7)
       ->check(finite_number_above(0.0, false));
   gradcheck->add_option("--param-epsilon", gradcheck_options.param_epsilon,
                         "First step for parameters, relative to their size (at least 1e-7; this value itself at 0; "
                         "searched like --state-epsilon)")
-      ->default_val(1e-5)
+      ->default_val(1e-7)
       ->check(finite_number_above(0.0, false));
   gradcheck->add_flag("--failures-only", gradcheck_options.only_failures, "Print only the disagreeing rows");
   gradcheck
