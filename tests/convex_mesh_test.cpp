@@ -807,6 +807,29 @@ TEST(ConvexMeshGradient, MeshBoxRestingAndPushedMatchesCentralDifferences) {
   EXPECT_TRUE(has_entry(report, "shape/brick/0/scale"));
 }
 
+// A hull of `points` (scale 1.2, friction 0.3 with the ground) launched along the ground at
+// (1.5, 0.3) m/s, spinning at 1 rad/s about z, with the given friction pyramid.
+Scene sliding_spinning_hull(const std::string& name, const std::vector<Vec3>& points, bool slip_aligned_friction) {
+  ModelBuilder builder;
+  builder.dt = 1e-2;
+  builder.solver.slip_aligned_friction = slip_aligned_friction;
+  builder.add_ground_plane();
+  builder.world_friction = 0.3;
+  BodySpec body;
+  body.name = name;
+  body.position = {0, 0, 0.05};
+  body.linear_velocity = {1.5, 0.3, 0};
+  body.angular_velocity = {0, 0, 1.0};
+  body.friction = 0.3;
+  ShapeSpec shape;
+  shape.type = ShapeType::ConvexMesh;
+  shape.mesh = std::make_shared<const ConvexMesh>(convex_hull(points, name));
+  shape.scale = 1.2;
+  body.shapes.push_back(shape);
+  builder.add_body(body);
+  return builder.build();
+}
+
 // A hull on four base corners that slides *and spins* is statically indeterminate: the split
 // of its weight among the corners is not unique. With the default slip-aligned pyramids
 // (rigid/inequality_rows.hpp) each corner's friction follows its own slip, so the total
@@ -820,24 +843,7 @@ TEST(ConvexMeshGradient, HullSlidingAndSpinningMatchesCentralDifferences) {
   // A wedge-like hull launched along the ground: it slides on its base face.
   const std::vector<Vec3> points = {{-0.15, -0.1, -0.05}, {0.15, -0.1, -0.05}, {-0.15, 0.1, -0.05},
                                     {0.15, 0.1, -0.05},   {-0.1, 0.0, 0.08},   {0.12, 0.02, 0.06}};
-  ModelBuilder builder;
-  builder.dt = 1e-2;
-  builder.solver.slip_aligned_friction = false;
-  builder.add_ground_plane();
-  BodySpec body;
-  body.name = "wedge";
-  body.position = {0, 0, 0.05};
-  body.linear_velocity = {1.5, 0.3, 0};
-  body.angular_velocity = {0, 0, 1.0};
-  body.friction = 0.3;
-  builder.world_friction = 0.3;
-  ShapeSpec shape;
-  shape.type = ShapeType::ConvexMesh;
-  shape.mesh = std::make_shared<const ConvexMesh>(convex_hull(points, "wedge"));
-  shape.scale = 1.2;
-  body.shapes.push_back(shape);
-  builder.add_body(body);
-  const Scene scene = builder.build();
+  const Scene scene = sliding_spinning_hull("wedge", points, false);
   EXPECT_EQ(steps_in_contact(scene, 60, 3), 60);
   const GradientCheckReport report = check(scene, 60, 6, 1e-4);
   EXPECT_GT(report.entries.size(), 10u);
@@ -889,24 +895,8 @@ TEST(ConvexMeshGradient, TripodSlidingAndSpinningWithSlipAlignedFrictionMatchesC
   // and while it slides and spins each corner's slip, and so its pyramid's axes, point a
   // different way and turn every step.
   const std::vector<Vec3> points = {{-0.15, -0.1, -0.05}, {0.15, -0.1, -0.05}, {0.0, 0.15, -0.05}, {0.0, 0.0, 0.08}};
-  ModelBuilder builder;
-  builder.dt = 1e-2;
-  ASSERT_TRUE(builder.solver.slip_aligned_friction);
-  builder.add_ground_plane();
-  builder.world_friction = 0.3;
-  BodySpec body;
-  body.name = "tripod";
-  body.position = {0, 0, 0.05};
-  body.linear_velocity = {1.5, 0.3, 0};
-  body.angular_velocity = {0, 0, 1.0};
-  body.friction = 0.3;
-  ShapeSpec shape;
-  shape.type = ShapeType::ConvexMesh;
-  shape.mesh = std::make_shared<const ConvexMesh>(convex_hull(points, "tripod"));
-  shape.scale = 1.2;
-  body.shapes.push_back(shape);
-  builder.add_body(body);
-  Scene scene = builder.build();
+  Scene scene = sliding_spinning_hull("tripod", points, true);
+  ASSERT_TRUE(scene.model.solver.slip_aligned_friction);
   // Start on the base: the body origin is the centroid, the base 0.05·1.2 below the file's origin.
   scene.state.position[1].z = scene.model.meshes[0].centroid.z + 0.06;
   EXPECT_EQ(steps_in_contact(scene, 60, 3), 60);
