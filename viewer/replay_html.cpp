@@ -36,7 +36,7 @@ void check_unit_quaternion(const nlohmann::json& orientation, const std::string&
 
 std::string shortened(const nlohmann::json& value) { return json::describe(value); }
 
-// The path (e.g. ".frames[3].contacts[0].impulse") of the first null in `value`, or "" if it
+// The path (e.g. "frames[3].contacts[0].impulse") of the first null in `value`, or "" if it
 // has none: a writer's NaN or infinity, wherever it sits (velocities, contacts, energies, the
 // loss curve, the model block), is refused, not drawn or plotted as garbage. Recursion is
 // bounded by json::parse's nesting limit (64).
