@@ -92,7 +92,7 @@ constexpr const char* kGoodScene = R"({
   "dt": 0.002,
   "gravity": [0, 0, -9.0],
   "solver": {"type": "pgs", "max_iterations": 50, "tolerance": 1e-8, "friction_directions": 8,
-             "contact_margin": 0.02, "contact_erp": 0.3, "penetration_slop": 0.001,
+             "slip_aligned_friction": false, "contact_margin": 0.02, "contact_erp": 0.3, "penetration_slop": 0.001,
              "restitution_threshold": 0.05, "stabilization_iterations": 3,
              "stabilization_tolerance": 1e-9},
   "world": {"friction": 0.9, "restitution": 0.1},
@@ -130,6 +130,7 @@ TEST(SceneJson, GoodSceneMapsOntoTheModel) {
   EXPECT_EQ(model.solver.max_iterations, 50);
   EXPECT_DOUBLE_EQ(model.solver.tolerance, 1e-8);
   EXPECT_EQ(model.solver.friction_directions, 8);
+  EXPECT_FALSE(model.solver.slip_aligned_friction);
   EXPECT_DOUBLE_EQ(model.solver.contact_margin, 0.02);
   EXPECT_DOUBLE_EQ(model.solver.contact_erp, 0.3);
   EXPECT_DOUBLE_EQ(model.solver.penetration_slop, 0.001);
