@@ -5,9 +5,20 @@
 #include <sys/resource.h>
 
 #include <cmath>
+#include <string>
 
 #include "diffphys/rollout.hpp"
 #include "test_scenes.hpp"
+
+// Under AddressSanitizer (make sanitize) resident memory also holds its shadow memory and the
+// quarantine of freed blocks (measured: 468 MB for this test), so the bound is not checked.
+#if defined(__SANITIZE_ADDRESS__)
+#define DIFFPHYS_UNDER_ADDRESS_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DIFFPHYS_UNDER_ADDRESS_SANITIZER 1
+#endif
+#endif
 
 namespace diffphys {
 namespace {
@@ -46,7 +57,11 @@ TEST(RolloutMemory, HundredThousandStepChainDifferentiatesUnderTwoHundredMegabyt
   });
   EXPECT_EQ(gradients.health.first_non_finite_step, -1);
   EXPECT_GT(std::abs(gradients.param(scene.model, "gravity")[2]), 0.0);
+#ifndef DIFFPHYS_UNDER_ADDRESS_SANITIZER
   EXPECT_LT(peak_resident_megabytes(), 200.0);
+#else
+  RecordProperty("peak_resident_megabytes_under_address_sanitizer", std::to_string(peak_resident_megabytes()));
+#endif
 }
 
 }  // namespace
