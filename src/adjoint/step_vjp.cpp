@@ -426,6 +426,18 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
         return adjoint.linear_a - adjoint.linear_b + cross(adjoint.angular_a, offset_a) - cross(adjoint.angular_b, offset_b);
       };
       normal_adjoint += reverse_point_row(n, normal_row);
+      // Reverse of u = v_a + ω_a × o_a − v_b − ω_b × o_b for the adjoint ū: the velocities'
+      // adjoints go to `target` (body k's linear part at stride·k, its angular part 3 after),
+      // the offsets' to o_a, o_b. angular_a, angular_b: the ω the forward used.
+      const auto reverse_relative_velocity = [&](const Vec3& adjoint, const Vec3& angular_a, const Vec3& angular_b,
+                                                 std::span<double> target, int stride) {
+        add_vec3(target, stride * contact.body_a, adjoint);
+        add_vec3(target, stride * contact.body_a + 3, cross(offset_a, adjoint));
+        add_vec3(target, stride * contact.body_b, -adjoint);
+        add_vec3(target, stride * contact.body_b + 3, -cross(offset_b, adjoint));
+        offset_a_adjoint += cross(adjoint, angular_a);
+        offset_b_adjoint -= cross(adjoint, angular_b);
+      };
       // Normal rhs (rigid/inequality_rows.cpp): speculative, bounce, or gap correction.
       const ConstraintRow& forward_normal = record.rows[row];
       const double normal_velocity = dot(forward_normal.linear_a, state_in.linear_velocity[a]) +
@@ -472,13 +484,8 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
                                               const Vec3& linear_b, const Vec3& angular_b, std::span<double> target,
                                               int stride) {
           const double velocity_adjoint = -speed_adjoint;
-          add_vec3(target, stride * contact.body_a, n * velocity_adjoint);
-          add_vec3(target, stride * contact.body_a + 3, cross(offset_a, n) * velocity_adjoint);
-          add_vec3(target, stride * contact.body_b, n * -velocity_adjoint);
-          add_vec3(target, stride * contact.body_b + 3, cross(offset_b, n) * -velocity_adjoint);
+          reverse_relative_velocity(n * velocity_adjoint, angular_a, angular_b, target, stride);
           normal_adjoint += (linear_a + cross(angular_a, offset_a) - linear_b - cross(angular_b, offset_b)) * velocity_adjoint;
-          offset_a_adjoint += cross(n, angular_a) * velocity_adjoint;
-          offset_b_adjoint -= cross(n, angular_b) * velocity_adjoint;
         };
         reverse_normal_speed(impact.start_speed, state_in.linear_velocity[a], state_in.angular_velocity[a],
                              state_in.linear_velocity[b], state_in.angular_velocity[b],
@@ -500,15 +507,11 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
           add_restitution_adjoint(normal_row.rhs * -normal_velocity);
           // v_n = n·(v_a + ω_a × o_a − v_b − ω_b × o_b) at the start of the step.
           const double velocity_adjoint = -restitution * normal_row.rhs;
-          out.add_linear(contact.body_a, n * velocity_adjoint);
-          out.add_angular(contact.body_a, cross(offset_a, n) * velocity_adjoint);
-          out.add_linear(contact.body_b, n * -velocity_adjoint);
-          out.add_angular(contact.body_b, cross(offset_b, n) * -velocity_adjoint);
+          reverse_relative_velocity(n * velocity_adjoint, state_in.angular_velocity[a], state_in.angular_velocity[b],
+                                    state_adjoint.subspan(6), kBodyTangent);
           const Vec3 relative_velocity = state_in.linear_velocity[a] + cross(state_in.angular_velocity[a], offset_a) -
                                          state_in.linear_velocity[b] - cross(state_in.angular_velocity[b], offset_b);
           normal_adjoint += relative_velocity * velocity_adjoint;
-          offset_a_adjoint += cross(n, state_in.angular_velocity[a]) * velocity_adjoint;
-          offset_b_adjoint -= cross(n, state_in.angular_velocity[b]) * velocity_adjoint;
           }  // else rhs = 0, a constant
         } else if (convex) {
           add_compliant_target_adjoint();
@@ -547,14 +550,10 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
           const Vec3& relative = axes.relative_free_velocity;
           const Vec3 relative_adjoint = slip_adjoint - n * dot(n, slip_adjoint);
           normal_adjoint -= slip_adjoint * dot(n, relative) + relative * dot(n, slip_adjoint);
-          // u = v_a + ω_a × o_a − v_b − ω_b × o_b, all under the free motion.
-          const int free_a = static_cast<int>(6 * a), free_b = static_cast<int>(6 * b);
-          add_vec3(vjp.free_velocity_adjoint, free_a, relative_adjoint);
-          add_vec3(vjp.free_velocity_adjoint, free_a + 3, cross(offset_a, relative_adjoint));
-          add_vec3(vjp.free_velocity_adjoint, free_b, -relative_adjoint);
-          add_vec3(vjp.free_velocity_adjoint, free_b + 3, -cross(offset_b, relative_adjoint));
-          offset_a_adjoint += cross(relative_adjoint, read_vec3(record.free_velocity, free_a + 3));
-          offset_b_adjoint -= cross(relative_adjoint, read_vec3(record.free_velocity, free_b + 3));
+          // u under the free motion.
+          reverse_relative_velocity(relative_adjoint, read_vec3(record.free_velocity, static_cast<int>(6 * a + 3)),
+                                    read_vec3(record.free_velocity, static_cast<int>(6 * b + 3)),
+                                    vjp.free_velocity_adjoint, 6);
         } else {
           Mat3 dt1_dn, dt2_dn;
           basis_jacobians(n, dt1_dn, dt2_dn);

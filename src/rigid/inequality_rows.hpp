@@ -47,9 +47,10 @@ DirectionWeights friction_direction(const SolverSettings& solver, int k);
 // t₂ = n × t₁: the pyramid then has a vertex opposite the slip, and a sliding contact meets
 // exactly μλ_n at any heading (for a point contact without rotation, the slip after the step
 // is parallel to s: v⁺ = s − μλ_n ŝ/m). The idea is Bullet's first friction direction along
-// the lateral relative velocity. Where |s| ≤ kSlipAlignmentSpeed, and otherwise, the axes are
-// orthonormal_basis(n): the demand on friction there is far inside the cone (it cancels
-// less than |s|), so the pyramid's heading does not change the step.
+// the lateral relative velocity. Where |s| ≤ kSlipAlignmentSpeed the axes are
+// orthonormal_basis(n), as they are with the alignment off or in the convex formulation: the
+// demand on friction there is far inside the cone (it cancels less than |s|), so the
+// pyramid's heading does not change the step.
 inline constexpr double kSlipAlignmentSpeed = 1e-6;  // m/s
 struct FrictionTangents {
   Vec3 tangent1, tangent2;
