@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "collision/box_features.hpp"
 #include "collision/contact_kernels.hpp"
 #include "collision/detect_contacts.hpp"
 #include "collision/narrow_phase.hpp"
@@ -290,55 +291,73 @@ bool sphere_contact_geometry(const Model& model, const Params& params, const Sta
   return true;
 }
 
-}  // namespace
-
-ContactGeometryJacobian contact_geometry_jacobian(const Model& model, const Params& params,
-                                                  const State& state, const Contact& contact) {
-  {
-    ContactGeometryJacobian closed_form;
-    if (sphere_contact_geometry(model, params, state, contact, closed_form)) return closed_form;
+// The derivatives of a dual contact point.
+void fill_from_point(const collision::ContactPointT<GeometryDual>& point, ContactGeometryJacobian& jacobian) {
+  for (int j = 0; j < kContactGeometryInputs; ++j) {
+    const auto column = static_cast<std::size_t>(j);
+    for (int k = 0; k < 3; ++k) {
+      jacobian.position[k][j] = point.position[k].derivative[column];
+      jacobian.normal[k][j] = point.normal[k].derivative[column];
+    }
+    jacobian.gap[j] = point.gap.derivative[column];
   }
-  return contact_geometry_jacobian_dual(model, params, state, contact);
+  jacobian.found = true;
 }
 
-namespace {
-
-// The dual narrow phase of shapes a and b at `state`: the Jacobians of every point it reports,
-// with their features; returns the count.
-int pair_geometry_jacobians_dual(const Model& model, const Params& params, const State& state, int shape_a_index,
-                                 int shape_b_index, int features[collision::kMaxPairContacts],
+// The dual narrow phase of the posed shapes a and b: the Jacobians of every point it
+// reports, with their features; returns the count.
+int pair_geometry_jacobians_dual(const collision::PosedShapeT<GeometryDual>& shape_a,
+                                 const collision::PosedShapeT<GeometryDual>& shape_b, const SolverSettings& solver,
+                                 int features[collision::kMaxPairContacts],
                                  ContactGeometryJacobian jacobians[collision::kMaxPairContacts]) {
-  const collision::PosedShapeT<GeometryDual> shape_a = pose_shape_with_tangents(
-      model, params, state, shape_a_index, kBodyATranslationInput, kShapeASizeInput);
-  const collision::PosedShapeT<GeometryDual> shape_b = pose_shape_with_tangents(
-      model, params, state, shape_b_index, kBodyBTranslationInput, kShapeBSizeInput);
   collision::ContactPointT<GeometryDual> points[collision::kMaxPairContacts];
   const int count =
-      collision::collide(shape_a, shape_b, model.solver.contact_margin, points, collision::pair_contact_limit(model.solver));
+      collision::collide(shape_a, shape_b, solver.contact_margin, points, collision::pair_contact_limit(solver));
   for (int i = 0; i < count; ++i) {
-    const collision::ContactPointT<GeometryDual>& point = points[i];
-    ContactGeometryJacobian& jacobian = jacobians[i];
-    for (int j = 0; j < kContactGeometryInputs; ++j) {
-      const auto column = static_cast<std::size_t>(j);
-      for (int k = 0; k < 3; ++k) {
-        jacobian.position[k][j] = point.position[k].derivative[column];
-        jacobian.normal[k][j] = point.normal[k].derivative[column];
-      }
-      jacobian.gap[j] = point.gap.derivative[column];
-    }
-    jacobian.found = true;
-    features[i] = point.feature;
+    fill_from_point(points[i], jacobians[i]);
+    features[i] = points[i].feature;
   }
   return count;
 }
 
+// A box–box or box–plane contact straight from its feature (collision/box_features.hpp),
+// without the narrow phase's search; false for the pairs and features it does not cover.
+bool box_feature_geometry(const collision::PosedShapeT<GeometryDual>& shape_a,
+                          const collision::PosedShapeT<GeometryDual>& shape_b, int feature,
+                          ContactGeometryJacobian& jacobian) {
+  collision::ContactPointT<GeometryDual> point;
+  if (!collision::box_contact_from_feature(shape_a, shape_b, feature, point)) return false;
+  fill_from_point(point, jacobian);
+  return true;
+}
+
 }  // namespace
+
+ContactGeometryJacobian contact_geometry_jacobian(const Model& model, const Params& params,
+                                                  const State& state, const Contact& contact) {
+  ContactGeometryJacobian jacobian;
+  if (sphere_contact_geometry(model, params, state, contact, jacobian)) return jacobian;
+  const collision::PosedShapeT<GeometryDual> shape_a = pose_shape_with_tangents(
+      model, params, state, contact.shape_a, kBodyATranslationInput, kShapeASizeInput);
+  const collision::PosedShapeT<GeometryDual> shape_b = pose_shape_with_tangents(
+      model, params, state, contact.shape_b, kBodyBTranslationInput, kShapeBSizeInput);
+  if (box_feature_geometry(shape_a, shape_b, contact.feature, jacobian)) return jacobian;
+  int features[collision::kMaxPairContacts];
+  ContactGeometryJacobian jacobians[collision::kMaxPairContacts];
+  const int count = pair_geometry_jacobians_dual(shape_a, shape_b, model.solver, features, jacobians);
+  for (int i = 0; i < count; ++i)
+    if (features[i] == contact.feature) return jacobians[i];
+  return {};
+}
 
 ContactGeometryJacobian contact_geometry_jacobian_dual(const Model& model, const Params& params,
                                                        const State& state, const Contact& contact) {
   int features[collision::kMaxPairContacts];
   ContactGeometryJacobian jacobians[collision::kMaxPairContacts];
-  const int count = pair_geometry_jacobians_dual(model, params, state, contact.shape_a, contact.shape_b, features, jacobians);
+  const int count = pair_geometry_jacobians_dual(
+      pose_shape_with_tangents(model, params, state, contact.shape_a, kBodyATranslationInput, kShapeASizeInput),
+      pose_shape_with_tangents(model, params, state, contact.shape_b, kBodyBTranslationInput, kShapeBSizeInput),
+      model.solver, features, jacobians);
   for (int i = 0; i < count; ++i)
     if (features[i] == contact.feature) return jacobians[i];
   return {};
@@ -350,8 +369,12 @@ const ContactGeometryJacobian& ContactGeometryAtState::jacobian(const Contact& c
   if (contact.shape_a != shape_a_ || contact.shape_b != shape_b_) {
     shape_a_ = contact.shape_a;
     shape_b_ = contact.shape_b;
-    count_ = pair_geometry_jacobians_dual(model_, params_, state_, shape_a_, shape_b_, features_, pair_);
+    posed_a_ = pose_shape_with_tangents(model_, params_, state_, shape_a_, kBodyATranslationInput, kShapeASizeInput);
+    posed_b_ = pose_shape_with_tangents(model_, params_, state_, shape_b_, kBodyBTranslationInput, kShapeBSizeInput);
+    count_ = -1;  // the pair's whole dual narrow phase not run yet
   }
+  if (box_feature_geometry(posed_a_, posed_b_, contact.feature, single_)) return single_;
+  if (count_ < 0) count_ = pair_geometry_jacobians_dual(posed_a_, posed_b_, model_.solver, features_, pair_);
   for (int i = 0; i < count_; ++i)
     if (features_[i] == contact.feature) return pair_[i];
   single_ = {};  // found = false, as contact_geometry_jacobian_dual

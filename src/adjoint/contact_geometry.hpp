@@ -2,10 +2,12 @@
 // normal, gap) with respect to the two body poses and the two shape sizes, for the
 // backward pass.
 //
-// The narrow phase (collision/narrow_phase.hpp) is re-run on Dual<18> (or, for a sphere
-// against a sphere, plane or box, its formulas are differentiated in closed form) at the state that
-// produced the contact; its discrete decisions are taken on the values, so the contact set
-// is held fixed and the derivatives are those of the smooth geometry of that feature pair.
+// The contact's geometry is evaluated on Dual<18> at the state that produced the contact:
+// a box–box or box–plane point straight from its feature id (collision/box_features.hpp),
+// other pairs by re-running the narrow phase (collision/narrow_phase.hpp) on dual numbers,
+// with its discrete decisions taken on the values; a sphere against a sphere, plane or box
+// is differentiated in closed form instead. The contact set is so held fixed and the
+// derivatives are those of the smooth geometry of that feature pair.
 //
 // Inputs, in this order (the 18 columns of every Jacobian row):
 //   [0, 3)   δp_a: translation of shape a's body, world, m
@@ -25,6 +27,7 @@
 #include "diffphys/model.hpp"
 #include "diffphys/params.hpp"
 #include "diffphys/state.hpp"
+#include "math/dual.hpp"
 
 namespace diffphys::adjoint {
 
@@ -44,24 +47,25 @@ struct ContactGeometryJacobian {
   bool found = false;
 };
 
-// Re-runs the narrow phase for `contact` (its shape_a, shape_b and feature) at `state` on
-// dual numbers and returns the derivatives of that contact's position, normal and gap.
+// Evaluates `contact` (its shape_a, shape_b and feature) at `state` on dual numbers (see
+// above) and returns the derivatives of that contact's position, normal and gap.
 // found = false (and all derivatives 0) when the pair no longer produces that feature —
 // which does not happen at the state that produced the contact, except at an exact tie
 // that one rounding of the dual arithmetic can flip.
 ContactGeometryJacobian contact_geometry_jacobian(const Model& model, const Params& params,
                                                   const State& state, const Contact& contact);
 
-// The same, always through the dual narrow phase. contact_geometry_jacobian takes closed
-// forms instead for a sphere against a sphere, a plane or a box (centre outside the box);
-// tests compare the two.
+// The same, always through the whole dual narrow phase. contact_geometry_jacobian takes
+// closed forms instead for a sphere against a sphere, a plane or a box (centre outside the
+// box) and the feature's own formula for a box against a box or a plane; tests compare them.
 ContactGeometryJacobian contact_geometry_jacobian_dual(const Model& model, const Params& params,
                                                        const State& state, const Contact& contact);
 
 // The Jacobians of the contacts found at one state, for the backward pass of a step. The
-// points of one shape pair (a manifold, adjacent in the step's contact list) share one dual
-// run of the narrow phase, where contact_geometry_jacobian runs it once per point: on a
-// box–box face that is the same run 4 to 8 times. Same results as contact_geometry_jacobian.
+// points of one shape pair (a manifold, adjacent in the step's contact list) share the
+// pair's posing on dual numbers and, for pairs that need it, one dual run of the narrow
+// phase, where contact_geometry_jacobian repeats both per point. Same results as
+// contact_geometry_jacobian.
 // Holds references to its arguments; allocates nothing.
 class ContactGeometryAtState {
  public:
@@ -74,8 +78,9 @@ class ContactGeometryAtState {
   const Model& model_;
   const Params& params_;
   const State& state_;
-  int shape_a_ = -1, shape_b_ = -1;  // the pair whose dual run is kept below
-  int count_ = 0;
+  int shape_a_ = -1, shape_b_ = -1;  // the pair posed and run below
+  collision::PosedShapeT<Dual<kContactGeometryInputs>> posed_a_, posed_b_;
+  int count_ = -1;  // points of the pair's dual narrow phase; −1 until it is run
   int features_[collision::kMaxPairContacts] = {};
   ContactGeometryJacobian pair_[collision::kMaxPairContacts];
   ContactGeometryJacobian single_;  // a closed form, or a feature the kept run lacks

@@ -1,0 +1,244 @@
+// collision/box_features.cpp — owns box_contact_from_feature (box_features.hpp): a box–box or
+// box–plane contact point rebuilt from the feature id narrow_phase.cpp gave it.
+//
+// The feature ids decoded here are written by narrow_phase.cpp's box_box and box_plane
+// (a change of numbering there must be made here too; tests/box_features_test.cpp compares
+// the two on every feature kind):
+//   box_plane:  the box vertex, 0..7.
+//   box_box:    40·face_pair + point, face_pair = 6·(6·[reference is b] + face_id(reference))
+//               + face_id(incident), face_id(axis, side) = 2·axis + [side < 0]; point 0..3 an
+//               incident-face vertex, 4 + 4·edge + plane an incident edge crossing a side
+//               plane of the reference face, 20 + 2·u_plane + (v_plane − 2) a reference
+//               corner (two side planes), 24..39 parallel side planes (not covered);
+//               2880 + 12·edge_a + edge_b two edges' closest points;
+//               3024 + 8·(face_pair / 6) + vertex the incident box's deepest vertex;
+//               3120 + vertex (of a) and 3128 + vertex (of b): a vertex and the other box.
+// Every formula below is the one box_box applies to that feature, written without the
+// decisions that chose it; decisions still left (a segment's clamping, a vertex clamped into
+// the other box) are taken on the values, as the narrow phase takes them.
+#include "collision/box_features.hpp"
+
+#include "collision/contact_kernels.hpp"
+#include "math/dual.hpp"
+
+namespace diffphys::collision {
+namespace {
+
+using namespace detail;
+
+// First id of each range of box_box's features (face pairs from 0: 40 ids for each of 72).
+constexpr int kEdgeEdgeFirst = 2880;
+constexpr int kDeepestVertexFirst = 3024;
+constexpr int kVertexOfAFirst = 3120;
+constexpr int kVertexOfBFirst = 3128;
+constexpr int kFeaturesEnd = 3136;
+
+// A face of a box named as narrow_phase.cpp's face_id: its axis and side (+1 or −1).
+struct BoxFace {
+  int axis = 0;
+  double side = 1.0;
+};
+BoxFace face_from_id(int id) { return {id / 2, (id % 2) != 0 ? -1.0 : 1.0}; }
+
+// The reference face of a face-pair feature, as box_box computes it.
+template <typename T>
+struct ReferenceFace {
+  Vec3T<T> normal, center;
+};
+template <typename T>
+ReferenceFace<T> reference_face(const BoxFrame<T>& reference, BoxFace face) {
+  const Vec3T<T> normal = reference.axis[face.axis] * face.side;
+  return {normal, reference.center + normal * reference.half[face.axis]};
+}
+
+// box_box's make_contact: a point of the incident box and its gap to the reference face.
+template <typename T>
+ContactPointT<T> face_contact(const ReferenceFace<T>& face, bool reference_is_b, const Vec3T<T>& on_incident,
+                              int feature) {
+  const T gap = dot(face.normal, on_incident - face.center);
+  const Vec3T<T> on_reference = on_incident - face.normal * gap;
+  const Vec3T<T> contact_normal = reference_is_b ? face.normal : -face.normal;
+  return {(on_incident + on_reference) * 0.5, contact_normal, gap, feature};
+}
+
+// Feature 40·face_pair + point of box_box.
+template <typename T>
+bool face_pair_contact(const BoxFrame<T>& a, const BoxFrame<T>& b, int feature, ContactPointT<T>& point) {
+  const int face_pair = feature / 40;
+  const int point_id = feature % 40;
+  const bool reference_is_b = face_pair / 6 >= 6;
+  const BoxFace reference_id = face_from_id((face_pair / 6) % 6);
+  const BoxFace incident_id = face_from_id(face_pair % 6);
+  const BoxFrame<T>& reference = reference_is_b ? b : a;
+  const BoxFrame<T>& incident = reference_is_b ? a : b;
+  const ReferenceFace<T> face = reference_face(reference, reference_id);
+
+  // The incident face: centre and half-edge vectors, vertex k as polygon[k] of box_box.
+  const Vec3T<T> incident_center =
+      incident.center + incident.axis[incident_id.axis] * (incident_id.side * incident.half[incident_id.axis]);
+  const int incident_u = (incident_id.axis + 1) % 3;
+  const int incident_v = (incident_id.axis + 2) % 3;
+  const Vec3T<T> half_u = incident.axis[incident_u] * incident.half[incident_u];
+  const Vec3T<T> half_v = incident.axis[incident_v] * incident.half[incident_v];
+  const auto incident_vertex = [&](int k) -> Vec3T<T> {
+    switch (k) {
+      case 0: return incident_center + half_u + half_v;
+      case 1: return incident_center - half_u + half_v;
+      case 2: return incident_center - half_u - half_v;
+      default: return incident_center + half_u - half_v;
+    }
+  };
+  // Side plane p of the reference face: dot(normal_p, x) ≤ offset_p inside.
+  const int reference_u = (reference_id.axis + 1) % 3;
+  const int reference_v = (reference_id.axis + 2) % 3;
+  const auto side_plane = [&](int plane, Vec3T<T>& normal, T& offset) {
+    const int axis = plane < 2 ? reference_u : reference_v;
+    const double sign = plane % 2 == 0 ? 1.0 : -1.0;
+    normal = reference.axis[axis] * sign;
+    offset = dot(normal, face.center) + reference.half[axis];
+  };
+
+  Vec3T<T> on_incident;
+  if (point_id < 4) {
+    on_incident = incident_vertex(point_id);
+  } else if (point_id < 20) {
+    // Incident edge `edge` (vertex edge → edge + 1) crossing side plane `plane`, as
+    // clip_polygon computes a crossing (the line is the same whichever piece was clipped).
+    const int edge = (point_id - 4) / 4;
+    const int plane = (point_id - 4) % 4;
+    Vec3T<T> plane_normal;
+    T plane_offset;
+    side_plane(plane, plane_normal, plane_offset);
+    const Vec3T<T> from = incident_vertex(edge);
+    const Vec3T<T> to = incident_vertex((edge + 1) % 4);
+    const T from_distance = dot(plane_normal, from) - plane_offset;
+    const T to_distance = dot(plane_normal, to) - plane_offset;
+    const T along = from_distance - to_distance;
+    if (!(absolute(value_of(along)) > 0.0)) return false;  // the edge parallel to the plane
+    on_incident = from + (to - from) * (from_distance / along);
+  } else if (point_id < 24) {
+    // The reference face's corner (side planes u and v) moved along the reference normal
+    // onto the incident face's plane.
+    const int u_plane = (point_id - 20) / 2;
+    const int v_plane = 2 + (point_id - 20) % 2;
+    const Vec3T<T> corner = face.center +
+                            reference.axis[reference_u] * ((u_plane == 0 ? 1.0 : -1.0) * reference.half[reference_u]) +
+                            reference.axis[reference_v] * ((v_plane == 2 ? 1.0 : -1.0) * reference.half[reference_v]);
+    const Vec3T<T>& incident_normal = incident.axis[incident_id.axis];
+    const T slope = dot(incident_normal, face.normal);
+    if (!(absolute(value_of(slope)) > 0.0)) return false;
+    on_incident = corner + face.normal * (dot(incident_normal, incident_center - corner) / slope);
+  } else {
+    return false;  // parallel side planes: only under rounding
+  }
+  point = face_contact(face, reference_is_b, on_incident, feature);
+  return true;
+}
+
+// The contact of a point of box a and a point of box b on disjoint boxes (box_box's
+// closest_points_of_disjoint_boxes): normal along their difference, gap their distance.
+template <typename T>
+bool closest_pair_contact(const Vec3T<T>& on_a, const Vec3T<T>& on_b, int feature, ContactPointT<T>& point) {
+  const T distance = norm(on_a - on_b);
+  if (!(value_of(distance) > kTinyLength)) return false;
+  point = {(on_a + on_b) * 0.5, (on_a - on_b) / distance, distance, feature};
+  return true;
+}
+
+// Feature 2880 + 12·edge_a + edge_b where the closest points lie within both edges: box_box's
+// edge–edge contact, or the disjoint boxes' closest pair on two edges.
+template <typename T>
+bool edge_edge_contact(const BoxFrame<T>& a, const BoxFrame<T>& b, int feature, ContactPointT<T>& point) {
+  const int edge_a = (feature - kEdgeEdgeFirst) / 12;
+  const int edge_b = (feature - kEdgeEdgeFirst) % 12;
+  Vec3T<T> a_start, a_end, b_start, b_end;
+  box_edge(a, edge_a, a_start, a_end);
+  box_edge(b, edge_b, b_start, b_end);
+  const SegmentClosestPoints<T> closest = closest_points_of_segments(a_start, a_end, b_start, b_end);
+  const Vec3T<T> axis_cross = cross(a.axis[edge_a / 4], b.axis[edge_b / 4]);
+  const T length = norm(axis_cross);
+  if (!(value_of(length) >= kParallelSine)) return false;
+  const Vec3T<T> axis = axis_cross / length;
+  const Vec3T<T> offset = a.center - b.center;
+  const Vec3T<T> normal = dot(axis, offset) < 0.0 ? -axis : axis;
+  const bool within_both_edges = closest.s > 0.0 && closest.s < 1.0 && closest.t > 0.0 && closest.t < 1.0;
+  // Clamped to an edge's end, the point is box_box's penetrating edge–edge contact (the gap
+  // the separation along the axis) or, at a rounding tie with a vertex, the disjoint boxes'
+  // closest pair (the gap their distance); the feature does not say which: not covered.
+  if (!within_both_edges) return false;
+  // The segment between the lines' closest points runs along the normal: its length along
+  // it is box_box's separation |offset·n| − r_a − r_b and, apart, the pair's distance.
+  point = {(closest.on_first + closest.on_second) * 0.5, normal, dot(closest.on_first - closest.on_second, normal),
+           feature};
+  return true;
+}
+
+template <typename T>
+bool box_box_contact(const PosedShapeT<T>& shape_a, const PosedShapeT<T>& shape_b, int feature,
+                     ContactPointT<T>& point) {
+  const BoxFrame<T> a = box_frame(shape_a);
+  const BoxFrame<T> b = box_frame(shape_b);
+  if (feature < 0) return false;
+  if (feature < kEdgeEdgeFirst) return face_pair_contact(a, b, feature, point);
+  if (feature < kDeepestVertexFirst) return edge_edge_contact(a, b, feature, point);
+  if (feature < kVertexOfAFirst) {
+    const int reference_face_id = (feature - kDeepestVertexFirst) / 8;  // face_pair / 6
+    const int vertex = (feature - kDeepestVertexFirst) % 8;
+    const bool reference_is_b = reference_face_id >= 6;
+    const ReferenceFace<T> face = reference_face(reference_is_b ? b : a, face_from_id(reference_face_id % 6));
+    point = face_contact(face, reference_is_b, box_corner(reference_is_b ? a : b, vertex), feature);
+    return true;
+  }
+  if (feature < kFeaturesEnd) {
+    // A vertex of one box and its closest point in the other (clamped in its frame).
+    const bool vertex_of_a = feature < kVertexOfBFirst;
+    const BoxFrame<T>& vertex_box = vertex_of_a ? a : b;
+    const BoxFrame<T>& other = vertex_of_a ? b : a;
+    const Vec3T<T> corner = box_corner(vertex_box, feature - (vertex_of_a ? kVertexOfAFirst : kVertexOfBFirst));
+    Vec3T<T> inside = other.center;
+    for (int k = 0; k < 3; ++k)
+      inside += other.axis[k] * std::clamp(dot(other.axis[k], corner - other.center), -other.half[k], other.half[k]);
+    return vertex_of_a ? closest_pair_contact(corner, inside, feature, point)
+                       : closest_pair_contact(inside, corner, feature, point);
+  }
+  return false;
+}
+
+// box_plane's contact of vertex `feature`.
+template <typename T>
+bool box_plane_contact(const PosedShapeT<T>& box, const PosedShapeT<T>& plane, int feature, ContactPointT<T>& point) {
+  if (feature < 0 || feature >= 8) return false;
+  const Vec3T<T> plane_normal = plane.rotation.col(2);
+  const Vec3T<T> corner = to_world(box, box_corner(box.size, feature));
+  const T height = dot(plane_normal, corner - plane.position);
+  point = {corner - plane_normal * (0.5 * height), plane_normal, height, feature};
+  return true;
+}
+
+// a first, in the narrow phase's canonical order (box before plane).
+template <typename T>
+bool ordered_contact(const PosedShapeT<T>& a, const PosedShapeT<T>& b, int feature, ContactPointT<T>& point) {
+  if (a.type != ShapeType::Box) return false;
+  if (b.type == ShapeType::Box) return box_box_contact(a, b, feature, point);
+  if (b.type == ShapeType::Plane) return box_plane_contact(a, b, feature, point);
+  return false;
+}
+
+}  // namespace
+
+template <typename T>
+bool box_contact_from_feature(const PosedShapeT<T>& a, const PosedShapeT<T>& b, int feature, ContactPointT<T>& point) {
+  if (a.type == ShapeType::Plane && b.type == ShapeType::Box) {  // collide's swapped order
+    if (!ordered_contact(b, a, feature, point)) return false;
+    point.normal = -point.normal;
+    return true;
+  }
+  return ordered_contact(a, b, feature, point);
+}
+
+template bool box_contact_from_feature<double>(const PosedShapeT<double>&, const PosedShapeT<double>&, int,
+                                               ContactPointT<double>&);
+template bool box_contact_from_feature<Dual<18>>(const PosedShapeT<Dual<18>>&, const PosedShapeT<Dual<18>>&, int,
+                                                 ContactPointT<Dual<18>>&);
+
+}  // namespace diffphys::collision
