@@ -1,6 +1,7 @@
 // adjoint/contact_geometry.cpp — owns the dual-number posing of a contact's two shapes and
 // the read-out of the contact's derivatives, and the closed forms that replace them for a
-// sphere against a sphere, a plane or a box; conventions in contact_geometry.hpp.
+// sphere against a sphere, a plane or a box (those of a box's face contact are in
+// box_contact_tangents.cpp); conventions in contact_geometry.hpp.
 //
 // Each shape is posed with pose_shape's double values, bit for bit, and the derivatives of
 // that pose with respect to its body's (p + δp, exp(δθ) ⊗ q) at δ = 0, written in closed
@@ -13,6 +14,7 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "adjoint/box_contact_tangents.hpp"
 #include "collision/box_features.hpp"
 #include "collision/contact_kernels.hpp"
 #include "collision/detect_contacts.hpp"
@@ -333,10 +335,27 @@ bool box_feature_geometry(const collision::PosedShapeT<GeometryDual>& shape_a,
 
 }  // namespace
 
+ContactShapeFrame contact_shape_frame(const Model& model, const Params& params, const State& state, int shape_index,
+                                      bool is_shape_a) {
+  const collision::PosedShape posed = collision::pose_shape(model, params, state, shape_index);
+  ContactShapeFrame frame;
+  frame.type = posed.type;
+  frame.center = posed.position;
+  for (int k = 0; k < 3; ++k) frame.axis[k] = posed.rotation.col(k);
+  frame.half = posed.size;
+  frame.body_origin = state.position[static_cast<std::size_t>(model.shapes[static_cast<std::size_t>(shape_index)].body)];
+  frame.pose_first = is_shape_a ? kBodyATranslationInput : kBodyBTranslationInput;
+  frame.size_first = is_shape_a ? kShapeASizeInput : kShapeBSizeInput;
+  return frame;
+}
+
 ContactGeometryJacobian contact_geometry_jacobian(const Model& model, const Params& params,
                                                   const State& state, const Contact& contact) {
   ContactGeometryJacobian jacobian;
   if (sphere_contact_geometry(model, params, state, contact, jacobian)) return jacobian;
+  if (box_face_contact_jacobian(contact, contact_shape_frame(model, params, state, contact.shape_a, true),
+                                contact_shape_frame(model, params, state, contact.shape_b, false), jacobian))
+    return jacobian;
   const collision::PosedShapeT<GeometryDual> shape_a = pose_shape_with_tangents(
       model, params, state, contact.shape_a, kBodyATranslationInput, kShapeASizeInput);
   const collision::PosedShapeT<GeometryDual> shape_b = pose_shape_with_tangents(
@@ -366,6 +385,13 @@ ContactGeometryJacobian contact_geometry_jacobian_dual(const Model& model, const
 const ContactGeometryJacobian& ContactGeometryAtState::jacobian(const Contact& contact) {
   single_ = {};
   if (sphere_contact_geometry(model_, params_, state_, contact, single_)) return single_;
+  if (contact.shape_a != frames_shape_a_ || contact.shape_b != frames_shape_b_) {
+    frames_shape_a_ = contact.shape_a;
+    frames_shape_b_ = contact.shape_b;
+    frame_a_ = contact_shape_frame(model_, params_, state_, contact.shape_a, true);
+    frame_b_ = contact_shape_frame(model_, params_, state_, contact.shape_b, false);
+  }
+  if (box_face_contact_jacobian(contact, frame_a_, frame_b_, single_)) return single_;
   if (contact.shape_a != shape_a_ || contact.shape_b != shape_b_) {
     shape_a_ = contact.shape_a;
     shape_b_ = contact.shape_b;

@@ -47,6 +47,20 @@ struct ContactGeometryJacobian {
   bool found = false;
 };
 
+// One shape of a contact posed as the forward pass posed it, with the columns of its inputs
+// (shape a's or shape b's of contact_geometry.hpp).
+struct ContactShapeFrame {
+  ShapeType type = ShapeType::Sphere;
+  Vec3 center;     // the shape's origin (a box's centre; a point of a plane)
+  Vec3 axis[3];    // its frame's axes, world
+  Vec3 half;       // a box's half extents
+  Vec3 body_origin;
+  int pose_first = 0;  // δp at [pose_first, +3), δθ at [pose_first + 3, +3)
+  int size_first = 0;  // δh at [size_first, +3)
+};
+ContactShapeFrame contact_shape_frame(const Model& model, const Params& params, const State& state, int shape_index,
+                                      bool is_shape_a);
+
 // Evaluates `contact` (its shape_a, shape_b and feature) at `state` on dual numbers (see
 // above) and returns the derivatives of that contact's position, normal and gap.
 // found = false (and all derivatives 0) when the pair no longer produces that feature —
@@ -78,7 +92,9 @@ class ContactGeometryAtState {
   const Model& model_;
   const Params& params_;
   const State& state_;
-  int shape_a_ = -1, shape_b_ = -1;  // the pair posed and run below
+  int frames_shape_a_ = -1, frames_shape_b_ = -1;  // the pair posed on doubles (box closed forms)
+  ContactShapeFrame frame_a_, frame_b_;
+  int shape_a_ = -1, shape_b_ = -1;  // the pair posed on dual numbers and run below
   collision::PosedShapeT<Dual<kContactGeometryInputs>> posed_a_, posed_b_;
   int count_ = -1;  // points of the pair's dual narrow phase; −1 until it is run
   int features_[collision::kMaxPairContacts] = {};

@@ -33,12 +33,11 @@ constexpr int kVertexOfAFirst = 3120;
 constexpr int kVertexOfBFirst = 3128;
 constexpr int kFeaturesEnd = 3136;
 
-// A face of a box named as narrow_phase.cpp's face_id: its axis and side (+1 or −1).
-struct BoxFace {
-  int axis = 0;
-  double side = 1.0;
-};
-BoxFace face_from_id(int id) { return {id / 2, (id % 2) != 0 ? -1.0 : 1.0}; }
+// Face id (narrow_phase.cpp's face_id) → axis and side.
+void decode_face(int id, int& axis, double& side) {
+  axis = id / 2;
+  side = (id % 2) != 0 ? -1.0 : 1.0;
+}
 
 // The reference face of a face-pair feature, as box_box computes it.
 template <typename T>
@@ -46,9 +45,9 @@ struct ReferenceFace {
   Vec3T<T> normal, center;
 };
 template <typename T>
-ReferenceFace<T> reference_face(const BoxFrame<T>& reference, BoxFace face) {
-  const Vec3T<T> normal = reference.axis[face.axis] * face.side;
-  return {normal, reference.center + normal * reference.half[face.axis]};
+ReferenceFace<T> reference_face(const BoxFrame<T>& reference, int axis, double side) {
+  const Vec3T<T> normal = reference.axis[axis] * side;
+  return {normal, reference.center + normal * reference.half[axis]};
 }
 
 // box_box's make_contact: a point of the incident box and its gap to the reference face.
@@ -61,23 +60,19 @@ ContactPointT<T> face_contact(const ReferenceFace<T>& face, bool reference_is_b,
   return {(on_incident + on_reference) * 0.5, contact_normal, gap, feature};
 }
 
-// Feature 40·face_pair + point of box_box.
+// A face-pair feature of box_box.
 template <typename T>
-bool face_pair_contact(const BoxFrame<T>& a, const BoxFrame<T>& b, int feature, ContactPointT<T>& point) {
-  const int face_pair = feature / 40;
-  const int point_id = feature % 40;
-  const bool reference_is_b = face_pair / 6 >= 6;
-  const BoxFace reference_id = face_from_id((face_pair / 6) % 6);
-  const BoxFace incident_id = face_from_id(face_pair % 6);
-  const BoxFrame<T>& reference = reference_is_b ? b : a;
-  const BoxFrame<T>& incident = reference_is_b ? a : b;
-  const ReferenceFace<T> face = reference_face(reference, reference_id);
+bool face_pair_contact(const BoxFrame<T>& a, const BoxFrame<T>& b, const BoxBoxFeature& id, int feature,
+                       ContactPointT<T>& point) {
+  const BoxFrame<T>& reference = id.reference_is_b ? b : a;
+  const BoxFrame<T>& incident = id.reference_is_b ? a : b;
+  const ReferenceFace<T> face = reference_face(reference, id.reference_axis, id.reference_side);
 
   // The incident face: centre and half-edge vectors, vertex k as polygon[k] of box_box.
   const Vec3T<T> incident_center =
-      incident.center + incident.axis[incident_id.axis] * (incident_id.side * incident.half[incident_id.axis]);
-  const int incident_u = (incident_id.axis + 1) % 3;
-  const int incident_v = (incident_id.axis + 2) % 3;
+      incident.center + incident.axis[id.incident_axis] * (id.incident_side * incident.half[id.incident_axis]);
+  const int incident_u = (id.incident_axis + 1) % 3;
+  const int incident_v = (id.incident_axis + 2) % 3;
   const Vec3T<T> half_u = incident.axis[incident_u] * incident.half[incident_u];
   const Vec3T<T> half_v = incident.axis[incident_v] * incident.half[incident_v];
   const auto incident_vertex = [&](int k) -> Vec3T<T> {
@@ -88,50 +83,44 @@ bool face_pair_contact(const BoxFrame<T>& a, const BoxFrame<T>& b, int feature, 
       default: return incident_center + half_u - half_v;
     }
   };
-  // Side plane p of the reference face: dot(normal_p, x) ≤ offset_p inside.
-  const int reference_u = (reference_id.axis + 1) % 3;
-  const int reference_v = (reference_id.axis + 2) % 3;
-  const auto side_plane = [&](int plane, Vec3T<T>& normal, T& offset) {
-    const int axis = plane < 2 ? reference_u : reference_v;
-    const double sign = plane % 2 == 0 ? 1.0 : -1.0;
-    normal = reference.axis[axis] * sign;
-    offset = dot(normal, face.center) + reference.half[axis];
-  };
+  const int reference_u = (id.reference_axis + 1) % 3;
+  const int reference_v = (id.reference_axis + 2) % 3;
 
   Vec3T<T> on_incident;
-  if (point_id < 4) {
-    on_incident = incident_vertex(point_id);
-  } else if (point_id < 20) {
-    // Incident edge `edge` (vertex edge → edge + 1) crossing side plane `plane`, as
-    // clip_polygon computes a crossing (the line is the same whichever piece was clipped).
-    const int edge = (point_id - 4) / 4;
-    const int plane = (point_id - 4) % 4;
-    Vec3T<T> plane_normal;
-    T plane_offset;
-    side_plane(plane, plane_normal, plane_offset);
-    const Vec3T<T> from = incident_vertex(edge);
-    const Vec3T<T> to = incident_vertex((edge + 1) % 4);
-    const T from_distance = dot(plane_normal, from) - plane_offset;
-    const T to_distance = dot(plane_normal, to) - plane_offset;
-    const T along = from_distance - to_distance;
-    if (!(absolute(value_of(along)) > 0.0)) return false;  // the edge parallel to the plane
-    on_incident = from + (to - from) * (from_distance / along);
-  } else if (point_id < 24) {
-    // The reference face's corner (side planes u and v) moved along the reference normal
-    // onto the incident face's plane.
-    const int u_plane = (point_id - 20) / 2;
-    const int v_plane = 2 + (point_id - 20) % 2;
-    const Vec3T<T> corner = face.center +
-                            reference.axis[reference_u] * ((u_plane == 0 ? 1.0 : -1.0) * reference.half[reference_u]) +
-                            reference.axis[reference_v] * ((v_plane == 2 ? 1.0 : -1.0) * reference.half[reference_v]);
-    const Vec3T<T>& incident_normal = incident.axis[incident_id.axis];
-    const T slope = dot(incident_normal, face.normal);
-    if (!(absolute(value_of(slope)) > 0.0)) return false;
-    on_incident = corner + face.normal * (dot(incident_normal, incident_center - corner) / slope);
-  } else {
-    return false;  // parallel side planes: only under rounding
+  switch (id.point) {
+    case BoxBoxFeature::FacePoint::IncidentVertex:
+      on_incident = incident_vertex(id.vertex);
+      break;
+    case BoxBoxFeature::FacePoint::EdgeCrossing: {
+      // As clip_polygon computes a crossing (the line is the same whichever piece of the
+      // edge was clipped). Side plane: dot(normal, x) ≤ offset inside.
+      const int axis = id.plane < 2 ? reference_u : reference_v;
+      const Vec3T<T> plane_normal = reference.axis[axis] * (id.plane % 2 == 0 ? 1.0 : -1.0);
+      const T plane_offset = dot(plane_normal, face.center) + reference.half[axis];
+      const Vec3T<T> from = incident_vertex(id.edge);
+      const Vec3T<T> to = incident_vertex((id.edge + 1) % 4);
+      const T from_distance = dot(plane_normal, from) - plane_offset;
+      const T to_distance = dot(plane_normal, to) - plane_offset;
+      const T along = from_distance - to_distance;
+      if (!(absolute(value_of(along)) > 0.0)) return false;  // the edge parallel to the plane
+      on_incident = from + (to - from) * (from_distance / along);
+      break;
+    }
+    case BoxBoxFeature::FacePoint::ReferenceCorner: {
+      // The reference face's corner moved along the reference normal onto the incident
+      // face's plane.
+      const Vec3T<T> corner = face.center + reference.axis[reference_u] * (id.corner_u * reference.half[reference_u]) +
+                              reference.axis[reference_v] * (id.corner_v * reference.half[reference_v]);
+      const Vec3T<T>& incident_normal = incident.axis[id.incident_axis];
+      const T slope = dot(incident_normal, face.normal);
+      if (!(absolute(value_of(slope)) > 0.0)) return false;
+      on_incident = corner + face.normal * (dot(incident_normal, incident_center - corner) / slope);
+      break;
+    }
+    case BoxBoxFeature::FacePoint::ParallelPlanes:
+      return false;  // only under rounding
   }
-  point = face_contact(face, reference_is_b, on_incident, feature);
+  point = face_contact(face, id.reference_is_b, on_incident, feature);
   return true;
 }
 
@@ -148,14 +137,13 @@ bool closest_pair_contact(const Vec3T<T>& on_a, const Vec3T<T>& on_b, int featur
 // Feature 2880 + 12·edge_a + edge_b where the closest points lie within both edges: box_box's
 // edge–edge contact, or the disjoint boxes' closest pair on two edges.
 template <typename T>
-bool edge_edge_contact(const BoxFrame<T>& a, const BoxFrame<T>& b, int feature, ContactPointT<T>& point) {
-  const int edge_a = (feature - kEdgeEdgeFirst) / 12;
-  const int edge_b = (feature - kEdgeEdgeFirst) % 12;
+bool edge_edge_contact(const BoxFrame<T>& a, const BoxFrame<T>& b, const BoxBoxFeature& id, int feature,
+                       ContactPointT<T>& point) {
   Vec3T<T> a_start, a_end, b_start, b_end;
-  box_edge(a, edge_a, a_start, a_end);
-  box_edge(b, edge_b, b_start, b_end);
+  box_edge(a, id.edge_a, a_start, a_end);
+  box_edge(b, id.edge_b, b_start, b_end);
   const SegmentClosestPoints<T> closest = closest_points_of_segments(a_start, a_end, b_start, b_end);
-  const Vec3T<T> axis_cross = cross(a.axis[edge_a / 4], b.axis[edge_b / 4]);
+  const Vec3T<T> axis_cross = cross(a.axis[id.edge_a / 4], b.axis[id.edge_b / 4]);
   const T length = norm(axis_cross);
   if (!(value_of(length) >= kParallelSine)) return false;
   const Vec3T<T> axis = axis_cross / length;
@@ -176,30 +164,34 @@ bool edge_edge_contact(const BoxFrame<T>& a, const BoxFrame<T>& b, int feature, 
 template <typename T>
 bool box_box_contact(const PosedShapeT<T>& shape_a, const PosedShapeT<T>& shape_b, int feature,
                      ContactPointT<T>& point) {
+  const BoxBoxFeature id = decode_box_box_feature(feature);
   const BoxFrame<T> a = box_frame(shape_a);
   const BoxFrame<T> b = box_frame(shape_b);
-  if (feature < 0) return false;
-  if (feature < kEdgeEdgeFirst) return face_pair_contact(a, b, feature, point);
-  if (feature < kDeepestVertexFirst) return edge_edge_contact(a, b, feature, point);
-  if (feature < kVertexOfAFirst) {
-    const int reference_face_id = (feature - kDeepestVertexFirst) / 8;  // face_pair / 6
-    const int vertex = (feature - kDeepestVertexFirst) % 8;
-    const bool reference_is_b = reference_face_id >= 6;
-    const ReferenceFace<T> face = reference_face(reference_is_b ? b : a, face_from_id(reference_face_id % 6));
-    point = face_contact(face, reference_is_b, box_corner(reference_is_b ? a : b, vertex), feature);
-    return true;
-  }
-  if (feature < kFeaturesEnd) {
-    // A vertex of one box and its closest point in the other (clamped in its frame).
-    const bool vertex_of_a = feature < kVertexOfBFirst;
-    const BoxFrame<T>& vertex_box = vertex_of_a ? a : b;
-    const BoxFrame<T>& other = vertex_of_a ? b : a;
-    const Vec3T<T> corner = box_corner(vertex_box, feature - (vertex_of_a ? kVertexOfAFirst : kVertexOfBFirst));
-    Vec3T<T> inside = other.center;
-    for (int k = 0; k < 3; ++k)
-      inside += other.axis[k] * std::clamp(dot(other.axis[k], corner - other.center), -other.half[k], other.half[k]);
-    return vertex_of_a ? closest_pair_contact(corner, inside, feature, point)
-                       : closest_pair_contact(inside, corner, feature, point);
+  switch (id.kind) {
+    case BoxBoxFeature::Kind::FacePoint:
+      return face_pair_contact(a, b, id, feature, point);
+    case BoxBoxFeature::Kind::EdgeEdge:
+      return edge_edge_contact(a, b, id, feature, point);
+    case BoxBoxFeature::Kind::DeepestVertex: {
+      const ReferenceFace<T> face = reference_face(id.reference_is_b ? b : a, id.reference_axis, id.reference_side);
+      point = face_contact(face, id.reference_is_b, box_corner(id.reference_is_b ? a : b, id.vertex), feature);
+      return true;
+    }
+    case BoxBoxFeature::Kind::VertexOfA:
+    case BoxBoxFeature::Kind::VertexOfB: {
+      // A vertex of one box and its closest point in the other (clamped in its frame).
+      const bool vertex_of_a = id.kind == BoxBoxFeature::Kind::VertexOfA;
+      const BoxFrame<T>& vertex_box = vertex_of_a ? a : b;
+      const BoxFrame<T>& other = vertex_of_a ? b : a;
+      const Vec3T<T> corner = box_corner(vertex_box, id.vertex);
+      Vec3T<T> inside = other.center;
+      for (int k = 0; k < 3; ++k)
+        inside += other.axis[k] * std::clamp(dot(other.axis[k], corner - other.center), -other.half[k], other.half[k]);
+      return vertex_of_a ? closest_pair_contact(corner, inside, feature, point)
+                         : closest_pair_contact(inside, corner, feature, point);
+    }
+    case BoxBoxFeature::Kind::Unknown:
+      return false;
   }
   return false;
 }
@@ -225,6 +217,49 @@ bool ordered_contact(const PosedShapeT<T>& a, const PosedShapeT<T>& b, int featu
 }
 
 }  // namespace
+
+BoxBoxFeature decode_box_box_feature(int feature) {
+  BoxBoxFeature id;
+  if (feature < 0 || feature >= kFeaturesEnd) return id;
+  if (feature < kEdgeEdgeFirst) {
+    const int face_pair = feature / 40;
+    const int point = feature % 40;
+    id.kind = BoxBoxFeature::Kind::FacePoint;
+    id.reference_is_b = face_pair / 6 >= 6;
+    decode_face((face_pair / 6) % 6, id.reference_axis, id.reference_side);
+    decode_face(face_pair % 6, id.incident_axis, id.incident_side);
+    if (point < 4) {
+      id.point = BoxBoxFeature::FacePoint::IncidentVertex;
+      id.vertex = point;
+    } else if (point < 20) {
+      id.point = BoxBoxFeature::FacePoint::EdgeCrossing;
+      id.edge = (point - 4) / 4;
+      id.plane = (point - 4) % 4;
+    } else if (point < 24) {
+      // 20 + 2·u_plane + (v_plane − 2): u_plane 0 (+u) or 1 (−u), v_plane 2 (+v) or 3 (−v).
+      id.point = BoxBoxFeature::FacePoint::ReferenceCorner;
+      id.corner_u = (point - 20) / 2 == 0 ? 1.0 : -1.0;
+      id.corner_v = (point - 20) % 2 == 0 ? 1.0 : -1.0;
+    } else {
+      id.point = BoxBoxFeature::FacePoint::ParallelPlanes;
+    }
+  } else if (feature < kDeepestVertexFirst) {
+    id.kind = BoxBoxFeature::Kind::EdgeEdge;
+    id.edge_a = (feature - kEdgeEdgeFirst) / 12;
+    id.edge_b = (feature - kEdgeEdgeFirst) % 12;
+  } else if (feature < kVertexOfAFirst) {
+    const int reference_face_id = (feature - kDeepestVertexFirst) / 8;  // face_pair / 6
+    id.kind = BoxBoxFeature::Kind::DeepestVertex;
+    id.reference_is_b = reference_face_id >= 6;
+    decode_face(reference_face_id % 6, id.reference_axis, id.reference_side);
+    id.vertex = (feature - kDeepestVertexFirst) % 8;
+  } else {
+    const bool of_a = feature < kVertexOfBFirst;
+    id.kind = of_a ? BoxBoxFeature::Kind::VertexOfA : BoxBoxFeature::Kind::VertexOfB;
+    id.vertex = feature - (of_a ? kVertexOfAFirst : kVertexOfBFirst);
+  }
+  return id;
+}
 
 template <typename T>
 bool box_contact_from_feature(const PosedShapeT<T>& a, const PosedShapeT<T>& b, int feature, ContactPointT<T>& point) {

@@ -22,6 +22,38 @@
 
 namespace diffphys::collision {
 
+// A box_box feature id decoded (box_features.cpp gives the numbering). A face of a box is
+// (axis, side ±1); a face's u and v axes are (axis + 1) mod 3 and (axis + 2) mod 3.
+struct BoxBoxFeature {
+  enum class Kind { FacePoint, EdgeEdge, DeepestVertex, VertexOfA, VertexOfB, Unknown };
+  enum class FacePoint { IncidentVertex, EdgeCrossing, ReferenceCorner, ParallelPlanes };
+  Kind kind = Kind::Unknown;
+  // FacePoint, DeepestVertex: the reference face, of box b if reference_is_b (else of a).
+  bool reference_is_b = false;
+  int reference_axis = 0;
+  double reference_side = 1.0;
+  // FacePoint: the other box's incident face and which of its points.
+  int incident_axis = 0;
+  double incident_side = 1.0;
+  FacePoint point = FacePoint::IncidentVertex;
+  // IncidentVertex: 0..3, signs along the incident face's u and v given by
+  // incident_vertex_signs; DeepestVertex, VertexOfA, VertexOfB: a box vertex 0..7 (box_corner).
+  int vertex = 0;
+  // EdgeCrossing: the incident face's edge from vertex `edge` to vertex edge + 1 (mod 4),
+  // crossing side plane `plane` of the reference face: 0..3 = its +u, −u, +v, −v sides.
+  int edge = 0, plane = 0;
+  // ReferenceCorner: the sides of the reference face's corner along its u and v axes.
+  double corner_u = 1.0, corner_v = 1.0;
+  int edge_a = 0, edge_b = 0;  // EdgeEdge: box_edge ids of a's and b's edges
+};
+BoxBoxFeature decode_box_box_feature(int feature);
+
+// The signs along the incident face's u and v axes of its vertex k (box_box's polygon order).
+inline void incident_vertex_signs(int k, double& u, double& v) {
+  u = (k == 0 || k == 3) ? 1.0 : -1.0;
+  v = k < 2 ? 1.0 : -1.0;
+}
+
 template <typename T>
 bool box_contact_from_feature(const PosedShapeT<T>& a, const PosedShapeT<T>& b, int feature, ContactPointT<T>& point);
 
