@@ -27,9 +27,20 @@ void add_row_adjoint(const ConstraintRow& row, std::span<const double> x, double
 
 void convex_vjp(std::span<const ConstraintRow> rows, const solve::MassBlocks& mass, std::span<const double> velocity,
                 std::span<const double> velocity_adjoint, std::span<double> free_velocity_adjoint,
-                std::span<RowAdjoint> row_adjoints, MassAdjoint& mass_adjoint, ConvexVjpWorkspace& workspace) {
+                std::span<RowAdjoint> row_adjoints, MassAdjoint& mass_adjoint, const solve::ConvexWorkspace* prepared,
+                ConvexVjpWorkspace& workspace) {
   solve::ConvexWorkspace& problem = workspace.problem;
-  solve::prepare_convex_problem(rows, mass, problem);
+  if (prepared != nullptr) {
+    // Copies into the vectors' kept capacity: no allocation once the workspace has grown.
+    problem.groups = prepared->groups;
+    problem.responses = prepared->responses;
+    problem.compliance = prepared->compliance;
+    problem.scale = prepared->scale;
+    problem.inertia = prepared->inertia;
+    problem.islands = prepared->islands;
+  } else {
+    solve::prepare_convex_problem(rows, mass, problem);
+  }
   const solve::ConvexIslands& islands = problem.islands;
   const std::size_t dof = velocity.size();
   // y at the solution, for every row of a group.

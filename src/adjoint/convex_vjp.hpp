@@ -28,9 +28,13 @@ struct ConvexVjpWorkspace {
   std::vector<double> local_adjoint, u, momentum, constraint_force;  // (6 nbody) or island-local
 };
 
+// `prepared`, when not null, is the forward solve's workspace for these rows and masses
+// (solve_convex ran on them): its groups, responses, compliances and islands are taken
+// instead of being computed again. The Hessian is always assembled and factorised anew, at
+// the solution v⁺ (the forward solve's last factorisation is that of its last iterate).
 void convex_vjp(std::span<const solve::ConstraintRow> rows, const solve::MassBlocks& mass,
                 std::span<const double> velocity, std::span<const double> velocity_adjoint,
                 std::span<double> free_velocity_adjoint, std::span<RowAdjoint> row_adjoints,
-                MassAdjoint& mass_adjoint, ConvexVjpWorkspace& workspace);
+                MassAdjoint& mass_adjoint, const solve::ConvexWorkspace* prepared, ConvexVjpWorkspace& workspace);
 
 }  // namespace diffphys::adjoint

@@ -315,7 +315,7 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
     vjp.free_velocity_adjoint = vjp.velocity_adjoint;
   } else if (convex) {
     convex_vjp(record.rows, mass, record.velocity, vjp.velocity_adjoint, vjp.free_velocity_adjoint, vjp.row_adjoints,
-               vjp.mass_adjoint, vjp.convex);
+               vjp.mass_adjoint, record.convex_problem_current ? &record.convex : nullptr, vjp.convex);
   } else {
     lcp_vjp(record.rows, mass, record.lambda, record.velocity, vjp.velocity_adjoint, vjp.free_velocity_adjoint,
             vjp.row_adjoints, vjp.mass_adjoint, vjp.lcp, forward_factorization);

@@ -126,6 +126,7 @@ StepStatus step(const Model& model, const Params& params, const State& state_in,
   const bool replay = ws.replay_lambda.data() != nullptr && ws.rows.size() > joint_row_count &&
                       ws.replay_lambda.size() == ws.rows.size() && ws.replay_velocity.size() == dof;
   solve::MlcpResult solved;
+  ws.convex_problem_current = false;
   if (replay) {
     std::copy(ws.replay_lambda.begin(), ws.replay_lambda.end(), ws.lambda.begin());
     std::copy(ws.replay_velocity.begin(), ws.replay_velocity.end(), ws.velocity.begin());
@@ -144,6 +145,7 @@ StepStatus step(const Model& model, const Params& params, const State& state_in,
     }
     solved = solve::solve_convex(ws.rows, mass, ws.free_velocity, ws.initial_velocity, settings.max_iterations,
                                  settings.tolerance, ws.convex, ws.lambda, ws.velocity);
+    ws.convex_problem_current = true;
   } else {
     solved = settings.type == SolverType::InteriorPoint
                  ? solve::solve_interior_point(ws.rows, mass, ws.free_velocity, settings.max_iterations,

@@ -36,6 +36,9 @@ struct Workspace::Impl {
   rigid::ImpactRecord impacts;  // times of impact of this step's bounces (rigid/time_of_impact.hpp)
   solve::MlcpWorkspace solver;
   solve::ConvexWorkspace convex;        // Formulation::Convex's Newton solver
+  // convex was prepared from this step's rows and masses (solve_convex ran on them, not a
+  // replay), so the backward pass may take its groups, responses and islands (convex_vjp).
+  bool convex_problem_current = false;
   std::vector<double> initial_velocity;  // (6 nbody) its starting point: the state's velocities
   // The velocity problem had joint rows only and solver holds the envelope factorisation of
   // its A = J M⁻¹ Jᵀ (the joint projection and the backward pass reuse it).
