@@ -7,8 +7,9 @@
 //     box–plane in either argument order;
 //   - its Jacobian (contact_geometry_jacobian) equals the whole dual narrow phase's
 //     (contact_geometry_jacobian_dual);
-// and every kind of feature id is met. (tests/contact_geometry_test.cpp checks the same
-// Jacobians against central differences.)
+// and every kind of feature id is met. The closed form of a capsule's end on a plane
+// (adjoint/contact_tangents.cpp) is compared with the dual narrow phase likewise.
+// (tests/contact_geometry_test.cpp checks the same Jacobians against central differences.)
 #include "collision/box_features.hpp"
 
 #include <gtest/gtest.h>
@@ -99,6 +100,29 @@ struct Coverage {
   int points = 0;
 };
 
+// contact_geometry_jacobian (closed forms, feature formulas) against the whole dual narrow
+// phase (contact_geometry_jacobian_dual).
+void expect_jacobian_equals_dual_narrow_phase(const Scene& scene, const Contact& contact) {
+  const Model& model = scene.model;
+  const adjoint::ContactGeometryJacobian direct =
+      adjoint::contact_geometry_jacobian(model, scene.params, scene.state, contact);
+  const adjoint::ContactGeometryJacobian whole =
+      adjoint::contact_geometry_jacobian_dual(model, scene.params, scene.state, contact);
+  ASSERT_TRUE(direct.found);
+  ASSERT_TRUE(whole.found);
+  // Both are exact derivatives of the same function, computed in different orders: they
+  // agree to rounding of O(1) entries (m/m, m/rad, 1/rad).
+  for (int j = 0; j < adjoint::kContactGeometryInputs; ++j) {
+    for (int k = 0; k < 3; ++k) {
+      EXPECT_NEAR(direct.position[k][j], whole.position[k][j], 1e-10 * std::max(1.0, std::abs(whole.position[k][j])))
+          << "position " << k << ", input " << j;
+      EXPECT_NEAR(direct.normal[k][j], whole.normal[k][j], 1e-10 * std::max(1.0, std::abs(whole.normal[k][j])))
+          << "normal " << k << ", input " << j;
+    }
+    EXPECT_NEAR(direct.gap[j], whole.gap[j], 1e-10 * std::max(1.0, std::abs(whole.gap[j]))) << "gap, input " << j;
+  }
+}
+
 // The check of the file comment on every contact of the scene.
 void check_every_contact(const Scene& scene, Coverage& coverage) {
   const Model& model = scene.model;
@@ -130,23 +154,7 @@ void check_every_contact(const Scene& scene, Coverage& coverage) {
       }
       EXPECT_NEAR(point.gap, contact.gap, 1e-12 * scale);
     }
-    const adjoint::ContactGeometryJacobian direct =
-        adjoint::contact_geometry_jacobian(model, scene.params, scene.state, contact);
-    const adjoint::ContactGeometryJacobian whole =
-        adjoint::contact_geometry_jacobian_dual(model, scene.params, scene.state, contact);
-    ASSERT_TRUE(direct.found);
-    ASSERT_TRUE(whole.found);
-    // Both are exact derivatives of the same function, computed in different orders: they
-    // agree to rounding of O(1) entries (m/m, m/rad, 1/rad).
-    for (int j = 0; j < adjoint::kContactGeometryInputs; ++j) {
-      for (int k = 0; k < 3; ++k) {
-        EXPECT_NEAR(direct.position[k][j], whole.position[k][j], 1e-10 * std::max(1.0, std::abs(whole.position[k][j])))
-            << "position " << k << ", input " << j;
-        EXPECT_NEAR(direct.normal[k][j], whole.normal[k][j], 1e-10 * std::max(1.0, std::abs(whole.normal[k][j])))
-            << "normal " << k << ", input " << j;
-      }
-      EXPECT_NEAR(direct.gap[j], whole.gap[j], 1e-10 * std::max(1.0, std::abs(whole.gap[j]))) << "gap, input " << j;
-    }
+    expect_jacobian_equals_dual_narrow_phase(scene, contact);
     ++coverage.kinds[feature_kind(with_plane, contact.feature)];
     ++coverage.points;
   }
@@ -204,6 +212,55 @@ TEST(BoxFeatures, EveryPointOfRandomBoxPairsFromItsFeature) {
   for (const char* kind : {"box-plane vertex", "incident vertex", "incident edge on a side plane", "reference corner",
                            "edge-edge", "vertex and the other box"})
     EXPECT_GT(coverage.kinds[kind], 0) << kind;
+}
+
+}  // namespace
+}  // namespace diffphys::collision
+
+namespace diffphys::collision {
+namespace {
+
+TEST(BoxFeatures, CapsuleEndsOnAPlaneInClosedForm) {
+  Rng rng(77);
+  int points = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    ModelBuilder builder;
+    builder.solver.formulation = trial % 2 == 0 ? Formulation::Convex : Formulation::Complementarity;
+    const Vec3 normal = normalized(Vec3{0.1, -0.2, 1.0});
+    builder.add_ground_plane(normal, 0.05);
+    ShapeSpec capsule;
+    capsule.type = trial % 4 == 3 ? ShapeType::Cylinder : ShapeType::Capsule;  // a cylinder collides as a capsule
+    capsule.radius = uniform(rng, 0.03, 0.2);
+    capsule.half_length = uniform(rng, 0.05, 0.4);
+    capsule.position = random_vector(rng, -0.1, 0.1);
+    capsule.orientation = random_rotation(rng);
+    BodySpec body;
+    body.name = "capsule";
+    body.shapes.push_back(capsule);
+    builder.add_body(body);
+    Scene scene = builder.build();
+    // Lying along the plane, nearly flat (both ends touch) or tilted (one end), its lower end
+    // within ±1 cm.
+    const Vec3 along = normalized(cross(normal, Vec3{1, 0, 0}));  // in the plane
+    const Vec3 turn_axis = normalized(cross(Vec3{0, 0, 1}, along));
+    const Quat lying = Quat::from_axis_angle(turn_axis, std::acos(along.z));  // shape z → along
+    const Vec3 tilt = random_vector(rng, -1, 1) * (trial % 3 == 0 ? 1.0 : 0.005);
+    scene.state.orientation[1] =
+        Quat::from_rotation_vector(tilt) * lying * scene.model.shapes[1].local_orientation.conjugate();
+    scene.state.position[1] = {0, 0, 0};
+    const PosedShape posed = pose_shape(scene.model, scene.params, scene.state, 1);
+    const Vec3 axis = posed.rotation.col(2);
+    const double lowest = std::min(dot(normal, posed.position + axis * posed.size.y),
+                                   dot(normal, posed.position - axis * posed.size.y)) - 0.05 - posed.size.x;
+    scene.state.position[1] = normal * (uniform(rng, -0.01, 0.009) - lowest);
+    for (const Contact& contact : contacts_of(scene)) {
+      SCOPED_TRACE("end " + std::to_string(contact.feature));
+      expect_jacobian_equals_dual_narrow_phase(scene, contact);
+      ++points;
+    }
+  }
+  EXPECT_GT(points, 50) << "both ends of the lying capsules";
 }
 
 }  // namespace

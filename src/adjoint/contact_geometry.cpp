@@ -1,7 +1,7 @@
 // adjoint/contact_geometry.cpp — owns the dual-number posing of a contact's two shapes and
 // the read-out of the contact's derivatives, and the closed forms that replace them for a
 // sphere against a sphere, a plane or a box (those of a box's face contact are in
-// box_contact_tangents.cpp); conventions in contact_geometry.hpp.
+// contact_tangents.cpp); conventions in contact_geometry.hpp.
 //
 // Each shape is posed with pose_shape's double values, bit for bit, and the derivatives of
 // that pose with respect to its body's (p + δp, exp(δθ) ⊗ q) at δ = 0, written in closed
@@ -14,7 +14,7 @@
 #include <algorithm>
 #include <cstddef>
 
-#include "adjoint/box_contact_tangents.hpp"
+#include "adjoint/contact_tangents.hpp"
 #include "collision/box_features.hpp"
 #include "collision/contact_kernels.hpp"
 #include "collision/detect_contacts.hpp"
@@ -353,7 +353,7 @@ ContactGeometryJacobian contact_geometry_jacobian(const Model& model, const Para
                                                   const State& state, const Contact& contact) {
   ContactGeometryJacobian jacobian;
   if (sphere_contact_geometry(model, params, state, contact, jacobian)) return jacobian;
-  if (box_face_contact_jacobian(contact, contact_shape_frame(model, params, state, contact.shape_a, true),
+  if (closed_form_contact_jacobian(contact, contact_shape_frame(model, params, state, contact.shape_a, true),
                                 contact_shape_frame(model, params, state, contact.shape_b, false), jacobian))
     return jacobian;
   const collision::PosedShapeT<GeometryDual> shape_a = pose_shape_with_tangents(
@@ -391,7 +391,7 @@ const ContactGeometryJacobian& ContactGeometryAtState::jacobian(const Contact& c
     frame_a_ = contact_shape_frame(model_, params_, state_, contact.shape_a, true);
     frame_b_ = contact_shape_frame(model_, params_, state_, contact.shape_b, false);
   }
-  if (box_face_contact_jacobian(contact, frame_a_, frame_b_, single_)) return single_;
+  if (closed_form_contact_jacobian(contact, frame_a_, frame_b_, single_)) return single_;
   if (contact.shape_a != shape_a_ || contact.shape_b != shape_b_) {
     shape_a_ = contact.shape_a;
     shape_b_ = contact.shape_b;

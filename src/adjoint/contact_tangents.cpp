@@ -1,5 +1,5 @@
-// adjoint/box_contact_tangents.cpp — owns box_face_contact_jacobian (box_contact_tangents.hpp):
-// the closed-form Jacobian of a box's face contact.
+// adjoint/contact_tangents.cpp — owns closed_form_contact_jacobian (contact_tangents.hpp):
+// the closed-form Jacobians of a box's face contact and of a capsule's end on a plane.
 //
 // Everything is a tangent along one of the 18 inputs (contact_geometry.hpp's columns),
 // stored per input: Tangent3 for a point or direction, Tangent1 for a scalar. A body-fixed
@@ -7,7 +7,7 @@
 // coordinates in half extents, r_m the box's axes); a body-fixed direction d turns by
 // δθ_i × d. The feature's formulas (collision/box_features.cpp) are differentiated by hand
 // from those.
-#include "adjoint/box_contact_tangents.hpp"
+#include "adjoint/contact_tangents.hpp"
 
 #include <cmath>
 #include <cstddef>
@@ -154,27 +154,50 @@ bool box_box_face_jacobian(const ContactShapeFrame& a, const ContactShapeFrame& 
 
 }  // namespace
 
-bool box_face_contact_jacobian(const Contact& contact, const ContactShapeFrame& a, const ContactShapeFrame& b,
-                               ContactGeometryJacobian& jacobian) {
+bool closed_form_contact_jacobian(const Contact& contact, const ContactShapeFrame& a, const ContactShapeFrame& b,
+                                  ContactGeometryJacobian& jacobian) {
   if (a.type == ShapeType::Box && b.type == ShapeType::Box) {
     const collision::BoxBoxFeature id = collision::decode_box_box_feature(contact.feature);
     if (id.kind != collision::BoxBoxFeature::Kind::FacePoint && id.kind != collision::BoxBoxFeature::Kind::DeepestVertex)
       return false;
     return box_box_face_jacobian(a, b, id, jacobian);
   }
-  // box_plane: the box's vertex `feature` against the plane (normal its z axis), the normal
-  // from the plane towards the box.
-  const bool box_is_a = a.type == ShapeType::Box && b.type == ShapeType::Plane;
-  if (!box_is_a && !(a.type == ShapeType::Plane && b.type == ShapeType::Box)) return false;
-  if (contact.feature < 0 || contact.feature >= 8) return false;
-  const ContactShapeFrame& box = box_is_a ? a : b;
-  const ContactShapeFrame& plane = box_is_a ? b : a;
+  // Against a plane (normal its z axis, from the plane towards the other shape in the
+  // narrow phase's order, which puts the plane second).
+  const bool plane_is_b = b.type == ShapeType::Plane;
+  if (!plane_is_b && a.type != ShapeType::Plane) return false;
+  const ContactShapeFrame& other = plane_is_b ? a : b;
+  const ContactShapeFrame& plane = plane_is_b ? b : a;
   Tangent3 tx, tn, tc;
-  const int v = contact.feature;
-  const Vec3 x = fixed_point(box, {(v & 1) ? 1.0 : -1.0, (v & 2) ? 1.0 : -1.0, (v & 4) ? 1.0 : -1.0}, tx);
   const Vec3 n = fixed_direction(plane, 2, 1.0, tn);
   const Vec3 c = fixed_point(plane, Vec3{}, tc, false);
-  fill_face_contact(x, tx, n, tn, c, tc, box_is_a ? 1.0 : -1.0, jacobian);
+  Vec3 x;
+  if (other.type == ShapeType::Box) {
+    // box_plane: the box's vertex `feature`.
+    if (contact.feature < 0 || contact.feature >= 8) return false;
+    const int v = contact.feature;
+    x = fixed_point(other, {(v & 1) ? 1.0 : -1.0, (v & 2) ? 1.0 : -1.0, (v & 4) ? 1.0 : -1.0}, tx);
+  } else if (other.type == ShapeType::Capsule) {
+    // capsule_plane: end `feature` (0: −z, 1: +z) of the segment c ± l z (sizes: radius r,
+    // half length l), and x = e − n r.
+    if (contact.feature < 0 || contact.feature >= 2) return false;
+    const double side = contact.feature == 0 ? -1.0 : 1.0;
+    const double radius = other.half.x, half_length = other.half.y;
+    const Vec3 end = other.center + other.axis[2] * (side * half_length);
+    fixed_point(other, Vec3{}, tx, false);  // δp columns; δθ columns about the end:
+    for (int k = 0; k < 3; ++k) {
+      Vec3 unit;
+      unit[k] = 1.0;
+      tx.d[other.pose_first + 3 + k] = cross(unit, end - other.body_origin);
+    }
+    tx.d[other.size_first + 1] = other.axis[2] * side;
+    tx.d[other.size_first] = -n;
+    for (int j = 0; j < kInputs; ++j) tx.d[j] -= tn.d[j] * radius;
+    x = end - n * radius;
+  } else {
+    return false;
+  }
+  fill_face_contact(x, tx, n, tn, c, tc, plane_is_b ? 1.0 : -1.0, jacobian);
   return true;
 }
 
