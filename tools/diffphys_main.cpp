@@ -41,6 +41,7 @@
 #include "diffphys/scene.hpp"
 #include "diffphys/simulator.hpp"
 #include "diffphys/trajectory.hpp"
+#include "model/nearest_name.hpp"
 #include "replay_html.hpp"
 
 #ifndef DIFFPHYS_VERSION
@@ -148,19 +149,6 @@ CLI::Validator finite_number_above(double lowest, bool inclusive) {
         return "";
       },
       (inclusive ? "NUMBER>=" : "NUMBER>") + format_number(lowest));
-}
-
-// Levenshtein distance, for suggesting a subcommand.
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> previous(b.size() + 1), current(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) previous[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    current[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j)
-      current[j] = std::min({previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    std::swap(previous, current);
-  }
-  return previous[b.size()];
 }
 
 // CLI11 answers a mistyped subcommand with only "A subcommand is required": the first word

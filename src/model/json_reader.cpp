@@ -7,6 +7,8 @@
 #include <limits>
 #include <numbers>
 
+#include "model/nearest_name.hpp"
+
 namespace diffphys::json {
 
 std::string key_path(const std::string& parent, std::string_view key) {
@@ -102,20 +104,6 @@ std::string word_around(std::string_view text, std::size_t offset) {
   while (begin > 0 && is_word_char(text[begin - 1])) --begin;
   while (end < text.size() && is_word_char(text[end])) ++end;
   return std::string(text.substr(begin, end - begin));
-}
-
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> previous(b.size() + 1), current(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) previous[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    current[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t substitution = previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
-      current[j] = std::min({previous[j] + 1, current[j - 1] + 1, substitution});
-    }
-    std::swap(previous, current);
-  }
-  return previous[b.size()];
 }
 
 std::string join(std::initializer_list<std::string_view> words) {

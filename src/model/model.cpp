@@ -8,6 +8,7 @@
 #include "diffphys/model.hpp"
 #include "diffphys/params.hpp"
 #include "diffphys/state.hpp"
+#include "model/nearest_name.hpp"
 
 namespace diffphys {
 namespace {
@@ -16,7 +17,9 @@ template <typename Item>
 int find_by_name(const std::vector<Item>& items, std::string_view name, const char* kind) {
   for (std::size_t i = 0; i < items.size(); ++i)
     if (items[i].name == name) return static_cast<int>(i);
-  throw Error(message("unknown ", kind, " '", name, "'"));
+  std::vector<std::string_view> known;
+  for (const Item& item : items) known.push_back(item.name);
+  throw Error(message("unknown ", kind, " '", name, "'", did_you_mean(name, known)));
 }
 
 }  // namespace
@@ -33,16 +36,22 @@ int Model::actuator_index(std::string_view actuator_name) const {
   return find_by_name(actuators, actuator_name, "actuator");
 }
 
+std::string unknown_parameter_message(const ParamLayout& layout, std::string_view name) {
+  std::vector<std::string_view> known;
+  for (const ParamLayout::Slice& slice : layout.slices) known.push_back(slice.name);
+  return message("unknown parameter '", name, "'", did_you_mean(name, known));
+}
+
 std::span<double> Params::slice(const Model& model, std::string_view name) {
   const int index = model.layout.find(name);
-  if (index < 0) throw Error(message("unknown parameter '", name, "'"));
+  if (index < 0) throw Error(unknown_parameter_message(model.layout, name));
   const auto& s = model.layout.slices[static_cast<std::size_t>(index)];
   return {values.data() + s.offset, static_cast<std::size_t>(s.size)};
 }
 
 std::span<const double> Params::slice(const Model& model, std::string_view name) const {
   const int index = model.layout.find(name);
-  if (index < 0) throw Error(message("unknown parameter '", name, "'"));
+  if (index < 0) throw Error(unknown_parameter_message(model.layout, name));
   const auto& s = model.layout.slices[static_cast<std::size_t>(index)];
   return {values.data() + s.offset, static_cast<std::size_t>(s.size)};
 }
