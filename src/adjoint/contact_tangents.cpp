@@ -2,7 +2,7 @@
 // the closed-form Jacobians of a box's face contact and of a capsule's end on a plane.
 //
 // Everything is a tangent along one of the 18 inputs (contact_geometry.hpp's columns),
-// stored per input: Tangent3 for a point or direction, Tangent1 for a scalar. A body-fixed
+// stored per input (Tangent3, for a point or a direction). A body-fixed
 // point x of shape i moves by δx = δp_i + δθ_i × (x − p_body_i) + Σ_m s_m r_m δh_m (s its
 // coordinates in half extents, r_m the box's axes); a body-fixed direction d turns by
 // δθ_i × d. The feature's formulas (collision/box_features.cpp) are differentiated by hand
@@ -22,9 +22,11 @@ constexpr int kInputs = kContactGeometryInputs;
 struct Tangent3 {
   Vec3 d[kInputs];
 };
-struct Tangent1 {
-  double d[kInputs] = {};
-};
+
+// Box vertex `vertex` (collision's box_corner numbering) in half extents.
+Vec3 corner_coordinates(int vertex) {
+  return {(vertex & 1) ? 1.0 : -1.0, (vertex & 2) ? 1.0 : -1.0, (vertex & 4) ? 1.0 : -1.0};
+}
 
 // The body-fixed point center + Σ_m s_m h_m r_m and its tangent (sizes: with_sizes).
 Vec3 fixed_point(const ContactShapeFrame& shape, const Vec3& s, Tangent3& tangent, bool with_sizes = true) {
@@ -94,8 +96,7 @@ bool box_box_face_jacobian(const ContactShapeFrame& a, const ContactShapeFrame& 
   const Vec3 c = fixed_point(reference, face_coordinates, tc);
   Vec3 x;
   if (id.kind == Feature::Kind::DeepestVertex) {
-    const Vec3 s{(id.vertex & 1) ? 1.0 : -1.0, (id.vertex & 2) ? 1.0 : -1.0, (id.vertex & 4) ? 1.0 : -1.0};
-    x = fixed_point(incident, s, tx);
+    x = fixed_point(incident, corner_coordinates(id.vertex), tx);
   } else if (id.point == Feature::FacePoint::IncidentVertex) {
     x = fixed_point(incident, incident_vertex_coordinates(id, id.vertex), tx);
   } else if (id.point == Feature::FacePoint::EdgeCrossing) {
@@ -175,8 +176,7 @@ bool closed_form_contact_jacobian(const Contact& contact, const ContactShapeFram
   if (other.type == ShapeType::Box) {
     // box_plane: the box's vertex `feature`.
     if (contact.feature < 0 || contact.feature >= 8) return false;
-    const int v = contact.feature;
-    x = fixed_point(other, {(v & 1) ? 1.0 : -1.0, (v & 2) ? 1.0 : -1.0, (v & 4) ? 1.0 : -1.0}, tx);
+    x = fixed_point(other, corner_coordinates(contact.feature), tx);
   } else if (other.type == ShapeType::Capsule) {
     // capsule_plane: end `feature` (0: −z, 1: +z) of the segment c ± l z (sizes: radius r,
     // half length l), and x = e − n r.
