@@ -464,6 +464,8 @@ int clipped_point_id(int edge, int plane) {
 // so contacts report a positive gap along the best separating axis; but where an edge axis
 // separates them and the edges' closest points fall off the edges, that gap is only a lower
 // bound, and the contact is the boxes' exact closest pair (closest_points_of_disjoint_boxes).
+// The feature ids written here (and box_plane's) are decoded by collision/box_features.cpp for
+// the backward pass: a change of numbering must be made there too.
 template <typename T>
 void box_box(const PosedShapeT<T>& shape_a, const PosedShapeT<T>& shape_b, double margin,
              ContactWriter<T>& contacts) {
