@@ -188,6 +188,7 @@ struct SimulateOptions {
   std::string formulation;      // empty: the scene's formulation
   bool quiet = false;
   std::string replay_path;  // empty: no replay page (--view)
+  diffphys::cli::RobotFileOptions robot;  // --package-path, --self-collision (URDF files)
 };
 
 struct NonConvergedStep {
@@ -237,7 +238,7 @@ int run_simulate(const SimulateOptions& options) {
     return diffphys::cli::run_soft_simulate({options.scene_path, options.steps, options.trajectory_path,
                                              options.record_every, options.quiet, options.replay_path});
   }
-  Scene scene = load_scene(options.scene_path);
+  Scene scene = load_scene(options.scene_path, options.robot.urdf());
   print_load_warnings(scene);
   if (options.solver_override == "interior_point") {
     scene.model.solver.type = SolverType::InteriorPoint;
@@ -372,6 +373,7 @@ int run_simulate(const SimulateOptions& options) {
 
 struct InfoOptions {
   std::string scene_path;
+  diffphys::cli::RobotFileOptions robot;  // --package-path, --self-collision (URDF files)
 };
 
 // The rigid scene's description, under `heading` ("scene PATH"; "rigid part" of a coupled scene).
@@ -493,7 +495,7 @@ int run_info(const InfoOptions& options) {
   if (diffphys::cli::is_coupled_scene(options.scene_path))
     return diffphys::cli::run_coupled_info(options.scene_path, print_rigid_info);
   if (diffphys::cli::is_soft_scene(options.scene_path)) return diffphys::cli::run_soft_info(options.scene_path);
-  const Scene scene = load_scene(options.scene_path);
+  const Scene scene = load_scene(options.scene_path, options.robot.urdf());
   print_load_warnings(scene);
   print_rigid_info("scene " + options.scene_path, scene);
   return kExitSuccess;
@@ -505,6 +507,19 @@ int run_info(const InfoOptions& options) {
 int run_version() {
   std::cout << "diffphys " << DIFFPHYS_VERSION << "\n";
   return kExitSuccess;
+}
+
+// --package-path and --self-collision, for a subcommand that loads robot files.
+void add_robot_file_options(CLI::App* command, diffphys::cli::RobotFileOptions& options) {
+  command->add_option("--package-path", options.package_path,
+                      "URDF: a directory searched for package://NAME mesh paths (repeatable; searched in the "
+                      "order given, before ROS_PACKAGE_PATH and the file's own directory and ancestors; "
+                      "docs/robot-formats.md)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  command->add_flag("--self-collision", options.self_collision,
+                    "URDF: let links of one robot that no joint joins collide with each other (off unless the "
+                    "file asks with <self_collide>)");
 }
 
 }  // namespace
@@ -557,6 +572,7 @@ int main(int argc, char** argv) {
   simulate->add_option("--view", simulate_options.replay_path,
                        "Write a replay page (one self-contained HTML file: 3D view, playback, "
                        "plots; docs/viewer.md) of the recorded frames");
+  add_robot_file_options(simulate, simulate_options.robot);
 
   diffphys::cli::ViewOptions view_options;
   CLI::App* view = app.add_subcommand(
@@ -576,13 +592,14 @@ int main(int argc, char** argv) {
       "Print a scene's bodies (mass, inertia), shapes, joints, actuators and the named slices "
       "of its parameter vector θ with their values.");
   info->add_option("scene", info_options.scene_path, "Scene file: JSON (rigid, soft or coupled), URDF (.urdf) or MJCF (.xml, .mjcf)")->required();
+  add_robot_file_options(info, info_options.robot);
 
   diffphys::cli::GradcheckOptions gradcheck_options;
   CLI::App* gradcheck = app.add_subcommand(
       "gradcheck",
       "Compare every analytic gradient of a rollout of the scene (parameters, initial state, "
       "controls) with central finite differences; print the table and exit 3 on disagreement.");
-  gradcheck->add_option("scene", gradcheck_options.scene_path, "Scene file (JSON)")->required();
+  gradcheck->add_option("scene", gradcheck_options.scene_path, "Scene file: JSON, URDF (.urdf) or MJCF (.xml, .mjcf)")->required();
   gradcheck->add_option("-n,--steps", gradcheck_options.steps, "Number of time steps of the rollout (soft and coupled scenes: default 10 soft steps)")
       ->default_val(100)
       ->check(integer_at_least(1));
@@ -608,6 +625,7 @@ int main(int argc, char** argv) {
       ->add_option("--formulation", gradcheck_options.formulation,
                    "Override the scene's contact formulation (rigid scenes): complementarity or convex")
       ->check(CLI::IsMember({"complementarity", "convex"}));
+  add_robot_file_options(gradcheck, gradcheck_options.robot);
 
   diffphys::cli::ExperimentCommandOptions experiment_options;
   CLI::App* experiment = app.add_subcommand(

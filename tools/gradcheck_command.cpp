@@ -18,7 +18,7 @@ int run_gradcheck(const GradcheckOptions& options) {
   // Coupled scenes have a "soft" key too: they are recognised first.
   if (is_coupled_scene(options.scene_path)) return run_coupled_gradcheck(options);
   if (is_soft_scene(options.scene_path)) return run_soft_gradcheck(options);
-  Scene scene = load_scene(options.scene_path);
+  Scene scene = load_scene(options.scene_path, options.robot.urdf());
   if (options.formulation == "convex") set_formulation(scene, Formulation::Convex);
   if (options.formulation == "complementarity") set_formulation(scene, Formulation::Complementarity);
   GradientCheckOptions check;

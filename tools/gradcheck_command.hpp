@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "robot_file_options.hpp"
+
 namespace diffphys::cli {
 
 // Soft and coupled scenes check every parameter (one per node for the masses) with Newton
@@ -18,6 +20,7 @@ struct GradcheckOptions {
   double param_epsilon = 1e-5;
   bool only_failures = false;
   std::string formulation;  // --formulation: empty keeps the scene's (rigid scenes only)
+  RobotFileOptions robot;   // --package-path, --self-collision (URDF files)
 };
 
 // Prints the table (parameter, analytic, numeric, relative error); returns the exit code:

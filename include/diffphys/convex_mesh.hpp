@@ -8,6 +8,16 @@
 // differentiable size parameter like a sphere's radius. Faces are the hull's facets with
 // coplanar triangles merged (a cube has 6 quadrilateral faces, not 12 triangles), so that a
 // mesh resting on a face gets the same contact manifold as the primitive it approximates.
+//
+// Faces may have any number of vertices (the cap of a finely tessellated cylinder has one per
+// segment), but the face–face manifold clips polygons in fixed stack buffers so that no step
+// allocates. Each face therefore also has a clipping polygon of at most kMaxFaceVertices of
+// its own vertices: the face itself when it is small enough, else the vertices that keep most
+// of its area (Visvalingam & Whyatt 1993: repeatedly drop the vertex whose triangle with its
+// two neighbours is smallest). A subset of a convex polygon's vertices is a convex polygon
+// inside it, so clipped contact points stay true surface points; only the sliver between the
+// two (at most `clip_deviation` wide) does not bear face–face contacts. Every other query —
+// separating axes, closest features, planes, capsules — uses the whole face.
 #pragma once
 
 #include <filesystem>
@@ -21,8 +31,8 @@
 namespace diffphys {
 
 struct ConvexMesh {
-  // Limits of the narrow phase's fixed-size buffers (collision/narrow_phase.cpp): a face is
-  // clipped against another on the stack, without allocation.
+  // Limits of the narrow phase's fixed-size buffers (collision/convex_mesh_contacts.cpp): a
+  // face's clipping polygon is clipped against another's on the stack, without allocation.
   static constexpr int kMaxFaceVertices = 32;
 
   struct Face {
@@ -30,6 +40,10 @@ struct ConvexMesh {
     double offset = 0;  // the face plane is dot(normal, x) = offset, m
     int first = 0;      // polygon: face_vertices[first, first + count), counter-clockwise
     int count = 0;      // seen from outside (right-handed about `normal`)
+    // Clipping polygon: clip_vertices[clip_first, clip_first + clip_count), a subset of the
+    // face's vertices in the face's order; clip_count = min(count, kMaxFaceVertices).
+    int clip_first = 0;
+    int clip_count = 0;
   };
   struct Edge {
     int vertex[2] = {0, 0};  // vertex indices, vertex[0] < vertex[1]
@@ -42,6 +56,10 @@ struct ConvexMesh {
   std::vector<int> face_vertices;  // vertex indices of every face polygon, concatenated
   std::vector<int> face_edges;     // parallel to face_vertices: edge from vertex i to i + 1
   std::vector<Edge> edges;         // (nedge) each hull edge once
+  std::vector<int> clip_vertices;  // vertex indices of every face's clipping polygon, concatenated
+  // The largest distance from a face vertex left out of its clipping polygon to that polygon
+  // (mesh frame, scale 1), m; 0 when every face has at most kMaxFaceVertices vertices.
+  double clip_deviation = 0.0;
   // Mass properties of the solid at unit density and scale 1 (Mirtich 1996): volume (m³),
   // centroid (mesh frame, m), inertia about the centroid along the mesh axes (kg·m² per
   // kg/m³). At scale s: volume s³, centroid s, inertia s⁵.
@@ -56,8 +74,8 @@ struct ConvexMesh {
 
 // The convex hull of `points` (libqhull), merged into polygonal faces, with its topology and
 // mass properties. Throws Error naming `source` and the reason when the points are too few,
-// not finite, or span no volume (all on a plane or a line), or when a hull face has more
-// than ConvexMesh::kMaxFaceVertices vertices.
+// not finite, or span no volume (all on a plane or a line). Faces of more than
+// ConvexMesh::kMaxFaceVertices vertices get a smaller clipping polygon (above).
 ConvexMesh convex_hull(std::span<const Vec3> points, std::string_view source);
 
 // The vertices of a triangle mesh file, by extension: .obj (tinyobjloader) or .stl (ASCII or

@@ -14,15 +14,30 @@
 
 #include <filesystem>
 #include <string_view>
+#include <vector>
 
 #include "diffphys/model_builder.hpp"
 
 namespace diffphys {
 
-Scene load_urdf(const std::filesystem::path& path);
-// Mesh file names resolve against `base_directory`.
+// What a URDF file does not say but a ROS user would tell a loader.
+struct UrdfOptions {
+  // Directories searched first for `package://NAME/...` mesh paths; then the directories of
+  // the ROS_PACKAGE_PATH environment variable (':'-separated); last the URDF file's own
+  // directory and its ancestors. In a searched directory D, package NAME is D itself when D
+  // is named NAME, else D/NAME, else a directory NAME holding a package.xml at most four
+  // levels below D (the first in sorted order, shallowest first). docs/robot-formats.md.
+  std::vector<std::filesystem::path> package_path;
+  // Links of one robot not joined by a joint never collide unless the file asks for it
+  // (Gazebo's <self_collide>); true lets every such pair collide.
+  bool self_collision = false;
+};
+
+Scene load_urdf(const std::filesystem::path& path, const UrdfOptions& options = {});
+// Relative mesh file names resolve against `base_directory` (also the start of the search
+// for packages among the file's ancestors).
 Scene parse_urdf(std::string_view xml_text, std::string_view source_name = "<string>",
-                 const std::filesystem::path& base_directory = {});
+                 const std::filesystem::path& base_directory = {}, const UrdfOptions& options = {});
 
 Scene load_mjcf(const std::filesystem::path& path);
 Scene parse_mjcf(std::string_view xml_text, std::string_view source_name = "<string>",

@@ -10,12 +10,14 @@
 #include <string_view>
 
 #include "diffphys/model_builder.hpp"
+#include "diffphys/robot_loaders.hpp"
 
 namespace diffphys {
 
 // Dispatches on the extension: .urdf → load_urdf, .xml or .mjcf → load_mjcf
-// (diffphys/robot_loaders.hpp); any other file is read as a JSON scene.
-Scene load_scene(const std::filesystem::path& path);
+// (diffphys/robot_loaders.hpp); any other file is read as a JSON scene. `urdf_options`
+// apply to URDF files only (the package path of package:// meshes, self-collision).
+Scene load_scene(const std::filesystem::path& path, const UrdfOptions& urdf_options = {});
 Scene parse_scene(std::string_view json_text, std::string_view source_name = "<string>");
 
 }  // namespace diffphys

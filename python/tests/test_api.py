@@ -346,6 +346,27 @@ def test_robot_files_load_with_their_names_and_warnings():
     assert any("features.urdf:" in w and "<visual> ignored" in w for w in features.warnings)
 
 
+def test_urdf_package_path_and_self_collision_keywords(tmp_path):
+    # A package:// mesh is found through package_path (docs/robot-formats.md), else skipped
+    # with a warning naming the package; self_collision is accepted for URDF files.
+    package = tmp_path / "packages" / "demo_meshes"
+    package.mkdir(parents=True)
+    (package / "tet.obj").write_text("v 0 0 0\nv 0.1 0 0\nv 0 0.1 0\nv 0 0 0.1\n")
+    urdf = tmp_path / "robot" / "r.urdf"
+    urdf.parent.mkdir()
+    urdf.write_text(
+        '<robot name="r"><link name="body"><inertial><mass value="1"/>'
+        '<inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>'
+        '<collision><geometry><mesh filename="package://demo_meshes/tet.obj"/></geometry></collision>'
+        "</link></robot>"
+    )
+    missing = dp.load_scene(urdf)
+    assert len(missing.model.shapes) == 0
+    assert any("package 'demo_meshes' not found" in w for w in missing.warnings)
+    found = dp.load_scene(urdf, package_path=[tmp_path / "packages"], self_collision=True)
+    assert len(found.model.shapes) == 1 and not found.warnings
+
+
 def test_reduced_coordinates_from_a_scene_file():
     # The 10-link chain in joint coordinates: the joints hold exactly, its gradients agree with
     # central differences, and without parameter gradients dL/dx_0 and dL/du_t are unchanged.

@@ -13,8 +13,9 @@
 //     the separating-axis queries over all faces and edges, the closest feature of a hull
 //     to a point, the vertices under a plane;
 //  2. compute the contact's position, normal and gap from those features in T only.
-// Both phases allocate nothing: polygons are clipped in fixed-size stack buffers (faces have
-// at most ConvexMesh::kMaxFaceVertices vertices).
+// Both phases allocate nothing: polygons are clipped in fixed-size stack buffers (a face's
+// clipping polygon has at most ConvexMesh::kMaxFaceVertices vertices; a larger face clips
+// with the subset of its vertices that diffphys/convex_mesh.hpp describes).
 //
 // Polyhedron–polyhedron follows Gregorius, "The Separating Axis Test between Convex
 // Polyhedra" (GDC 2013): face axes of both, and the edge pairs whose arcs on the Gauss map
@@ -73,6 +74,12 @@ struct Polyhedron {
     return topology->face_vertices[static_cast<std::size_t>(face.first + k)];
   }
   int face_size(int f) const { return topology->faces[static_cast<std::size_t>(f)].count; }
+  // The face's clipping polygon (at most kFaceLimit vertices), for the face manifold.
+  int clip_vertex(int f, int k) const {
+    const ConvexMesh::Face& face = topology->faces[static_cast<std::size_t>(f)];
+    return topology->clip_vertices[static_cast<std::size_t>(face.clip_first + k)];
+  }
+  int clip_size(int f) const { return topology->faces[static_cast<std::size_t>(f)].clip_count; }
   // A point inside: the scaled centroid of the solid (frame, then world).
   Vec3T<T> local_interior_point() const {
     const Vec3& c = topology->centroid;
@@ -349,21 +356,22 @@ bool clip_to_face_prism(const Polyhedron<T>& p, int f, const Vec3T<T>& start, co
 }
 
 // ---------------------------------------------------------------------------------------
-// Face manifold (phase 2): the incident face clipped by the reference face's side planes.
+// Face manifold (phase 2): the incident face clipped by the reference face's side planes,
+// both through their clipping polygons (at most kFaceLimit vertices each).
 
 template <typename T>
 void face_manifold(const Polyhedron<T>& reference, int reference_face, const Polyhedron<T>& incident, int incident_face,
                    bool reference_is_b, double margin, ContactWriter<T>& contacts) {
   const Vec3T<T> reference_normal = reference.face_normal(reference_face);
-  const int reference_count = reference.face_size(reference_face);
+  const int reference_count = reference.clip_size(reference_face);
   Vec3T<T> reference_polygon[kFaceLimit];
   for (int k = 0; k < reference_count; ++k)
-    reference_polygon[k] = reference.vertex(reference.face_vertex(reference_face, k));
+    reference_polygon[k] = reference.vertex(reference.clip_vertex(reference_face, k));
 
   ClipVertex<T> polygon[kMaxManifoldCandidates];
   ClipVertex<T> scratch[kMaxManifoldCandidates];
-  int count = incident.face_size(incident_face);
-  for (int k = 0; k < count; ++k) polygon[k] = {incident.vertex(incident.face_vertex(incident_face, k)), k, k};
+  int count = incident.clip_size(incident_face);
+  for (int k = 0; k < count; ++k) polygon[k] = {incident.vertex(incident.clip_vertex(incident_face, k)), k, k};
   const auto point_id = [](int next_edge, int plane) {
     return next_edge < kSidePlaneEdge
                ? kFaceLimit + kFaceLimit * next_edge + plane

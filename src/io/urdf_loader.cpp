@@ -6,16 +6,25 @@
 // the inertial's origin and full inertia tensor are honoured exactly. Joint frames are the
 // child links' frames at the zero configuration. Items URDF allows but diffphys cannot honour
 // are refused (planar joints, an unknown joint type) or reported in Scene::warnings
-// (friction in <dynamics>, <mimic>, <transmission>, collision meshes until mesh shapes land).
+// (friction in <dynamics>, <mimic>, <transmission>, meshes that cannot be read).
+//
+// Mesh file names may be package://NAME/... (resolved through the package search path of
+// io/package_path.hpp), file:// URIs or paths relative to the file. Links of one robot that
+// no joint joins do not collide (Gazebo's <self_collide> default, which avoids the
+// permanent contacts between overlapping neighbours' hulls that real descriptions are full
+// of) unless <gazebo><self_collide> or UrdfOptions::self_collision asks; the pairs become
+// Model::collision_exclusions, so other robots and the ground still collide with every link.
 #include <tinyxml2.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "diffphys/robot_loaders.hpp"
+#include "io/package_path.hpp"
 #include "io/xml_source.hpp"
 
 namespace diffphys {
@@ -33,7 +42,10 @@ struct UrdfJoint {
 
 class UrdfReader {
  public:
-  explicit UrdfReader(const XmlSource& source) : source_(source) {}
+  UrdfReader(const XmlSource& source, const UrdfOptions& options)
+      : source_(source),
+        options_(options),
+        meshes_(options.package_path, std::getenv("ROS_PACKAGE_PATH"), source.base_directory()) {}
   Scene read();
 
  private:
@@ -55,12 +67,89 @@ class UrdfReader {
   // is_static: the root without <inertial>, or a link welded (fixed joints only) to it or to
   // the world; such a link never moves, so it becomes a static body and needs no mass.
   void read_body(const XMLElement* link, const Pose& link_world, bool is_static, ModelBuilder& builder);
+  // <gazebo [reference="link"]>: <self_collide> is read, the rest reported.
+  void read_gazebo(const XMLElement* gazebo);
+  // Collision exclusions for the pairs of links of one robot that may not collide.
+  void exclude_self_collisions(const std::vector<UrdfJoint>& joints, bool root_is_world, ModelBuilder& builder) const;
   std::optional<ShapeSpec> read_collision(const XMLElement* collision, const std::string& link_name, std::size_t index);
 
   const XmlSource& source_;
+  const UrdfOptions& options_;
+  io::MeshLocator meshes_;
   io::Warnings warnings_;
   io::ItemLines item_lines_;
+  std::vector<std::string> body_links_;        // links that became bodies, in body order
+  std::set<std::string> static_body_links_;    // those that never move
+  std::optional<bool> robot_self_collide_;     // <gazebo><self_collide> without a reference
+  std::map<std::string, bool> link_self_collide_;  // <gazebo reference="link"><self_collide>
+  std::vector<std::pair<std::string, const XMLElement*>> self_collide_references_;  // checked once links are known
 };
+
+void UrdfReader::read_gazebo(const XMLElement* gazebo) {
+  const auto reference = source_.text(gazebo, "reference");
+  bool read_anything = false;
+  for (const XMLElement* child = gazebo->FirstChildElement(); child; child = child->NextSiblingElement()) {
+    if (std::string_view(child->Name()) != "self_collide") {
+      warnings_.ignored(child, message("<gazebo> <", child->Name(), ">"),
+                        "Gazebo's simulation settings; diffphys reads only <self_collide>");
+      continue;
+    }
+    const char* text = child->GetText();
+    std::string value = text ? text : "";
+    value.erase(0, value.find_first_not_of(" \t\r\n"));
+    value.erase(value.find_last_not_of(" \t\r\n") + 1);
+    bool on = false;
+    if (value == "true" || value == "1") {
+      on = true;
+    } else if (value != "false" && value != "0") {
+      source_.fail(child, message("expected true or false, got '", value, "'"));
+    }
+    read_anything = true;
+    if (reference) {
+      link_self_collide_[*reference] = on;
+      self_collide_references_.emplace_back(*reference, child);
+    } else {
+      robot_self_collide_ = on;
+    }
+  }
+  if (!read_anything && gazebo->FirstChildElement() == nullptr)
+    warnings_.add(source_, gazebo, "unsupported element: ignored");
+}
+
+void UrdfReader::exclude_self_collisions(const std::vector<UrdfJoint>& joints, bool root_is_world,
+                                         ModelBuilder& builder) const {
+  // Robots: the links that joints other than `floating` hold together, not through `world`
+  // (what hangs from `world` separately — a floor, a table, a second robot — is another
+  // robot). Union-find over the links that became bodies.
+  std::map<std::string, std::string> parent_of;
+  for (const std::string& link : body_links_) parent_of[link] = link;
+  const auto find = [&](std::string link) {
+    while (parent_of[link] != link) link = parent_of[link] = parent_of[parent_of[link]];
+    return link;
+  };
+  std::set<std::pair<std::string, std::string>> joined;
+  for (const UrdfJoint& joint : joints) {
+    if (joint.type == "floating" || (root_is_world && joint.parent == "world")) continue;
+    if (!parent_of.contains(joint.parent) || !parent_of.contains(joint.child)) continue;
+    parent_of[find(joint.child)] = find(joint.parent);
+    joined.emplace(std::min(joint.parent, joint.child), std::max(joint.parent, joint.child));
+  }
+  const auto self_collides = [&](const std::string& link) {
+    const auto own = link_self_collide_.find(link);
+    return own != link_self_collide_.end() ? own->second : robot_self_collide_.value_or(false);
+  };
+  for (std::size_t i = 0; i < body_links_.size(); ++i) {
+    for (std::size_t j = i + 1; j < body_links_.size(); ++j) {
+      const std::string& a = body_links_[i];
+      const std::string& b = body_links_[j];
+      if (find(a) != find(b)) continue;  // different robots collide
+      if (static_body_links_.contains(a) && static_body_links_.contains(b)) continue;  // never move
+      if (joined.contains({std::min(a, b), std::max(a, b)})) continue;  // the joint excludes them already
+      if (options_.self_collision || self_collides(a) || self_collides(b)) continue;
+      builder.exclude_collision(a, b);
+    }
+  }
+}
 
 std::optional<ShapeSpec> UrdfReader::read_collision(const XMLElement* collision, const std::string& link_name,
                                                     std::size_t index) {
@@ -101,10 +190,17 @@ std::optional<ShapeSpec> UrdfReader::read_collision(const XMLElement* collision,
                   "cylinder collides as the capsule of the same radius and length (rounded caps reaching one radius "
                   "further); the link's mass properties come from its <inertial>");
   } else if (kind == "mesh") {
-    const std::filesystem::path file = source_.base_directory() / source_.required_text(shape_element, "filename");
+    const io::MeshLocator::Location location = meshes_.locate(source_.required_text(shape_element, "filename"));
+    if (!location.file && !location.package.empty()) {
+      // One message per missing package, listing the lines of its meshes.
+      warnings_.ignored(shape_element, message("collision meshes of package '", location.package, "'"),
+                        message(location.why_not, "; their links get no collision shape from them"));
+      return std::nullopt;
+    }
     const Vec3 scale = source_.vec3(shape_element, "scale").value_or(Vec3{1, 1, 1});
-    std::string why_not;
-    std::optional<ShapeSpec> mesh = io::mesh_collision_shape(file, scale, why_not);
+    std::string why_not = location.why_not;
+    std::optional<ShapeSpec> mesh;
+    if (location.file) mesh = io::mesh_collision_shape(*location.file, scale, why_not);
     if (!mesh) {
       warnings_.add(source_, shape_element,
                     message("collision mesh skipped (", why_not, "), so link '", link_name,
@@ -177,6 +273,8 @@ void UrdfReader::read_body(const XMLElement* link, const Pose& link_world, bool 
     body.shapes.push_back(shape);
   }
   item_lines_.note("body '" + name + "'", link);
+  body_links_.push_back(name);
+  if (is_static) static_body_links_.insert(name);
   builder.add_body(body);
 }
 
@@ -220,6 +318,8 @@ Scene UrdfReader::read() {
       joints.push_back(joint);
     } else if (tag == "material") {
       warnings_.ignored(element, "<material>", "drawing only");
+    } else if (tag == "gazebo") {
+      read_gazebo(element);
     } else {
       warnings_.add(source_, element, "unsupported element: ignored");
     }
@@ -366,6 +466,12 @@ Scene UrdfReader::read() {
     builder.add_joint(spec);
   }
 
+  for (const auto& [reference, element] : self_collide_references_)
+    if (!link_by_name.contains(reference))
+      source_.fail(element, message("<gazebo reference=\"", reference, "\">: <self_collide> applies to links, and '",
+                                    reference, "' is not a link of this robot"));
+  exclude_self_collisions(joints, root_is_world, builder);
+
   Scene scene = item_lines_.build(builder, source_);
   scene.warnings = warnings_.finish(source_);
   return scene;
@@ -373,14 +479,15 @@ Scene UrdfReader::read() {
 
 }  // namespace
 
-Scene parse_urdf(std::string_view xml_text, std::string_view source_name, const std::filesystem::path& base_directory) {
+Scene parse_urdf(std::string_view xml_text, std::string_view source_name, const std::filesystem::path& base_directory,
+                 const UrdfOptions& options) {
   const XmlSource source(std::string(xml_text), std::string(source_name), base_directory);
-  return UrdfReader(source).read();
+  return UrdfReader(source, options).read();
 }
 
-Scene load_urdf(const std::filesystem::path& path) {
+Scene load_urdf(const std::filesystem::path& path, const UrdfOptions& options) {
   const std::unique_ptr<XmlSource> source = XmlSource::load(path);
-  return UrdfReader(*source).read();
+  return UrdfReader(*source, options).read();
 }
 
 }  // namespace diffphys

@@ -174,7 +174,7 @@ class ItemLines {
 
 // THE place where a mesh becomes a collision shape: the convex hull of `file` (OBJ or STL,
 // diffphys/convex_mesh.hpp) with its coordinates scaled by `scale`. A mesh that cannot be
-// read (missing file, a package:// path, a degenerate hull) returns nothing, with the reason
+// read (a missing file, a degenerate hull) returns nothing, with the reason
 // in `why_not`, and the caller skips it with a warning naming the element.
 std::optional<ShapeSpec> mesh_collision_shape(const std::filesystem::path& file, const Vec3& scale,
                                               std::string& why_not);

@@ -232,6 +232,47 @@ std::vector<int> ordered_polygon(std::vector<int> indices, const std::vector<Vec
   return polygon;
 }
 
+// The clipping polygon of a face (diffphys/convex_mesh.hpp): the polygon itself when it has at
+// most kMaxFaceVertices vertices; else Visvalingam–Whyatt simplification (Visvalingam &
+// Whyatt 1993, "Line generalisation by repeated elimination of points"): drop, one at a time,
+// the vertex whose triangle with its current neighbours has the least area (ties, up to
+// rounding: the first in the face's order), until kMaxFaceVertices remain. Raises `deviation` to the largest
+// distance from a dropped vertex to the kept polygon's boundary.
+std::vector<int> clipping_polygon(const std::vector<int>& polygon, const std::vector<Vec3>& points, const Vec3& normal,
+                                  double& deviation) {
+  if (static_cast<int>(polygon.size()) <= ConvexMesh::kMaxFaceVertices) return polygon;
+  const auto point = [&](int index) { return points[static_cast<std::size_t>(index)]; };
+  std::vector<int> kept = polygon;
+  while (static_cast<int>(kept.size()) > ConvexMesh::kMaxFaceVertices) {
+    const std::size_t n = kept.size();
+    std::vector<double> areas(n);
+    double largest_area = 0.0;
+    for (std::size_t k = 0; k < n; ++k) {
+      const Vec3 previous = point(kept[(k + n - 1) % n]), current = point(kept[k]), next = point(kept[(k + 1) % n]);
+      areas[k] = 0.5 * dot(cross(current - previous, next - current), normal);
+      largest_area = std::max(largest_area, areas[k]);
+    }
+    // Areas equal up to rounding are ties, broken by the face's order, so that a regular
+    // polygon loses every other vertex and keeps a regular one.
+    const double smallest_area = *std::min_element(areas.begin(), areas.end());
+    std::size_t smallest = 0;
+    while (areas[smallest] > smallest_area + 1e-9 * largest_area) ++smallest;
+    kept.erase(kept.begin() + static_cast<std::ptrdiff_t>(smallest));
+  }
+  for (const int dropped : polygon) {
+    if (std::find(kept.begin(), kept.end(), dropped) != kept.end()) continue;
+    double closest = std::numeric_limits<double>::infinity();
+    for (std::size_t k = 0; k < kept.size(); ++k) {
+      const Vec3 start = point(kept[k]), end = point(kept[(k + 1) % kept.size()]);
+      const Vec3 along = end - start;
+      const double t = std::clamp(dot(point(dropped) - start, along) / dot(along, along), 0.0, 1.0);
+      closest = std::min(closest, norm(point(dropped) - (start + along * t)));
+    }
+    deviation = std::max(deviation, closest);
+  }
+  return kept;
+}
+
 // Volume, centroid and inertia about the centroid of the solid at unit density, by the
 // divergence theorem over the boundary: each face is split into a fan of triangles and each
 // triangle (a, b, c) contributes the signed tetrahedron (o, a, b, c) from an interior point
@@ -346,11 +387,6 @@ ConvexMesh convex_hull(std::span<const Vec3> points, std::string_view source) {
   for (const auto& [qhull_normal, point_indices] : facets) {
     std::vector<int> indices;
     for (int point : point_indices) indices.push_back(vertex_of_point.at(point));
-    if (static_cast<int>(indices.size()) > ConvexMesh::kMaxFaceVertices)
-      throw Error(message(name, ": a hull face has ", indices.size(), " vertices; at most ",
-                          ConvexMesh::kMaxFaceVertices,
-                          " are supported (simplify the mesh, e.g. fewer segments around a "
-                          "cylinder)"));
     polygons.push_back(ordered_polygon(std::move(indices), mesh.vertices, qhull_normal));
   }
   std::sort(polygons.begin(), polygons.end());
@@ -380,6 +416,10 @@ ConvexMesh convex_hull(std::span<const Vec3> points, std::string_view source) {
       mesh.face_vertices.push_back(from);
       mesh.face_edges.push_back(entry->second);
     }
+    const std::vector<int> clip = clipping_polygon(polygon, mesh.vertices, face.normal, mesh.clip_deviation);
+    face.clip_first = static_cast<int>(mesh.clip_vertices.size());
+    face.clip_count = static_cast<int>(clip.size());
+    mesh.clip_vertices.insert(mesh.clip_vertices.end(), clip.begin(), clip.end());
     mesh.faces.push_back(face);
   }
   for (const ConvexMesh::Edge& edge : mesh.edges)

@@ -515,10 +515,10 @@ Scene parse_scene(std::string_view json_text, std::string_view source_name) {
   }
 }
 
-Scene load_scene(const std::filesystem::path& path) {
+Scene load_scene(const std::filesystem::path& path, const UrdfOptions& urdf_options) {
   // Robot files by extension (diffphys/robot_loaders.hpp); everything else is a JSON scene.
   const std::string extension = path.extension().string();
-  if (extension == ".urdf") return load_urdf(path);
+  if (extension == ".urdf") return load_urdf(path, urdf_options);
   if (extension == ".xml" || extension == ".mjcf") return load_mjcf(path);
   const std::string source_name = path.string();
   std::error_code status_error;
