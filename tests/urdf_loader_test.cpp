@@ -127,7 +127,7 @@ TEST(UrdfLoader, FeatureFileMapsEveryElement) {
   EXPECT_FALSE(wrist.has_limits);
   EXPECT_THROW(model.joint_index("loose"), Error);  // floating: the ball is free
   // What is ignored is named with its line.
-  EXPECT_TRUE(any_warning_contains(scene, "features.urdf:67: <dynamics>: joint friction 0.1 ignored"));
+  EXPECT_TRUE(any_warning_contains(scene, "features.urdf:67: <dynamics> joint friction 0.1 ignored (diffphys joints have viscous damping only); line 67"));
   EXPECT_TRUE(any_warning_contains(scene, "<mimic>: <mimic> not supported"));
   EXPECT_TRUE(any_warning_contains(scene, "<gazebo>: unsupported element: ignored"));
   EXPECT_TRUE(any_warning_contains(scene, "<visual> ignored (drawing only"));

@@ -453,9 +453,9 @@ Scene UrdfReader::read() {
         spec.damping = damping;
       }
       const double friction = source_.number(dynamics, "friction").value_or(0.0);
-      if (friction != 0)
-        warnings_.add(source_, dynamics,
-                      message("joint friction ", friction, " ignored: diffphys joints have viscous damping only"));
+      if (friction != 0)  // one message per value, listing its lines
+        warnings_.ignored(dynamics, message("<dynamics> joint friction ", friction),
+                          "diffphys joints have viscous damping only");
     }
     for (const char* ignored : {"mimic", "calibration", "safety_controller"})
       if (const XMLElement* extra = element->FirstChildElement(ignored))
