@@ -377,7 +377,13 @@ void analyse_island_hessian(std::span<const ConstraintRow> rows, int island, Con
       if (blocks.count == 2) workspace.island_edges.emplace_back(blocks.node[0], blocks.node[1]);
     }
   }
-  workspace.hessian.analyse(island_body_count(islands, island), workspace.island_edges);
+  // The ordering and the factor's structure depend on these pairs alone: a step whose island
+  // couples the same bodies through the same rows as the last analysis (a humanoid lying
+  // still, a settled tower) keeps them.
+  const int node_count = island_body_count(islands, island);
+  if (workspace.hessian.node_count() == node_count && workspace.analysed_edges == workspace.island_edges) return;
+  workspace.hessian.analyse(node_count, workspace.island_edges);
+  workspace.analysed_edges.assign(workspace.island_edges.begin(), workspace.island_edges.end());
 }
 
 bool factorize_island_hessian(std::span<const ConstraintRow> rows, int island, ConvexWorkspace& workspace,
