@@ -113,7 +113,8 @@ std::size_t BodyBlockCholesky::buffer_bytes() const {
   std::size_t bytes = sizeof(int) * (order_.capacity() + position_.capacity() + column_start_.capacity() +
                                      rows_.capacity() + merged_.capacity()) +
                       sizeof(double) * (diagonal_.capacity() + blocks_.capacity() + permuted_.capacity() +
-                                        reciprocal_.capacity()) +
+                                        reciprocal_.capacity() + saved_diagonal_.capacity() +
+                                        saved_blocks_.capacity()) +
                       eliminated_.capacity() + sizeof(std::vector<int>) * adjacency_.capacity();
   for (const std::vector<int>& list : adjacency_) bytes += sizeof(int) * list.capacity();
   return bytes;
@@ -160,6 +161,37 @@ void BodyBlockCholesky::add_block_pair(int a, int b, const double* m) {
     throw Error(message("block Cholesky: block (", a, ", ", b, ") is outside the analysed structure"));
   for (int p = 0; p < kBlock; ++p)
     for (int q = 0; q < kBlock; ++q) block[p * kBlock + q] += transpose ? m[q * kBlock + p] : m[p * kBlock + q];
+}
+
+void BodyBlockCholesky::add_outer_pair(int a, const double* u, int b, const double* v) {
+  const int position_a = position_[static_cast<std::size_t>(a)], position_b = position_[static_cast<std::size_t>(b)];
+  if (a == b) {
+    double* block = diagonal_.data() + kBlockSize * static_cast<std::size_t>(position_a);
+    for (int p = 0; p < kBlock; ++p)
+      for (int q = 0; q <= p; ++q) block[p * kBlock + q] += u[p] * v[q];
+    return;
+  }
+  const bool transpose = position_a < position_b;
+  double* block = transpose ? lower_block(position_b, position_a) : lower_block(position_a, position_b);
+  if (block == nullptr)
+    throw Error(message("block Cholesky: block (", a, ", ", b, ") is outside the analysed structure"));
+  if (transpose) {
+    for (int p = 0; p < kBlock; ++p)
+      for (int q = 0; q < kBlock; ++q) block[p * kBlock + q] += u[q] * v[p];
+  } else {
+    for (int p = 0; p < kBlock; ++p)
+      for (int q = 0; q < kBlock; ++q) block[p * kBlock + q] += u[p] * v[q];
+  }
+}
+
+void BodyBlockCholesky::save_values() {
+  saved_diagonal_.assign(diagonal_.begin(), diagonal_.end());
+  saved_blocks_.assign(blocks_.begin(), blocks_.end());
+}
+
+void BodyBlockCholesky::restore_values() {
+  std::copy(saved_diagonal_.begin(), saved_diagonal_.end(), diagonal_.begin());
+  std::copy(saved_blocks_.begin(), saved_blocks_.end(), blocks_.begin());
 }
 
 void BodyBlockCholesky::add_diagonal_3x3(int a, int part, const double* matrix) {

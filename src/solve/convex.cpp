@@ -325,6 +325,7 @@ void prepare_convex_problem(std::span<const ConstraintRow> rows, const MassBlock
   workspace.inertia.resize(mass.inverse_inertia.size());
   for (std::size_t b = 0; b < mass.inverse_inertia.size(); ++b) workspace.inertia[b] = inverse_of(mass.inverse_inertia[b]);
   build_islands(rows, mass, workspace);
+  workspace.constant_hessian_island = -1;
 }
 
 namespace {
@@ -380,76 +381,111 @@ void analyse_island_hessian(std::span<const ConstraintRow> rows, int island, Con
   // The ordering and the factor's structure depend on these pairs alone: a step whose island
   // couples the same bodies through the same rows as the last analysis (a humanoid lying
   // still, a settled tower) keeps them.
+  workspace.constant_hessian_island = -1;
   const int node_count = island_body_count(islands, island);
   if (workspace.hessian.node_count() == node_count && workspace.analysed_edges == workspace.island_edges) return;
   workspace.hessian.analyse(node_count, workspace.island_edges);
   workspace.analysed_edges.assign(workspace.island_edges.begin(), workspace.island_edges.end());
 }
 
+namespace {
+
+// Adds group g's term U G Uᵀ of Jᵀ G J to the Hessian, G = (∂Π/∂y) R⁻¹ (see below).
+void add_group_hessian(std::span<const ConstraintRow> rows, const ConvexGroup& group, const ConvexWorkspace& workspace,
+                       BodyBlockCholesky& hessian) {
+  const ConvexIslands& islands = workspace.islands;
+  const double inverse_compliance = 1.0 / workspace.compliance[static_cast<std::size_t>(group.row)];
+  if (group.kind == ConvexGroupKind::Free) {
+    // One row, ∂Π/∂y = 1: the rank-one u (u/R)ᵀ over the row's one or two bodies.
+    const IslandRowBlocks blocks = island_row_blocks(rows[static_cast<std::size_t>(group.row)], islands);
+    double weighted[2][6];
+    for (int b = 0; b < blocks.count; ++b)
+      for (int e = 0; e < 6; ++e) weighted[b][e] = inverse_compliance * blocks.value[b][e];
+    for (int p = 0; p < blocks.count; ++p)
+      for (int q = 0; q <= p; ++q) hessian.add_outer_pair(blocks.node[p], weighted[p], blocks.node[q], blocks.value[q]);
+    return;
+  }
+  const GroupProjection projection = project_group(group, workspace.y.data() + group.row);
+  double weight[3][3];
+  bool active = false;
+  for (int r = 0; r < group.size; ++r)
+    for (int c = 0; c < group.size; ++c) {
+      weight[r][c] = projection.jacobian[r][c] * inverse_compliance;
+      active = active || weight[r][c] != 0.0;
+    }
+  if (!active) return;  // a separating contact, a box row at its bound
+  constexpr int kMaxNodes = 6;  // two bodies per row, three rows
+  int nodes[kMaxNodes];
+  int node_count = 0;
+  double columns[kMaxNodes][3][6] = {};  // U_p by row: columns[p][r] = row r's 6 entries on node p
+  for (int r = 0; r < group.size; ++r) {
+    const IslandRowBlocks blocks = island_row_blocks(rows[static_cast<std::size_t>(group.row + r)], islands);
+    for (int b = 0; b < blocks.count; ++b) {
+      int slot = 0;
+      while (slot < node_count && nodes[slot] != blocks.node[b]) ++slot;
+      if (slot == node_count) nodes[node_count++] = blocks.node[b];
+      std::copy(blocks.value[b], blocks.value[b] + 6, columns[slot][r]);
+    }
+  }
+  for (int p = 0; p < node_count; ++p) {
+    double weighted[3][6];  // (U_p G)ᵀ: weighted[c] = Σ_r G_rc columns[p][r]
+    for (int c = 0; c < group.size; ++c)
+      for (int e = 0; e < 6; ++e) {
+        double sum = 0.0;
+        for (int r = 0; r < group.size; ++r) sum += weight[r][c] * columns[p][r][e];
+        weighted[c][e] = sum;
+      }
+    for (int q = 0; q <= p; ++q) {
+      double block[36];
+      for (int e = 0; e < 6; ++e)
+        for (int f = 0; f < 6; ++f) {
+          double sum = 0.0;
+          for (int c = 0; c < group.size; ++c) sum += weighted[c][e] * columns[q][c][f];
+          block[6 * e + f] = sum;
+        }
+      hessian.add_block_pair(nodes[p], nodes[q], block);
+    }
+  }
+}
+
+}  // namespace
+
 bool factorize_island_hessian(std::span<const ConstraintRow> rows, int island, ConvexWorkspace& workspace,
                               const MassBlocks& mass) {
   const ConvexIslands& islands = workspace.islands;
-  const auto first_body = static_cast<std::size_t>(islands.body_start[static_cast<std::size_t>(island)]);
-  const auto body_count = static_cast<std::size_t>(island_body_count(islands, island));
+  const std::span<const int> groups = island_groups(islands, island);
   BodyBlockCholesky& hessian = workspace.hessian;
-  hessian.clear_values();
-  for (std::size_t k = 0; k < body_count; ++k) {
-    const auto body = static_cast<std::size_t>(islands.bodies[first_body + k]);
-    const double m = 1.0 / mass.inverse_mass[body];
-    const double linear[9] = {m, 0, 0, 0, m, 0, 0, 0, m};
-    double angular[9];
-    for (int r = 0; r < 3; ++r)
-      for (int c = 0; c < 3; ++c) angular[3 * r + c] = workspace.inertia[body](r, c);
-    hessian.add_diagonal_3x3(static_cast<int>(k), 0, linear);
-    hessian.add_diagonal_3x3(static_cast<int>(k), 1, angular);
-  }
-  // Jᵀ G J, G = (∂Π/∂y) R⁻¹ per group: with U_p the group's rows restricted to island body p
-  // (6 × size), body pair (p, q) gets U_p G U_qᵀ, once per unordered pair (G is symmetric).
-  for (const int g : island_groups(islands, island)) {
-    const ConvexGroup& group = workspace.groups[static_cast<std::size_t>(g)];
-    const GroupProjection projection = project_group(group, workspace.y.data() + group.row);
-    const double inverse_compliance = 1.0 / workspace.compliance[static_cast<std::size_t>(group.row)];
-    double weight[3][3];
-    bool active = false;
-    for (int r = 0; r < group.size; ++r)
-      for (int c = 0; c < group.size; ++c) {
-        weight[r][c] = projection.jacobian[r][c] * inverse_compliance;
-        active = active || weight[r][c] != 0.0;
-      }
-    if (!active) continue;  // a separating contact, a box row at its bound
-    constexpr int kMaxNodes = 6;  // two bodies per row, three rows
-    int nodes[kMaxNodes];
-    int node_count = 0;
-    double columns[kMaxNodes][3][6] = {};  // U_p by row: columns[p][r] = row r's 6 entries on node p
-    for (int r = 0; r < group.size; ++r) {
-      const IslandRowBlocks blocks = island_row_blocks(rows[static_cast<std::size_t>(group.row + r)], islands);
-      for (int b = 0; b < blocks.count; ++b) {
-        int slot = 0;
-        while (slot < node_count && nodes[slot] != blocks.node[b]) ++slot;
-        if (slot == node_count) nodes[node_count++] = blocks.node[b];
-        std::copy(blocks.value[b], blocks.value[b] + 6, columns[slot][r]);
-      }
+  // M and the leading Free groups (the joints' rows come first) do not depend on y: they are
+  // assembled at the first factorisation of the island's step and restored after it.
+  std::size_t first_varying = 0;
+  while (first_varying < groups.size() &&
+         workspace.groups[static_cast<std::size_t>(groups[first_varying])].kind == ConvexGroupKind::Free)
+    ++first_varying;
+  if (workspace.constant_hessian_island == island) {
+    hessian.restore_values();
+  } else {
+    const auto first_body = static_cast<std::size_t>(islands.body_start[static_cast<std::size_t>(island)]);
+    const auto body_count = static_cast<std::size_t>(island_body_count(islands, island));
+    hessian.clear_values();
+    for (std::size_t k = 0; k < body_count; ++k) {
+      const auto body = static_cast<std::size_t>(islands.bodies[first_body + k]);
+      const double m = 1.0 / mass.inverse_mass[body];
+      const double linear[9] = {m, 0, 0, 0, m, 0, 0, 0, m};
+      double angular[9];
+      for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) angular[3 * r + c] = workspace.inertia[body](r, c);
+      hessian.add_diagonal_3x3(static_cast<int>(k), 0, linear);
+      hessian.add_diagonal_3x3(static_cast<int>(k), 1, angular);
     }
-    for (int p = 0; p < node_count; ++p) {
-      double weighted[3][6];  // (U_p G)ᵀ: weighted[c] = Σ_r G_rc columns[p][r]
-      for (int c = 0; c < group.size; ++c)
-        for (int e = 0; e < 6; ++e) {
-          double sum = 0.0;
-          for (int r = 0; r < group.size; ++r) sum += weight[r][c] * columns[p][r][e];
-          weighted[c][e] = sum;
-        }
-      for (int q = 0; q <= p; ++q) {
-        double block[36];
-        for (int e = 0; e < 6; ++e)
-          for (int f = 0; f < 6; ++f) {
-            double sum = 0.0;
-            for (int c = 0; c < group.size; ++c) sum += weighted[c][e] * columns[q][c][f];
-            block[6 * e + f] = sum;
-          }
-        hessian.add_block_pair(nodes[p], nodes[q], block);
-      }
-    }
+    // Jᵀ G J, G = (∂Π/∂y) R⁻¹ per group: with U_p the group's rows restricted to island body p
+    // (6 × size), body pair (p, q) gets U_p G U_qᵀ, once per unordered pair (G is symmetric).
+    for (std::size_t k = 0; k < first_varying; ++k)
+      add_group_hessian(rows, workspace.groups[static_cast<std::size_t>(groups[k])], workspace, hessian);
+    hessian.save_values();
+    workspace.constant_hessian_island = island;
   }
+  for (std::size_t k = first_varying; k < groups.size(); ++k)
+    add_group_hessian(rows, workspace.groups[static_cast<std::size_t>(groups[k])], workspace, hessian);
   return hessian.factorize();
 }
 

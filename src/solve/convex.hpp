@@ -83,6 +83,7 @@ struct ConvexWorkspace {
   std::vector<std::pair<int, int>> island_edges;  // one island's pairs of coupled bodies (local indices)
   std::vector<std::pair<int, int>> analysed_edges;  // the pairs hessian was last analysed for
   BodyBlockCholesky hessian;                       // one island's ∇²ℓ, factorised
+  int constant_hessian_island = -1;  // the island whose M + (leading Free groups' JᵀGJ) hessian saved, or −1
   std::vector<double> gradient, step;              // one island's vectors, 6 per body
   std::vector<double> rounding;                    // one island's |J|ᵀ(rounding of y), 6 per body
 };
