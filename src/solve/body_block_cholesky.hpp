@@ -74,6 +74,7 @@ class BodyBlockCholesky {
   std::vector<double> permuted_;    // solve's scratch, 6 per position
   std::vector<double> reciprocal_;  // 1 / L_ii of the diagonal blocks, 6 per position
   std::vector<double> saved_diagonal_, saved_blocks_;  // save_values' copy
+  std::vector<double> transposed_;  // factorize's scratch: one column's blocks of L, transposed
   // analyse's scratch: the elimination graph (kept between calls for its capacity).
   std::vector<std::vector<int>> adjacency_;
   std::vector<int> merged_;
