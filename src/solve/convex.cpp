@@ -531,6 +531,11 @@ MlcpResult solve_convex(std::span<const ConstraintRow> rows, const MassBlocks& m
       }
       for (const int gi : groups) {
         const ConvexGroup& group = workspace.groups[static_cast<std::size_t>(gi)];
+        if (group.kind == ConvexGroupKind::Free) {  // γ = y
+          const auto i = static_cast<std::size_t>(group.row);
+          add_local_row_transpose(rows[i], -workspace.y[i], islands, g);
+          continue;
+        }
         const GroupProjection projection = project_group(group, workspace.y.data() + group.row);
         for (int r = 0; r < group.size; ++r)
           add_local_row_transpose(rows[static_cast<std::size_t>(group.row + r)], -projection.gamma[r], islands, g);
@@ -643,9 +648,14 @@ MlcpResult solve_convex(std::span<const ConstraintRow> rows, const MassBlocks& m
         second = mass_step;
         for (const int gi : groups) {
           const ConvexGroup& group = workspace.groups[static_cast<std::size_t>(gi)];
-          const GroupProjection projection = project_group(group, workspace.y.data() + group.row);
           const double inverse_compliance = 1.0 / workspace.compliance[static_cast<std::size_t>(group.row)];
           const double* dc = workspace.row_step.data() + group.row;
+          if (group.kind == ConvexGroupKind::Free) {  // γ = y, ∂Π/∂y = 1
+            first -= workspace.y[static_cast<std::size_t>(group.row)] * dc[0];
+            second += dc[0] * inverse_compliance * dc[0];
+            continue;
+          }
+          const GroupProjection projection = project_group(group, workspace.y.data() + group.row);
           for (int r = 0; r < group.size; ++r) {
             first -= projection.gamma[r] * dc[r];
             for (int s = 0; s < group.size; ++s) second += dc[r] * projection.jacobian[r][s] * inverse_compliance * dc[s];
@@ -706,6 +716,10 @@ MlcpResult solve_convex(std::span<const ConstraintRow> rows, const MassBlocks& m
     // λ: each group's γ at the final velocities.
     for (const int gi : groups) {
       const ConvexGroup& group = workspace.groups[static_cast<std::size_t>(gi)];
+      if (group.kind == ConvexGroupKind::Free) {
+        lambda[static_cast<std::size_t>(group.row)] = workspace.y[static_cast<std::size_t>(group.row)];
+        continue;
+      }
       const GroupProjection projection = project_group(group, workspace.y.data() + group.row);
       for (int r = 0; r < group.size; ++r) lambda[static_cast<std::size_t>(group.row + r)] = projection.gamma[r];
     }
