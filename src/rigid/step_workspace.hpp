@@ -111,6 +111,11 @@ inline std::size_t workspace_bytes(const Workspace::Impl& w) {
          workspace_bytes(w.solver) + workspace_bytes(w.stabilization.bodies) +
          capacity_bytes(w.stabilization.errors) + capacity_bytes(w.stabilization.correction_impulse) +
          capacity_bytes(w.stabilization.displacement) + workspace_bytes(w.stabilization.solver) +
+         capacity_bytes(w.stabilization.ordered_pattern) + capacity_bytes(w.stabilization.order) +
+         capacity_bytes(w.stabilization.ordered_rows) + capacity_bytes(w.stabilization.unit_start) +
+         capacity_bytes(w.stabilization.unit_order) + capacity_bytes(w.stabilization.candidate) +
+         capacity_bytes(w.stabilization.adjacency_start) + capacity_bytes(w.stabilization.adjacency) +
+         capacity_bytes(w.stabilization.body_first) + capacity_bytes(w.stabilization.placed) +
          capacity_bytes(w.warm_start.joint_lambda) + capacity_bytes(w.warm_start.servo_lambda) +
          capacity_bytes(w.warm_start.limits) + capacity_bytes(w.warm_start.contacts) +
          capacity_bytes(w.warm_start.contact_lambda) + capacity_bytes(w.impacts.contact_time) +
