@@ -177,7 +177,8 @@ double stabilize_joints(const Model& model, std::span<const solve::ConstraintRow
   buffers.displacement.resize(6 * state.position.size());
   buffers.bodies.rotation.resize(state.orientation.size());
   // The factorisation of J_t M⁻¹ J_tᵀ: the velocity solve's if it is the same matrix, else its
-  // own, of the rows in a profile-reducing order (order_joint_rows) when that is not theirs.
+  // own, in the convex formulation of the rows in a profile-reducing order (order_joint_rows)
+  // when that is not theirs.
   const solve::MlcpWorkspace& factors = factorized != nullptr ? *factorized : buffers.solver;
   bool ready = factorized != nullptr;
   bool reordered = false;
@@ -188,7 +189,11 @@ double stabilize_joints(const Model& model, std::span<const solve::ConstraintRow
     for (std::size_t b = 0; b < state.orientation.size(); ++b) buffers.bodies.rotation[b] = state.orientation[b].to_matrix();
     error = joint_position_errors(model, state, buffers.bodies, buffers.errors);
     if (error <= model.solver.stabilization_tolerance || iteration >= model.solver.stabilization_iterations) break;
-    if (!ready) {
+    // The complementarity formulation keeps the rows' order: its mixed LCP with redundant rows
+    // has several solutions, and which one a trajectory follows can turn on the rounding of
+    // this projection (the quadruped's learning test, tests/quadruped_test.cpp, then ends on a
+    // different gait).
+    if (!ready && model.solver.formulation == Formulation::Convex) {
       bool same_pattern = buffers.ordered_pattern.size() == rows;
       for (std::size_t i = 0; i < rows && same_pattern; ++i)
         same_pattern = buffers.ordered_pattern[i].first == joint_rows[i].body_a &&
@@ -205,6 +210,8 @@ double stabilize_joints(const Model& model, std::span<const solve::ConstraintRow
           buffers.ordered_rows[k] = joint_rows[static_cast<std::size_t>(buffers.order[k])];
         factor_rows = buffers.ordered_rows;
       }
+    }
+    if (!ready) {
       solve::compute_responses(factor_rows, mass, buffers.solver);
       if (!(ready = solve::envelope_factorize(factor_rows, mass, buffers.solver))) break;
     }

@@ -35,9 +35,10 @@ struct StabilizationBuffers {
   BodyDynamics bodies;  // only the rotations are kept current
   std::vector<double> errors, correction_impulse, displacement;
   solve::MlcpWorkspace solver;
-  // The projection's own factorisation takes the joint rows in a profile-reducing order
-  // (reverse Cuthill–McKee over the joints): `order` (rows) maps position → row, computed
-  // for the rows' body pairs `ordered_pattern` and kept while they are unchanged.
+  // The projection's own factorisation (convex formulation) takes the joint rows in a
+  // profile-reducing order (reverse Cuthill–McKee over the joints): `order` (rows) maps
+  // position → row, computed for the rows' body pairs `ordered_pattern` and kept while they
+  // are unchanged.
   std::vector<std::pair<int, int>> ordered_pattern;
   std::vector<int> order;
   std::vector<solve::ConstraintRow> ordered_rows;
