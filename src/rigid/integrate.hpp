@@ -11,6 +11,7 @@
 #pragma once
 
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "diffphys/model.hpp"
@@ -34,6 +35,16 @@ struct StabilizationBuffers {
   BodyDynamics bodies;  // only the rotations are kept current
   std::vector<double> errors, correction_impulse, displacement;
   solve::MlcpWorkspace solver;
+  // The projection's own factorisation (convex formulation) takes the joint rows in a
+  // profile-reducing order (reverse Cuthill–McKee over the joints): `order` (rows) maps
+  // position → row, computed for the rows' body pairs `ordered_pattern` and kept while they
+  // are unchanged.
+  std::vector<std::pair<int, int>> ordered_pattern;
+  std::vector<int> order;
+  std::vector<solve::ConstraintRow> ordered_rows;
+  // The ordering's scratch: the joints (runs of rows on one body pair), their graph, a queue.
+  std::vector<int> unit_start, unit_order, candidate, adjacency_start, adjacency, body_first;
+  std::vector<char> placed;
 };
 
 // Projects state's positions onto the joint manifold in place and updates its velocities;

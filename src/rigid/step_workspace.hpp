@@ -100,7 +100,8 @@ inline std::size_t workspace_bytes(const solve::ConvexWorkspace& w) {
          capacity_bytes(i.island_of_body) + capacity_bytes(i.local_index) + capacity_bytes(i.body_start) +
          capacity_bytes(i.bodies) + capacity_bytes(i.group_start) + capacity_bytes(i.groups) +
          capacity_bytes(w.row_velocity) + capacity_bytes(w.row_step) + capacity_bytes(w.y) +
-         capacity_bytes(w.island_edges) + w.hessian.buffer_bytes() + capacity_bytes(w.gradient) + capacity_bytes(w.step);
+         capacity_bytes(w.island_edges) + capacity_bytes(w.analysed_edges) + w.hessian.buffer_bytes() +
+         capacity_bytes(w.gradient) + capacity_bytes(w.step);
 }
 
 inline std::size_t workspace_bytes(const Workspace::Impl& w) {
@@ -113,6 +114,11 @@ inline std::size_t workspace_bytes(const Workspace::Impl& w) {
          workspace_bytes(w.solver) + workspace_bytes(w.stabilization.bodies) +
          capacity_bytes(w.stabilization.errors) + capacity_bytes(w.stabilization.correction_impulse) +
          capacity_bytes(w.stabilization.displacement) + workspace_bytes(w.stabilization.solver) +
+         capacity_bytes(w.stabilization.ordered_pattern) + capacity_bytes(w.stabilization.order) +
+         capacity_bytes(w.stabilization.ordered_rows) + capacity_bytes(w.stabilization.unit_start) +
+         capacity_bytes(w.stabilization.unit_order) + capacity_bytes(w.stabilization.candidate) +
+         capacity_bytes(w.stabilization.adjacency_start) + capacity_bytes(w.stabilization.adjacency) +
+         capacity_bytes(w.stabilization.body_first) + capacity_bytes(w.stabilization.placed) +
          capacity_bytes(w.warm_start.joint_lambda) + capacity_bytes(w.warm_start.servo_lambda) +
          capacity_bytes(w.warm_start.limits) + capacity_bytes(w.warm_start.contacts) +
          capacity_bytes(w.warm_start.contact_lambda) + capacity_bytes(w.impacts.contact_time) +

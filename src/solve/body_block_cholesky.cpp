@@ -43,6 +43,42 @@ void forward_block(const double* factor, const double* reciprocal, double* x) {
   }
 }
 
+// Each row x of `block` (6 × 6, row-major) ← the solution of L xᵀ = xᵀ: block ← block L⁻ᵀ.
+// The rows are solved together, column by column, on a transposed copy (`transposed`, kept
+// for the caller): the six rows' recurrences are independent, so they run side by side
+// rather than as six chains of dependent multiply–subtracts, and each entry is computed with
+// the same operations in the same order as forward_block would.
+void solve_block_rows(const double* factor, const double* reciprocal, double* block, double* transposed) {
+  for (int r = 0; r < kBlock; ++r)
+    for (int l = 0; l < kBlock; ++l) transposed[l * kBlock + r] = block[r * kBlock + l];
+  for (int i = 0; i < kBlock; ++i) {
+    double* row_i = transposed + i * kBlock;
+    for (int l = 0; l < i; ++l) {
+      const double f = factor[i * kBlock + l];
+      const double* row_l = transposed + l * kBlock;
+      for (int r = 0; r < kBlock; ++r) row_i[r] -= f * row_l[r];
+    }
+    for (int r = 0; r < kBlock; ++r) row_i[r] *= reciprocal[i];
+  }
+  for (int r = 0; r < kBlock; ++r)
+    for (int l = 0; l < kBlock; ++l) block[r * kBlock + l] = transposed[l * kBlock + r];
+}
+
+// target −= right leftᵀ (6 × 6 blocks; left given transposed), each entry's sum formed over
+// l = 0..5 in order before it is subtracted. `lower`: only the lower triangle of target.
+template <bool lower>
+void subtract_product(const double* right, const double* left_transposed, double* target) {
+  for (int p = 0; p < kBlock; ++p) {
+    double sum[kBlock] = {};
+    for (int l = 0; l < kBlock; ++l) {
+      const double a = right[p * kBlock + l];
+      for (int q = 0; q < kBlock; ++q) sum[q] += a * left_transposed[l * kBlock + q];
+    }
+    const int end = lower ? p + 1 : kBlock;
+    for (int q = 0; q < end; ++q) target[p * kBlock + q] -= sum[q];
+  }
+}
+
 // x ← L⁻ᵀ x.
 void backward_block(const double* factor, const double* reciprocal, double* x) {
   for (int i = kBlock - 1; i >= 0; --i) {
@@ -107,13 +143,18 @@ void BodyBlockCholesky::analyse(int node_count, std::span<const std::pair<int, i
   blocks_.assign(kBlockSize * rows_.size(), 0.0);
   permuted_.resize(kBlock * n);
   reciprocal_.resize(kBlock * n);
+  std::size_t widest = 0;
+  for (std::size_t j = 0; j < n; ++j)
+    widest = std::max(widest, static_cast<std::size_t>(column_start_[j + 1] - column_start_[j]));
+  transposed_.resize(kBlockSize * widest);
 }
 
 std::size_t BodyBlockCholesky::buffer_bytes() const {
   std::size_t bytes = sizeof(int) * (order_.capacity() + position_.capacity() + column_start_.capacity() +
                                      rows_.capacity() + merged_.capacity()) +
                       sizeof(double) * (diagonal_.capacity() + blocks_.capacity() + permuted_.capacity() +
-                                        reciprocal_.capacity()) +
+                                        reciprocal_.capacity() + saved_diagonal_.capacity() +
+                                        saved_blocks_.capacity() + transposed_.capacity()) +
                       eliminated_.capacity() + sizeof(std::vector<int>) * adjacency_.capacity();
   for (const std::vector<int>& list : adjacency_) bytes += sizeof(int) * list.capacity();
   return bytes;
@@ -162,6 +203,37 @@ void BodyBlockCholesky::add_block_pair(int a, int b, const double* m) {
     for (int q = 0; q < kBlock; ++q) block[p * kBlock + q] += transpose ? m[q * kBlock + p] : m[p * kBlock + q];
 }
 
+void BodyBlockCholesky::add_outer_pair(int a, const double* u, int b, const double* v) {
+  const int position_a = position_[static_cast<std::size_t>(a)], position_b = position_[static_cast<std::size_t>(b)];
+  if (a == b) {
+    double* block = diagonal_.data() + kBlockSize * static_cast<std::size_t>(position_a);
+    for (int p = 0; p < kBlock; ++p)
+      for (int q = 0; q <= p; ++q) block[p * kBlock + q] += u[p] * v[q];
+    return;
+  }
+  const bool transpose = position_a < position_b;
+  double* block = transpose ? lower_block(position_b, position_a) : lower_block(position_a, position_b);
+  if (block == nullptr)
+    throw Error(message("block Cholesky: block (", a, ", ", b, ") is outside the analysed structure"));
+  if (transpose) {
+    for (int p = 0; p < kBlock; ++p)
+      for (int q = 0; q < kBlock; ++q) block[p * kBlock + q] += u[q] * v[p];
+  } else {
+    for (int p = 0; p < kBlock; ++p)
+      for (int q = 0; q < kBlock; ++q) block[p * kBlock + q] += u[p] * v[q];
+  }
+}
+
+void BodyBlockCholesky::save_values() {
+  saved_diagonal_.assign(diagonal_.begin(), diagonal_.end());
+  saved_blocks_.assign(blocks_.begin(), blocks_.end());
+}
+
+void BodyBlockCholesky::restore_values() {
+  std::copy(saved_diagonal_.begin(), saved_diagonal_.end(), diagonal_.begin());
+  std::copy(saved_blocks_.begin(), saved_blocks_.end(), blocks_.begin());
+}
+
 void BodyBlockCholesky::add_diagonal_3x3(int a, int part, const double* matrix) {
   double* block = diagonal_.data() + kBlockSize * static_cast<std::size_t>(position_[static_cast<std::size_t>(a)]);
   const int o = 3 * part;
@@ -176,33 +248,24 @@ bool BodyBlockCholesky::factorize() {
     double* reciprocal = reciprocal_.data() + kBlock * j;
     if (!factorize_block(pivot, reciprocal)) return false;
     const auto begin = static_cast<std::size_t>(column_start_[j]), end = static_cast<std::size_t>(column_start_[j + 1]);
-    // L_ij = A_ij L_jj⁻ᵀ: each row x of the block solves L_jj xᵀ = a_rowᵀ.
+    // L_ij = A_ij L_jj⁻ᵀ: each row x of the block solves L_jj xᵀ = a_rowᵀ (transposed copies
+    // of the column's blocks for the products below).
     for (std::size_t e = begin; e < end; ++e)
-      for (int r = 0; r < kBlock; ++r) forward_block(pivot, reciprocal, blocks_.data() + kBlockSize * e + kBlock * r);
+      solve_block_rows(pivot, reciprocal, blocks_.data() + kBlockSize * e,
+                       transposed_.data() + kBlockSize * (e - begin));
     // Schur complement: A_ki −= L_kj L_ijᵀ for every pair i ≤ k of the column's rows (the
     // lower triangle of the diagonal blocks only: factorize_block reads no more).
     for (std::size_t e1 = begin; e1 < end; ++e1) {
       const auto i = static_cast<std::size_t>(rows_[e1]);
       const double* left = blocks_.data() + kBlockSize * e1;
-      double* diagonal = diagonal_.data() + kBlockSize * i;
-      for (int p = 0; p < kBlock; ++p)
-        for (int q = 0; q <= p; ++q) {
-          double sum = 0.0;
-          for (int l = 0; l < kBlock; ++l) sum += left[p * kBlock + l] * left[q * kBlock + l];
-          diagonal[p * kBlock + q] -= sum;
-        }
+      const double* left_transposed = transposed_.data() + kBlockSize * (e1 - begin);
+      subtract_product<true>(left, left_transposed, diagonal_.data() + kBlockSize * i);
       auto cursor = static_cast<std::size_t>(column_start_[i]);
       for (std::size_t e2 = e1 + 1; e2 < end; ++e2) {
         const int k = rows_[e2];
         while (rows_[cursor] != k) ++cursor;  // present: the pivot's neighbours formed a clique
-        double* target = blocks_.data() + kBlockSize * cursor;
-        const double* right = blocks_.data() + kBlockSize * e2;
-        for (int p = 0; p < kBlock; ++p)
-          for (int q = 0; q < kBlock; ++q) {
-            double sum = 0.0;
-            for (int l = 0; l < kBlock; ++l) sum += right[p * kBlock + l] * left[q * kBlock + l];
-            target[p * kBlock + q] -= sum;
-          }
+        subtract_product<false>(blocks_.data() + kBlockSize * e2, left_transposed,
+                                blocks_.data() + kBlockSize * cursor);
       }
     }
   }

@@ -39,9 +39,17 @@ class BodyBlockCholesky {
   // Adds the 6×6 block m (row-major) at (a, b) and its transpose at (b, a); for a = b, m must
   // be symmetric and is added once. Throws Error if (a, b) is outside the structure.
   void add_block_pair(int a, int b, const double* m);
+  // add_block_pair(a, b, m) for the rank-one m = u vᵀ (m_pq = u_p v_q, the same values),
+  // without forming m. For a = b (v = u) only the lower triangle is added: the only part of
+  // a diagonal block that factorize reads.
+  void add_outer_pair(int a, const double* u, int b, const double* v);
   // Adds a symmetric 3×3 matrix (row-major) at rows and columns 3·part .. 3·part + 2 of node
   // a's diagonal block (part 0: linear, 1: angular).
   void add_diagonal_3x3(int a, int part, const double* matrix);
+  // Keeps a copy of every block as it is now; restore_values puts it back (a sum whose first
+  // terms do not change between factorisations is assembled once).
+  void save_values();
+  void restore_values();
   // Factorises in place. False if a pivot is not positive or not finite.
   bool factorize();
   // x ← (L Lᵀ)⁻¹ x, x holding 6 entries per node in node order.
@@ -65,6 +73,8 @@ class BodyBlockCholesky {
   std::vector<double> blocks_;      // 36 per off-diagonal block, row-major (rows: the row node)
   std::vector<double> permuted_;    // solve's scratch, 6 per position
   std::vector<double> reciprocal_;  // 1 / L_ii of the diagonal blocks, 6 per position
+  std::vector<double> saved_diagonal_, saved_blocks_;  // save_values' copy
+  std::vector<double> transposed_;  // factorize's scratch: one column's blocks of L, transposed
   // analyse's scratch: the elimination graph (kept between calls for its capacity).
   std::vector<std::vector<int>> adjacency_;
   std::vector<int> merged_;

@@ -221,7 +221,9 @@ GroupProjection project_group(const ConvexGroup& group, const double* y) {
       // Euclidean projection onto the second-order cone ‖t‖ ≤ μ n (e.g. Boyd & Vandenberghe
       // 2004 §8.1; its derivative, Ali, Wong & Kolter 2017).
       const double mu = group.bound, n = y[0], t1 = y[1], t2 = y[2];
-      const double s = std::hypot(t1, t2);
+      // ‖t‖ without std::hypot's guard against overflow (impulses are far from 1e154) and
+      // its cost (libm's hypot was 2 % of humanoid.xml's step).
+      const double s = std::sqrt(t1 * t1 + t2 * t2);
       if (s <= mu * n) {  // sticking (or at rest in contact): inside the cone
         for (int k = 0; k < 3; ++k) {
           p.gamma[k] = y[k];
@@ -325,6 +327,7 @@ void prepare_convex_problem(std::span<const ConstraintRow> rows, const MassBlock
   workspace.inertia.resize(mass.inverse_inertia.size());
   for (std::size_t b = 0; b < mass.inverse_inertia.size(); ++b) workspace.inertia[b] = inverse_of(mass.inverse_inertia[b]);
   build_islands(rows, mass, workspace);
+  workspace.constant_hessian_island = -1;
 }
 
 namespace {
@@ -377,73 +380,114 @@ void analyse_island_hessian(std::span<const ConstraintRow> rows, int island, Con
       if (blocks.count == 2) workspace.island_edges.emplace_back(blocks.node[0], blocks.node[1]);
     }
   }
-  workspace.hessian.analyse(island_body_count(islands, island), workspace.island_edges);
+  // The ordering and the factor's structure depend on these pairs alone: a step whose island
+  // couples the same bodies through the same rows as the last analysis (a humanoid lying
+  // still, a settled tower) keeps them.
+  workspace.constant_hessian_island = -1;
+  const int node_count = island_body_count(islands, island);
+  if (workspace.hessian.node_count() == node_count && workspace.analysed_edges == workspace.island_edges) return;
+  workspace.hessian.analyse(node_count, workspace.island_edges);
+  workspace.analysed_edges.assign(workspace.island_edges.begin(), workspace.island_edges.end());
 }
+
+namespace {
+
+// Adds group g's term U G Uᵀ of Jᵀ G J to the Hessian, G = (∂Π/∂y) R⁻¹ (see below).
+void add_group_hessian(std::span<const ConstraintRow> rows, const ConvexGroup& group, const ConvexWorkspace& workspace,
+                       BodyBlockCholesky& hessian) {
+  const ConvexIslands& islands = workspace.islands;
+  const double inverse_compliance = 1.0 / workspace.compliance[static_cast<std::size_t>(group.row)];
+  if (group.kind == ConvexGroupKind::Free) {
+    // One row, ∂Π/∂y = 1: the rank-one u (u/R)ᵀ over the row's one or two bodies.
+    const IslandRowBlocks blocks = island_row_blocks(rows[static_cast<std::size_t>(group.row)], islands);
+    double weighted[2][6];
+    for (int b = 0; b < blocks.count; ++b)
+      for (int e = 0; e < 6; ++e) weighted[b][e] = inverse_compliance * blocks.value[b][e];
+    for (int p = 0; p < blocks.count; ++p)
+      for (int q = 0; q <= p; ++q) hessian.add_outer_pair(blocks.node[p], weighted[p], blocks.node[q], blocks.value[q]);
+    return;
+  }
+  const GroupProjection projection = project_group(group, workspace.y.data() + group.row);
+  double weight[3][3];
+  bool active = false;
+  for (int r = 0; r < group.size; ++r)
+    for (int c = 0; c < group.size; ++c) {
+      weight[r][c] = projection.jacobian[r][c] * inverse_compliance;
+      active = active || weight[r][c] != 0.0;
+    }
+  if (!active) return;  // a separating contact, a box row at its bound
+  constexpr int kMaxNodes = 6;  // two bodies per row, three rows
+  int nodes[kMaxNodes];
+  int node_count = 0;
+  double columns[kMaxNodes][3][6] = {};  // U_p by row: columns[p][r] = row r's 6 entries on node p
+  for (int r = 0; r < group.size; ++r) {
+    const IslandRowBlocks blocks = island_row_blocks(rows[static_cast<std::size_t>(group.row + r)], islands);
+    for (int b = 0; b < blocks.count; ++b) {
+      int slot = 0;
+      while (slot < node_count && nodes[slot] != blocks.node[b]) ++slot;
+      if (slot == node_count) nodes[node_count++] = blocks.node[b];
+      std::copy(blocks.value[b], blocks.value[b] + 6, columns[slot][r]);
+    }
+  }
+  for (int p = 0; p < node_count; ++p) {
+    double weighted[3][6];  // (U_p G)ᵀ: weighted[c] = Σ_r G_rc columns[p][r]
+    for (int c = 0; c < group.size; ++c)
+      for (int e = 0; e < 6; ++e) {
+        double sum = 0.0;
+        for (int r = 0; r < group.size; ++r) sum += weight[r][c] * columns[p][r][e];
+        weighted[c][e] = sum;
+      }
+    for (int q = 0; q <= p; ++q) {
+      double block[36];
+      for (int e = 0; e < 6; ++e)
+        for (int f = 0; f < 6; ++f) {
+          double sum = 0.0;
+          for (int c = 0; c < group.size; ++c) sum += weighted[c][e] * columns[q][c][f];
+          block[6 * e + f] = sum;
+        }
+      hessian.add_block_pair(nodes[p], nodes[q], block);
+    }
+  }
+}
+
+}  // namespace
 
 bool factorize_island_hessian(std::span<const ConstraintRow> rows, int island, ConvexWorkspace& workspace,
                               const MassBlocks& mass) {
   const ConvexIslands& islands = workspace.islands;
-  const auto first_body = static_cast<std::size_t>(islands.body_start[static_cast<std::size_t>(island)]);
-  const auto body_count = static_cast<std::size_t>(island_body_count(islands, island));
+  const std::span<const int> groups = island_groups(islands, island);
   BodyBlockCholesky& hessian = workspace.hessian;
-  hessian.clear_values();
-  for (std::size_t k = 0; k < body_count; ++k) {
-    const auto body = static_cast<std::size_t>(islands.bodies[first_body + k]);
-    const double m = 1.0 / mass.inverse_mass[body];
-    const double linear[9] = {m, 0, 0, 0, m, 0, 0, 0, m};
-    double angular[9];
-    for (int r = 0; r < 3; ++r)
-      for (int c = 0; c < 3; ++c) angular[3 * r + c] = workspace.inertia[body](r, c);
-    hessian.add_diagonal_3x3(static_cast<int>(k), 0, linear);
-    hessian.add_diagonal_3x3(static_cast<int>(k), 1, angular);
-  }
-  // Jᵀ G J, G = (∂Π/∂y) R⁻¹ per group: with U_p the group's rows restricted to island body p
-  // (6 × size), body pair (p, q) gets U_p G U_qᵀ, once per unordered pair (G is symmetric).
-  for (const int g : island_groups(islands, island)) {
-    const ConvexGroup& group = workspace.groups[static_cast<std::size_t>(g)];
-    const GroupProjection projection = project_group(group, workspace.y.data() + group.row);
-    const double inverse_compliance = 1.0 / workspace.compliance[static_cast<std::size_t>(group.row)];
-    double weight[3][3];
-    bool active = false;
-    for (int r = 0; r < group.size; ++r)
-      for (int c = 0; c < group.size; ++c) {
-        weight[r][c] = projection.jacobian[r][c] * inverse_compliance;
-        active = active || weight[r][c] != 0.0;
-      }
-    if (!active) continue;  // a separating contact, a box row at its bound
-    constexpr int kMaxNodes = 6;  // two bodies per row, three rows
-    int nodes[kMaxNodes];
-    int node_count = 0;
-    double columns[kMaxNodes][3][6] = {};  // U_p by row: columns[p][r] = row r's 6 entries on node p
-    for (int r = 0; r < group.size; ++r) {
-      const IslandRowBlocks blocks = island_row_blocks(rows[static_cast<std::size_t>(group.row + r)], islands);
-      for (int b = 0; b < blocks.count; ++b) {
-        int slot = 0;
-        while (slot < node_count && nodes[slot] != blocks.node[b]) ++slot;
-        if (slot == node_count) nodes[node_count++] = blocks.node[b];
-        std::copy(blocks.value[b], blocks.value[b] + 6, columns[slot][r]);
-      }
+  // M and the leading Free groups (the joints' rows come first) do not depend on y: they are
+  // assembled at the first factorisation of the island's step and restored after it.
+  std::size_t first_varying = 0;
+  while (first_varying < groups.size() &&
+         workspace.groups[static_cast<std::size_t>(groups[first_varying])].kind == ConvexGroupKind::Free)
+    ++first_varying;
+  if (workspace.constant_hessian_island == island) {
+    hessian.restore_values();
+  } else {
+    const auto first_body = static_cast<std::size_t>(islands.body_start[static_cast<std::size_t>(island)]);
+    const auto body_count = static_cast<std::size_t>(island_body_count(islands, island));
+    hessian.clear_values();
+    for (std::size_t k = 0; k < body_count; ++k) {
+      const auto body = static_cast<std::size_t>(islands.bodies[first_body + k]);
+      const double m = 1.0 / mass.inverse_mass[body];
+      const double linear[9] = {m, 0, 0, 0, m, 0, 0, 0, m};
+      double angular[9];
+      for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) angular[3 * r + c] = workspace.inertia[body](r, c);
+      hessian.add_diagonal_3x3(static_cast<int>(k), 0, linear);
+      hessian.add_diagonal_3x3(static_cast<int>(k), 1, angular);
     }
-    for (int p = 0; p < node_count; ++p) {
-      double weighted[3][6];  // (U_p G)ᵀ: weighted[c] = Σ_r G_rc columns[p][r]
-      for (int c = 0; c < group.size; ++c)
-        for (int e = 0; e < 6; ++e) {
-          double sum = 0.0;
-          for (int r = 0; r < group.size; ++r) sum += weight[r][c] * columns[p][r][e];
-          weighted[c][e] = sum;
-        }
-      for (int q = 0; q <= p; ++q) {
-        double block[36];
-        for (int e = 0; e < 6; ++e)
-          for (int f = 0; f < 6; ++f) {
-            double sum = 0.0;
-            for (int c = 0; c < group.size; ++c) sum += weighted[c][e] * columns[q][c][f];
-            block[6 * e + f] = sum;
-          }
-        hessian.add_block_pair(nodes[p], nodes[q], block);
-      }
-    }
+    // Jᵀ G J, G = (∂Π/∂y) R⁻¹ per group: with U_p the group's rows restricted to island body p
+    // (6 × size), body pair (p, q) gets U_p G U_qᵀ, once per unordered pair (G is symmetric).
+    for (std::size_t k = 0; k < first_varying; ++k)
+      add_group_hessian(rows, workspace.groups[static_cast<std::size_t>(groups[k])], workspace, hessian);
+    hessian.save_values();
+    workspace.constant_hessian_island = island;
   }
+  for (std::size_t k = first_varying; k < groups.size(); ++k)
+    add_group_hessian(rows, workspace.groups[static_cast<std::size_t>(groups[k])], workspace, hessian);
   return hessian.factorize();
 }
 
@@ -489,6 +533,11 @@ MlcpResult solve_convex(std::span<const ConstraintRow> rows, const MassBlocks& m
       }
       for (const int gi : groups) {
         const ConvexGroup& group = workspace.groups[static_cast<std::size_t>(gi)];
+        if (group.kind == ConvexGroupKind::Free) {  // γ = y
+          const auto i = static_cast<std::size_t>(group.row);
+          add_local_row_transpose(rows[i], -workspace.y[i], islands, g);
+          continue;
+        }
         const GroupProjection projection = project_group(group, workspace.y.data() + group.row);
         for (int r = 0; r < group.size; ++r)
           add_local_row_transpose(rows[static_cast<std::size_t>(group.row + r)], -projection.gamma[r], islands, g);
@@ -601,9 +650,14 @@ MlcpResult solve_convex(std::span<const ConstraintRow> rows, const MassBlocks& m
         second = mass_step;
         for (const int gi : groups) {
           const ConvexGroup& group = workspace.groups[static_cast<std::size_t>(gi)];
-          const GroupProjection projection = project_group(group, workspace.y.data() + group.row);
           const double inverse_compliance = 1.0 / workspace.compliance[static_cast<std::size_t>(group.row)];
           const double* dc = workspace.row_step.data() + group.row;
+          if (group.kind == ConvexGroupKind::Free) {  // γ = y, ∂Π/∂y = 1
+            first -= workspace.y[static_cast<std::size_t>(group.row)] * dc[0];
+            second += dc[0] * inverse_compliance * dc[0];
+            continue;
+          }
+          const GroupProjection projection = project_group(group, workspace.y.data() + group.row);
           for (int r = 0; r < group.size; ++r) {
             first -= projection.gamma[r] * dc[r];
             for (int s = 0; s < group.size; ++s) second += dc[r] * projection.jacobian[r][s] * inverse_compliance * dc[s];
@@ -664,6 +718,10 @@ MlcpResult solve_convex(std::span<const ConstraintRow> rows, const MassBlocks& m
     // λ: each group's γ at the final velocities.
     for (const int gi : groups) {
       const ConvexGroup& group = workspace.groups[static_cast<std::size_t>(gi)];
+      if (group.kind == ConvexGroupKind::Free) {
+        lambda[static_cast<std::size_t>(group.row)] = workspace.y[static_cast<std::size_t>(group.row)];
+        continue;
+      }
       const GroupProjection projection = project_group(group, workspace.y.data() + group.row);
       for (int r = 0; r < group.size; ++r) lambda[static_cast<std::size_t>(group.row + r)] = projection.gamma[r];
     }

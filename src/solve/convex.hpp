@@ -81,7 +81,9 @@ struct ConvexWorkspace {
   ConvexIslands islands;
   std::vector<double> row_velocity, row_step, y;  // (rows) J v, J Δv, y
   std::vector<std::pair<int, int>> island_edges;  // one island's pairs of coupled bodies (local indices)
+  std::vector<std::pair<int, int>> analysed_edges;  // the pairs hessian was last analysed for
   BodyBlockCholesky hessian;                       // one island's ∇²ℓ, factorised
+  int constant_hessian_island = -1;  // the island whose M + (leading Free groups' JᵀGJ) hessian saved, or −1
   std::vector<double> gradient, step;              // one island's vectors, 6 per body
   std::vector<double> rounding;                    // one island's |J|ᵀ(rounding of y), 6 per body
 };
@@ -101,8 +103,8 @@ MlcpResult solve_convex(std::span<const ConstraintRow> rows, const MassBlocks& m
                         std::span<double> velocity);
 
 // The structure of island `island`'s ∇²ℓ (a 6×6 block per pair of bodies some row couples):
-// orders and analyses workspace.hessian for it. Once per island and step, before
-// factorize_island_hessian.
+// orders and analyses workspace.hessian for it, unless the last analysis was of the same
+// pairs (then keeps it). Once per island and step, before factorize_island_hessian.
 void analyse_island_hessian(std::span<const ConstraintRow> rows, int island, ConvexWorkspace& workspace);
 
 // Assembles ∇²ℓ of island `island` at the y in workspace.y into workspace.hessian (analysed
