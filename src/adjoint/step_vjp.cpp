@@ -224,7 +224,7 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
     const solve::MlcpWorkspace& joint_factors = forward_factorization != nullptr ? *forward_factorization : vjp.solver;
     solve::envelope_solve(joint_factors, vjp.joint_impulse);
     // G: joint rows at the end state.
-    rigid::BodyDynamics end_bodies;
+    rigid::BodyDynamics& end_bodies = vjp.end_bodies;
     end_bodies.rotation.resize(body_count);
     for (std::size_t b = 0; b < body_count; ++b) end_bodies.rotation[b] = state_out.orientation[b].to_matrix();
     vjp.end_rows.clear();
@@ -257,9 +257,11 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
       std::fill(rho.begin(), rho.end(), std::numeric_limits<double>::quiet_NaN());
     }
     // Gᵀρ, then q̃̄ = Tᵀ(q̄⁺ − Gᵀρ) and η = Δ̄ − Lᵀ Gᵀ ρ.
-    std::vector<double> g_rho(dof, 0.0);
+    std::vector<double>& g_rho = vjp.g_rho;
+    g_rho.assign(dof, 0.0);
     for (std::size_t i = 0; i < m; ++i) add_row_transpose(vjp.end_rows[i], rho[i], g_rho);
-    std::vector<double> eta(delta_adjoint);
+    std::vector<double>& eta = vjp.eta;
+    eta.assign(delta_adjoint.begin(), delta_adjoint.end());
     for (std::size_t b = 0; b < body_count; ++b) {
       if (model.bodies[b].type != BodyType::Dynamic) continue;
       const int o = static_cast<int>(6 * b);
@@ -271,7 +273,10 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
       add_vec3(eta, o + 3, -left_jacobians[b].transpose_times(read_vec3(g_rho, o + 3)));
     }
     // M⁻¹η, J̄_t,i += δ_i M⁻¹η, (M⁻¹)‾ += η (J_tᵀδ)ᵀ.
-    std::vector<double> scaled_eta(dof, 0.0), joint_force(dof, 0.0);
+    std::vector<double>& scaled_eta = vjp.scaled_eta;
+    std::vector<double>& joint_force = vjp.joint_force;
+    scaled_eta.assign(dof, 0.0);
+    joint_force.assign(dof, 0.0);
     apply_inverse_mass(mass, eta, scaled_eta);
     for (std::size_t i = 0; i < m; ++i) {
       add_row_adjoint_from_vector(rows_t[i], scaled_eta, vjp.joint_impulse[i], vjp.row_adjoints[i]);
@@ -637,8 +642,8 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
     add_outer(vjp.mass_adjoint.inverse_inertia[b], angular_adjoint, total_torque, h);
   }
   // Generalised forces J_dofᵀ τ of motors and joint damping.
-  rigid::BodyDynamics start_rotations;
-  start_rotations.rotation = record.bodies.rotation;
+  rigid::BodyDynamics& start_rotations = vjp.start_rotations;
+  start_rotations.rotation = record.bodies.rotation;  // copies into the kept capacity
   for (int a = 0; a < model.actuator_count(); ++a) {
     const Actuator& actuator = model.actuators[static_cast<std::size_t>(a)];
     if (actuator.type != ActuatorType::Motor) continue;

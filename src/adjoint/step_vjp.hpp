@@ -20,6 +20,7 @@
 #include "adjoint/articulated_vjp.hpp"
 #include "adjoint/convex_vjp.hpp"
 #include "adjoint/lcp_vjp.hpp"
+#include "rigid/body_dynamics.hpp"
 #include "solve/envelope_lu.hpp"
 #include "diffphys/model.hpp"
 #include "diffphys/params.hpp"
@@ -41,6 +42,10 @@ struct StepVjpWorkspace {
   MassAdjoint mass_adjoint;
   std::vector<Mat3> inertia_adjoint;  // (nbody) adjoint of the world inertia (gyroscopic term)
   std::vector<solve::ConstraintRow> end_rows;
+  // The joint projection's and the forces' reverse passes: kept so that a step's VJP
+  // allocates nothing once the workspace has grown.
+  rigid::BodyDynamics end_bodies, start_rotations;
+  std::vector<double> g_rho, eta, scaled_eta, joint_force;  // (6 nbody)
   LcpVjpWorkspace lcp;
   ConvexVjpWorkspace convex;  // Formulation::Convex
   std::vector<solve::RowResponse> projected_columns;  // (joint rows) M⁻¹ Lᵀ G_jᵀ
