@@ -1,7 +1,7 @@
 // adjoint/contact_geometry.cpp — owns the dual-number posing of a contact's two shapes and
 // the read-out of the contact's derivatives, and the closed forms that replace them for a
-// sphere against a sphere, a plane or a box (those of a box's face contact are in
-// contact_tangents.cpp); conventions in contact_geometry.hpp.
+// sphere against a sphere, a plane or a box (those of a box's face contact and a capsule's
+// end on a plane are in contact_tangents.cpp); conventions in contact_geometry.hpp.
 //
 // Each shape is posed with pose_shape's double values, bit for bit, and the derivatives of
 // that pose with respect to its body's (p + δp, exp(δθ) ⊗ q) at δ = 0, written in closed

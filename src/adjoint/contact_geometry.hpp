@@ -2,12 +2,14 @@
 // normal, gap) with respect to the two body poses and the two shape sizes, for the
 // backward pass.
 //
-// The contact's geometry is evaluated on Dual<18> at the state that produced the contact:
-// a box–box or box–plane point straight from its feature id (collision/box_features.hpp),
-// other pairs by re-running the narrow phase (collision/narrow_phase.hpp) on dual numbers,
-// with its discrete decisions taken on the values; a sphere against a sphere, plane or box
-// is differentiated in closed form instead. The contact set is so held fixed and the
-// derivatives are those of the smooth geometry of that feature pair.
+// The contact's geometry is differentiated at the state that produced the contact, its
+// feature held: in closed form on doubles for a sphere against a sphere, plane or box
+// (contact_geometry.cpp), a box's face contact and a capsule's end on a plane
+// (contact_tangents.hpp); on Dual<18> from the feature id alone for a box–box edge pair or
+// closest pair (collision/box_features.hpp); otherwise by re-running the narrow phase
+// (collision/narrow_phase.hpp) on dual numbers, its discrete decisions taken on the values.
+// The contact set is so held fixed and the derivatives are those of the smooth geometry of
+// that feature pair.
 //
 // Inputs, in this order (the 18 columns of every Jacobian row):
 //   [0, 3)   δp_a: translation of shape a's body, world, m
@@ -61,17 +63,16 @@ struct ContactShapeFrame {
 ContactShapeFrame contact_shape_frame(const Model& model, const Params& params, const State& state, int shape_index,
                                       bool is_shape_a);
 
-// Evaluates `contact` (its shape_a, shape_b and feature) at `state` on dual numbers (see
-// above) and returns the derivatives of that contact's position, normal and gap.
+// Evaluates `contact` (its shape_a, shape_b and feature) at `state` (see above) and returns
+// the derivatives of that contact's position, normal and gap.
 // found = false (and all derivatives 0) when the pair no longer produces that feature —
 // which does not happen at the state that produced the contact, except at an exact tie
 // that one rounding of the dual arithmetic can flip.
 ContactGeometryJacobian contact_geometry_jacobian(const Model& model, const Params& params,
                                                   const State& state, const Contact& contact);
 
-// The same, always through the whole dual narrow phase. contact_geometry_jacobian takes
-// closed forms instead for a sphere against a sphere, a plane or a box (centre outside the
-// box) and the feature's own formula for a box against a box or a plane; tests compare them.
+// The same, always through the whole dual narrow phase, which the shortcuts above replace;
+// tests compare them.
 ContactGeometryJacobian contact_geometry_jacobian_dual(const Model& model, const Params& params,
                                                        const State& state, const Contact& contact);
 

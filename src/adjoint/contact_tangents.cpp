@@ -13,6 +13,7 @@
 #include <cstddef>
 
 #include "collision/box_features.hpp"
+#include "collision/contact_kernels.hpp"
 
 namespace diffphys::adjoint {
 namespace {
@@ -23,10 +24,8 @@ struct Tangent3 {
   Vec3 d[kInputs];
 };
 
-// Box vertex `vertex` (collision's box_corner numbering) in half extents.
-Vec3 corner_coordinates(int vertex) {
-  return {(vertex & 1) ? 1.0 : -1.0, (vertex & 2) ? 1.0 : -1.0, (vertex & 4) ? 1.0 : -1.0};
-}
+// Box vertex `vertex` in half extents (the narrow phase's box_corner of unit half extents).
+Vec3 corner_coordinates(int vertex) { return collision::detail::box_corner(Vec3{1.0, 1.0, 1.0}, vertex); }
 
 // The body-fixed point center + Σ_m s_m h_m r_m and its tangent (sizes: with_sizes).
 Vec3 fixed_point(const ContactShapeFrame& shape, const Vec3& s, Tangent3& tangent, bool with_sizes = true) {

@@ -75,13 +75,10 @@ bool face_pair_contact(const BoxFrame<T>& a, const BoxFrame<T>& b, const BoxBoxF
   const int incident_v = (id.incident_axis + 2) % 3;
   const Vec3T<T> half_u = incident.axis[incident_u] * incident.half[incident_u];
   const Vec3T<T> half_v = incident.axis[incident_v] * incident.half[incident_v];
-  const auto incident_vertex = [&](int k) -> Vec3T<T> {
-    switch (k) {
-      case 0: return incident_center + half_u + half_v;
-      case 1: return incident_center - half_u + half_v;
-      case 2: return incident_center - half_u - half_v;
-      default: return incident_center + half_u - half_v;
-    }
+  const auto incident_vertex = [&](int k) {
+    double u = 0.0, v = 0.0;
+    incident_vertex_signs(k, u, v);
+    return incident_center + half_u * u + half_v * v;
   };
   const int reference_u = (id.reference_axis + 1) % 3;
   const int reference_v = (id.reference_axis + 2) % 3;

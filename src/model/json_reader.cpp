@@ -292,19 +292,9 @@ void Reader::check_keys(const Json& object, const std::string& path,
     fail(path, message("expected an object, got ", type_name(object), " ", describe(object)));
   for (const auto& [key, value] : object.items()) {
     if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
-    std::string_view nearest;
-    std::size_t nearest_distance = std::numeric_limits<std::size_t>::max();
-    for (const std::string_view candidate : allowed) {
-      const std::size_t distance = edit_distance(key, candidate);
-      if (distance < nearest_distance) {
-        nearest = candidate;
-        nearest_distance = distance;
-      }
-    }
-    const std::size_t typo_budget = std::max<std::size_t>(1, key.size() / 4);
-    if (nearest_distance <= typo_budget) {
-      fail(path, message("unknown key \"", key, "\" (did you mean \"", nearest, "\"?)"));
-    }
+    const std::string nearest =
+        nearest_name(key, std::span<const std::string_view>(allowed.begin(), allowed.size()), false);
+    if (!nearest.empty()) fail(path, message("unknown key \"", key, "\" (did you mean \"", nearest, "\"?)"));
     fail(path, message("unknown key \"", key, "\" (allowed here: ", join(allowed), ")"));
   }
 }

@@ -21,11 +21,12 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return previous[b.size()];
 }
 
-std::string nearest_name(std::string_view word, std::span<const std::string_view> known) {
+std::string nearest_name(std::string_view word, std::span<const std::string_view> known, bool prefix_is_near) {
   std::string_view nearest;
   std::size_t nearest_distance = std::numeric_limits<std::size_t>::max();
   for (const std::string_view name : known) {
-    const std::size_t distance = !word.empty() && name.starts_with(word) ? 0 : edit_distance(word, name);
+    const bool prefix = prefix_is_near && !word.empty() && name.starts_with(word);
+    const std::size_t distance = prefix ? 0 : edit_distance(word, name);
     if (distance < nearest_distance) {
       nearest = name;
       nearest_distance = distance;

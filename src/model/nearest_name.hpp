@@ -14,8 +14,9 @@ namespace diffphys {
 std::size_t edit_distance(std::string_view a, std::string_view b);
 
 // The known name nearest to `word` when it is close enough to be a typo of it: within
-// max(1, |word| / 4) edits, or `word` a prefix of it; "" otherwise. Ties keep the first.
-std::string nearest_name(std::string_view word, std::span<const std::string_view> known);
+// max(1, |word| / 4) edits, or (prefix_is_near) `word` a prefix of it; "" otherwise. Ties
+// keep the first.
+std::string nearest_name(std::string_view word, std::span<const std::string_view> known, bool prefix_is_near = true);
 
 // " (did you mean 'x'?)" for the nearest name, "" when none is close.
 std::string did_you_mean(std::string_view word, std::span<const std::string_view> known);
