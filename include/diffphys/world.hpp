@@ -1,0 +1,199 @@
+// diffphys/world.hpp — one world: a scene of rigid bodies, soft bodies or both (and, as they
+// join, fluids and sensors) as one model, one state, one parameter vector, one control vector,
+// one rollout and one gradient (docs/architecture.md).
+//
+//   World world = load_world("examples/scenes/cloth_on_box.json");   // any scene file
+//   WorldParams params = world.default_params();
+//   WorldRollout rollout(world, params);
+//   rollout.run(world.initial_state(), {}, T);      // controls: T × world.layout().control_count
+//   WorldGradients g = rollout.backward([&](int t, const WorldState& x, WorldStateGradient& dx) {
+//     if (t == T) dx.soft_positions[3 * tip + 2] += 2 * (x.soft.positions[3 * tip + 2] - target);
+//   });
+//   g.param(world, "soft/tet_material/rubber/youngs_modulus");
+//
+// Each part a scene holds is a subsystem with its own slices of the flat vectors (WorldLayout):
+//   state    "body/<name>" 13 each [p, q (w, x, y, z), v, ω] (body 0, the world, included),
+//            "soft/positions", "soft/velocities" (3 per node each);
+//   tangent  (the layout of state gradients) "body/<name>" 12 each [p, θ, v, ω] with the
+//            world-frame rotation increment θ of docs/gradients.md, then the soft slices;
+//   params   the rigid Model's slices under their own names ("body/ball/mass", "gravity"),
+//            each soft slice under "soft/<name>" ("soft/gravity", "soft/node_mass");
+//   controls per world step: "actuator/<name>" (one per rigid substep: substeps values each),
+//            then "soft/forces" (3 per node, N).
+// A world step is the coarsest step of the scene: the soft step when the scene holds soft
+// bodies (its rigid part then takes `substeps` steps per world step), else the rigid step.
+// How the parts interact (one-way or two-way, substeps) is the world's coupling, read from
+// the scene file; the rollout is the same class whatever the scene holds.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "diffphys/model_builder.hpp"
+#include "diffphys/robot_loaders.hpp"
+#include "diffphys/rollout.hpp"
+#include "diffphys/soft.hpp"
+#include "diffphys/soft_rollout.hpp"
+
+namespace diffphys {
+
+// A named range of one of the world's flat vectors.
+struct NamedSlice {
+  std::string name;
+  int offset = 0;
+  int size = 0;
+};
+
+struct WorldLayout {
+  std::vector<NamedSlice> state, tangent, params, controls;
+  int state_size = 0, tangent_size = 0, param_count = 0, control_count = 0;
+  // The rigid part's offsets in each vector (its slices come first) and the soft part's.
+  int soft_state_offset = 0, soft_tangent_offset = 0, soft_param_offset = 0, soft_control_offset = 0;
+
+  // The slice named `name` in `slices`; throws Error naming the vector ("parameter", ...)
+  // and the nearest known name.
+  static const NamedSlice& find(std::span<const NamedSlice> slices, std::string_view name, std::string_view vector);
+};
+
+// How the parts of a world act on each other (docs/soft-bodies.md#rigid-and-soft-bodies-together).
+struct WorldCoupling {
+  std::vector<int> frame_bodies;  // (soft frames) the rigid body that moves each soft frame
+  int substeps = 1;               // rigid steps per soft step
+  bool two_way = false;           // the soft bodies' reactions act on the rigid bodies
+};
+
+class World {
+ public:
+  std::string name;
+  std::string source;  // the file it was read from, or "<string>"
+  std::optional<Scene> rigid;           // bodies, shapes, joints, actuators and their defaults
+  std::optional<soft::SoftBuild> soft;  // nodes, elements, obstacles and their defaults
+  WorldCoupling coupling;
+
+  // Throws Error when the parts do not fit together (time steps, frame bodies) or none is present.
+  World(std::string name, std::string source, std::optional<Scene> rigid, std::optional<soft::SoftBuild> soft,
+        WorldCoupling coupling = {});
+
+  bool has_rigid() const { return rigid.has_value(); }
+  bool has_soft() const { return soft.has_value(); }
+  // "rigid", "soft" or "rigid + soft".
+  std::string kind() const;
+  double dt() const;  // the world step, s
+  int rigid_steps_per_step() const { return has_soft() ? coupling.substeps : 1; }
+  const WorldLayout& layout() const { return layout_; }
+
+  // The scene's initial state, parameter values and default controls (one world step's worth).
+  struct WorldState initial_state() const;
+  struct WorldParams default_params() const;
+  std::vector<double> default_controls() const;
+
+ private:
+  WorldLayout layout_;
+};
+
+// Any scene file: a JSON scene with any of the sections "rigid", "soft", "coupling"
+// (docs/scene-format.md); a JSON rigid scene without sections (bodies at the top level, as
+// before); a soft scene ({"soft": ...}); a URDF or MJCF robot (by extension). Errors name the
+// file, the item and the value.
+World load_world(const std::filesystem::path& path, const UrdfOptions& urdf_options = {});
+World parse_world(std::string_view json_text, const std::string& source = "<string>",
+                  const std::string& base_directory = ".");
+
+// x_t of every part. A part the world does not hold stays empty.
+struct WorldState {
+  double time = 0.0;
+  State rigid;
+  soft::SoftState soft;
+};
+
+// The flat state vector (layout().state_size) and back. unpack_state throws Error for a wrong size.
+std::vector<double> pack_state(const World& world, const WorldState& state);
+WorldState unpack_state(const World& world, std::span<const double> values);
+
+// θ of every part, one flat vector (layout().params).
+struct WorldParams {
+  std::vector<double> values;
+  std::span<double> slice(const World& world, std::string_view name);
+  std::span<const double> slice(const World& world, std::string_view name) const;
+};
+
+// The rigid and soft parameter vectors inside a WorldParams, as each part's engine takes them.
+Params rigid_params(const World& world, const WorldParams& params);
+soft::SoftParams soft_params(const World& world, const WorldParams& params);
+
+// Where a loss adds dL/dx_t (tangent layout): spans of one flat tangent vector.
+struct WorldStateGradient {
+  std::span<double> all;              // (layout().tangent_size)
+  std::span<double> rigid;            // 12 per body
+  std::span<double> soft_positions;   // 3 per node
+  std::span<double> soft_velocities;  // 3 per node
+};
+
+using WorldLossGradient = std::function<void(int step, const WorldState& state, WorldStateGradient& gradient)>;
+
+struct WorldRolloutOptions {
+  // As RolloutOptions (checkpoints, memory budget, decay, clipping, step records), applied to
+  // every part.
+  RolloutOptions rollout;
+};
+
+struct WorldGradients {
+  std::vector<double> initial_state;  // (tangent_size) dL/dx_0
+  std::vector<double> controls;       // (T × control_count) dL/du_t
+  std::vector<double> params;         // (param_count) dL/dθ
+  // What each part's backward pass saw (empty defaults for a part the world does not hold).
+  GradientHealth rigid_health;
+  soft::SoftGradientHealth soft_health;
+  bool solver_converged = true;  // every forward step of every part converged
+  // As Gradients::not_differentiable (rigid slices at a non-differentiable value, static bodies).
+  std::vector<std::string> not_differentiable;
+
+  std::span<const double> param(const World& world, std::string_view name) const;
+};
+
+// One world step's status, per part.
+struct WorldStepStatus {
+  std::span<const StepStatus> rigid;  // the world step's rigid substeps (empty: no rigid part)
+  const soft::SoftStepStatus* soft = nullptr;
+  bool converged() const;
+};
+
+class WorldRollout {
+ public:
+  // Copies the world's models; `params` is referenced and must outlive the rollout (change it
+  // only between run() and the next run()).
+  WorldRollout(const World& world, const WorldParams& params, WorldRolloutOptions options = {});
+  WorldRollout(const WorldRollout&) = delete;
+  WorldRollout& operator=(const WorldRollout&) = delete;
+  ~WorldRollout();
+
+  // `steps` world steps from `initial`; controls: steps × control_count (row-major) or empty
+  // for the world's default controls held. Throws Error for mismatched sizes or invalid input.
+  void run(const WorldState& initial, std::span<const double> controls, int steps);
+
+  int steps() const { return steps_; }
+  WorldState state(int step) const;
+  const WorldState& final_state() const { return final_state_; }
+  WorldStepStatus status(int step) const;  // step in [0, steps)
+  bool converged() const;                  // every step of every part
+
+  WorldGradients backward(const WorldLossGradient& loss_gradient) const;
+
+ private:
+  struct Engine;
+  World world_;  // a copy: the layout and the parts' models
+  const WorldParams& params_;
+  WorldRolloutOptions options_;
+  std::unique_ptr<Engine> engine_;
+  int steps_ = 0;
+  WorldState final_state_;
+};
+
+}  // namespace diffphys

@@ -1,0 +1,241 @@
+// world/world_rollout.cpp — WorldRollout (diffphys/world.hpp): one rollout and one gradient for
+// any world. The world's parts are stepped by their own engines — the rigid Rollout
+// (adjoint/rollout.cpp), the soft SoftRollout (soft/soft_rollout.cpp) and, when both parts
+// are present, the coupled schedule that runs the rigid substeps of every soft step and
+// routes the soft side's pose adjoints back into the rigid states (soft/coupled_rollout.cpp).
+// This file splits the world's flat controls and parameters into each engine's, and joins the
+// engines' states and gradients back into the world's flat layouts.
+#include "diffphys/world.hpp"
+
+#include <algorithm>
+
+#include "diffphys/coupled.hpp"
+#include "diffphys/error.hpp"
+
+namespace diffphys {
+
+namespace {
+
+soft::SoftRolloutOptions soft_options(const RolloutOptions& options) {
+  soft::SoftRolloutOptions soft;
+  soft.checkpoint_interval = options.checkpoint_interval;
+  soft.memory_budget = options.memory_budget;
+  soft.gradient_decay = options.gradient_decay;
+  soft.gradient_clip = options.gradient_clip;
+  soft.keep_step_records = options.keep_step_records;
+  return soft;
+}
+
+void add_into(std::span<double> target, std::span<const double> values) {
+  for (std::size_t i = 0; i < values.size(); ++i) target[i] += values[i];
+}
+
+}  // namespace
+
+// The parts' engines: a rigid Rollout, a SoftRollout, or the coupled schedule of both. Each
+// refers to this engine's copies of its parameters, refreshed from the WorldParams at run().
+struct WorldRollout::Engine {
+  Params rigid_params;
+  soft::SoftParams soft_params;
+  std::optional<Rollout> rigid;
+  std::optional<soft::SoftRollout> soft;
+  std::optional<CoupledRollout> coupled;
+  std::vector<double> rigid_controls, soft_controls;  // this run's, in each engine's layout
+};
+
+WorldRollout::WorldRollout(const World& world, const WorldParams& params, WorldRolloutOptions options)
+    : world_(world), params_(params), options_(options), engine_(std::make_unique<Engine>()) {
+  Engine& engine = *engine_;
+  if (world_.has_rigid()) engine.rigid_params = rigid_params(world_, params_);
+  if (world_.has_soft()) engine.soft_params = soft_params(world_, params_);
+  if (world_.has_rigid() && world_.has_soft()) {
+    engine.coupled.emplace(world_.rigid->model, engine.rigid_params, world_.soft->model, engine.soft_params,
+                           world_.coupling.frame_bodies, world_.coupling.substeps,
+                           CoupledOptions{options_.rollout, world_.coupling.two_way});
+  } else if (world_.has_rigid()) {
+    engine.rigid.emplace(world_.rigid->model, engine.rigid_params, options_.rollout);
+  } else {
+    engine.soft.emplace(world_.soft->model, engine.soft_params, soft_options(options_.rollout));
+  }
+}
+
+WorldRollout::~WorldRollout() = default;
+
+void WorldRollout::run(const WorldState& initial, std::span<const double> controls, int steps) {
+  if (steps < 0) throw Error(message("world rollout: steps must be ≥ 0, got ", steps));
+  const WorldLayout& layout = world_.layout();
+  const auto per_step = static_cast<std::size_t>(layout.control_count);
+  const auto count = static_cast<std::size_t>(steps);
+  if (!controls.empty() && controls.size() != count * per_step)
+    throw Error(message("world rollout: expected ", count * per_step, " control values (", steps, " steps × ", per_step,
+                        ") or none, got ", controls.size()));
+  Engine& engine = *engine_;
+  // Refresh the engines' parameters in place: they hold references to these vectors.
+  if (world_.has_rigid()) engine.rigid_params.values = rigid_params(world_, params_).values;
+  if (world_.has_soft()) engine.soft_params.values = soft_params(world_, params_).values;
+
+  // Controls: each world step's rigid block (substeps × nactuator, in Rollout's order) and
+  // soft block (3 per node); without controls, the scene's defaults held and no forces.
+  const auto rigid_block = static_cast<std::size_t>(layout.soft_control_offset);
+  const std::vector<double> defaults = world_.default_controls();
+  engine.rigid_controls.resize(count * rigid_block);
+  for (std::size_t t = 0; t < count; ++t) {
+    const double* from = controls.empty() ? defaults.data() : controls.data() + t * per_step;
+    std::copy(from, from + rigid_block, engine.rigid_controls.begin() + static_cast<std::ptrdiff_t>(t * rigid_block));
+  }
+  engine.soft_controls.clear();
+  if (world_.has_soft() && !controls.empty()) {
+    const auto dofs = per_step - rigid_block;
+    engine.soft_controls.resize(count * dofs);
+    for (std::size_t t = 0; t < count; ++t)
+      std::copy(controls.begin() + static_cast<std::ptrdiff_t>(t * per_step + rigid_block),
+                controls.begin() + static_cast<std::ptrdiff_t>((t + 1) * per_step),
+                engine.soft_controls.begin() + static_cast<std::ptrdiff_t>(t * dofs));
+  }
+
+  if (engine.coupled) {
+    engine.coupled->run(initial.rigid, engine.rigid_controls, initial.soft, engine.soft_controls, steps);
+  } else if (engine.rigid) {
+    engine.rigid->run(initial.rigid, engine.rigid_controls, steps);
+  } else {
+    engine.soft->run(initial.soft, engine.soft_controls, steps);
+  }
+  steps_ = steps;
+  final_state_ = state(steps);
+}
+
+WorldState WorldRollout::state(int step) const {
+  if (step < 0 || step > steps_) throw Error(message("world rollout: step ", step, " outside [0, ", steps_, "]"));
+  WorldState state;
+  const Engine& engine = *engine_;
+  if (engine.coupled) {
+    state.rigid = engine.coupled->rigid_state(step);
+    state.soft = engine.coupled->soft_state(step);
+    state.time = state.soft.time;
+  } else if (engine.rigid) {
+    state.rigid = engine.rigid->state(step);
+    state.time = state.rigid.time;
+  } else {
+    state.soft = engine.soft->state(step);
+    state.time = state.soft.time;
+  }
+  return state;
+}
+
+WorldStepStatus WorldRollout::status(int step) const {
+  if (step < 0 || step >= steps_) throw Error(message("world rollout: step ", step, " outside [0, ", steps_, ")"));
+  const Engine& engine = *engine_;
+  const auto t = static_cast<std::size_t>(step);
+  WorldStepStatus status;
+  if (engine.coupled) {
+    const auto substeps = static_cast<std::size_t>(world_.coupling.substeps);
+    status.rigid = engine.coupled->rigid_statuses().subspan(t * substeps, substeps);
+    status.soft = &engine.coupled->soft_statuses()[t];
+  } else if (engine.rigid) {
+    status.rigid = engine.rigid->statuses().subspan(t, 1);
+  } else {
+    status.soft = &engine.soft->statuses()[t];
+  }
+  return status;
+}
+
+bool WorldStepStatus::converged() const {
+  return std::all_of(rigid.begin(), rigid.end(), [](const StepStatus& s) { return s.converged; }) &&
+         (soft == nullptr || soft->converged);
+}
+
+bool WorldRollout::converged() const {
+  for (int t = 0; t < steps_; ++t)
+    if (!status(t).converged()) return false;
+  return true;
+}
+
+WorldGradients WorldRollout::backward(const WorldLossGradient& loss_gradient) const {
+  const WorldLayout& layout = world_.layout();
+  const Engine& engine = *engine_;
+  const auto per_step = static_cast<std::size_t>(layout.control_count);
+  const auto rigid_block = static_cast<std::size_t>(layout.soft_control_offset);
+  const auto soft_tangent = static_cast<std::size_t>(layout.soft_tangent_offset);
+  const auto dofs = world_.has_soft() ? static_cast<std::size_t>(world_.soft->model.dof_count()) : 0;
+  WorldGradients result;
+  result.initial_state.assign(static_cast<std::size_t>(layout.tangent_size), 0.0);
+  result.controls.assign(static_cast<std::size_t>(steps_) * per_step, 0.0);
+  if (options_.rollout.parameter_gradients) result.params.assign(static_cast<std::size_t>(layout.param_count), 0.0);
+
+  // The loss sees the world's state and one flat tangent gradient, whatever the engine.
+  WorldState seen;
+  std::vector<double> tangent(static_cast<std::size_t>(layout.tangent_size));
+  const auto call_loss = [&](int step) {
+    std::fill(tangent.begin(), tangent.end(), 0.0);
+    const std::span<double> all(tangent);
+    WorldStateGradient gradient{all, all.first(soft_tangent), all.subspan(soft_tangent, dofs),
+                                all.subspan(soft_tangent + dofs, dofs)};
+    loss_gradient(step, seen, gradient);
+  };
+  // Each part's gradient into the world's layouts.
+  const auto take_rigid = [&](const Gradients& rigid) {
+    std::copy(rigid.initial_state.begin(), rigid.initial_state.end(), result.initial_state.begin());
+    const auto actuators = static_cast<std::size_t>(world_.rigid->model.actuator_count());
+    const auto substeps = static_cast<std::size_t>(world_.rigid_steps_per_step());
+    for (std::size_t t = 0; t < static_cast<std::size_t>(steps_); ++t)
+      std::copy(rigid.controls.begin() + static_cast<std::ptrdiff_t>(t * substeps * actuators),
+                rigid.controls.begin() + static_cast<std::ptrdiff_t>((t + 1) * substeps * actuators),
+                result.controls.begin() + static_cast<std::ptrdiff_t>(t * per_step));
+    if (!result.params.empty() && !rigid.params.empty())
+      std::copy(rigid.params.begin(), rigid.params.end(), result.params.begin());
+    result.rigid_health = rigid.health;
+    result.not_differentiable = rigid.not_differentiable;
+    result.solver_converged = result.solver_converged && rigid.health.solver_converged;
+  };
+  const auto take_soft = [&](const soft::SoftGradients& soft) {
+    std::copy(soft.initial_positions.begin(), soft.initial_positions.end(), result.initial_state.begin() + static_cast<std::ptrdiff_t>(soft_tangent));
+    std::copy(soft.initial_velocities.begin(), soft.initial_velocities.end(),
+              result.initial_state.begin() + static_cast<std::ptrdiff_t>(soft_tangent + dofs));
+    if (!soft.controls.empty())
+      for (std::size_t t = 0; t < static_cast<std::size_t>(steps_); ++t)
+        std::copy(soft.controls.begin() + static_cast<std::ptrdiff_t>(t * dofs), soft.controls.begin() + static_cast<std::ptrdiff_t>((t + 1) * dofs),
+                  result.controls.begin() + static_cast<std::ptrdiff_t>(t * per_step + rigid_block));
+    if (!result.params.empty())
+      std::copy(soft.params.begin(), soft.params.end(), result.params.begin() + layout.soft_param_offset);
+    result.soft_health = soft.health;
+    result.solver_converged = result.solver_converged && soft.solver_converged;
+  };
+
+  if (engine.coupled) {
+    const CoupledGradients g = engine.coupled->backward(
+        [&](int step, const State& rigid, const soft::SoftState& soft, std::span<double> dL_drigid, std::span<double> dL_dx,
+            std::span<double> dL_dv) {
+          seen.rigid = rigid;
+          seen.soft = soft;
+          seen.time = soft.time;
+          call_loss(step);
+          add_into(dL_drigid, std::span<const double>(tangent).first(soft_tangent));
+          add_into(dL_dx, std::span<const double>(tangent).subspan(soft_tangent, dofs));
+          add_into(dL_dv, std::span<const double>(tangent).subspan(soft_tangent + dofs, dofs));
+        });
+    take_rigid(g.rigid);
+    take_soft(g.soft);
+  } else if (engine.rigid) {
+    // The rigid tangent is the whole world tangent: the loss adds straight into the engine's.
+    const Gradients g = engine.rigid->backward([&](int step, const State& state, std::span<double> dL_dx) {
+      seen.rigid = state;
+      seen.time = state.time;
+      WorldStateGradient gradient{dL_dx, dL_dx, {}, {}};
+      loss_gradient(step, seen, gradient);
+    });
+    take_rigid(g);
+  } else {
+    const soft::SoftGradients g =
+        engine.soft->backward([&](int step, const soft::SoftState& state, std::span<double> dL_dx, std::span<double> dL_dv) {
+          seen.soft = state;
+          seen.time = state.time;
+          call_loss(step);
+          add_into(dL_dx, std::span<const double>(tangent).first(dofs));
+          add_into(dL_dv, std::span<const double>(tangent).subspan(dofs, dofs));
+        });
+    take_soft(g);
+  }
+  return result;
+}
+
+}  // namespace diffphys

@@ -1,0 +1,247 @@
+// tests/world_test.cpp — one world (diffphys/world.hpp): any scene file loads into a World;
+// WorldRollout reproduces each part's own rollout bit for bit (rigid Rollout, SoftRollout,
+// CoupledRollout) with the same gradients in the world's flat layouts; the world's gradients
+// match central differences through the world API alone (parameters of both parts, initial
+// states, controls of both parts) on a two-way coupled scene; bad input is refused by name.
+#include "test_paths.hpp"
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "diffphys/coupled.hpp"
+#include "diffphys/error.hpp"
+#include "diffphys/scene.hpp"
+#include "diffphys/soft_scene.hpp"
+#include "diffphys/world.hpp"
+
+namespace diffphys {
+namespace {
+
+std::string example(const std::string& relative) { return std::string(test_paths::source_dir()) + "/examples/" + relative; }
+
+// A weight per tangent component, fixed and varied, for a loss reaching every component.
+double weight(std::size_t i) { return 0.3 + 0.1 * static_cast<double>((i * 7919) % 13) - 0.6 * static_cast<double>(i % 2); }
+
+TEST(World, LoadsEveryKindOfSceneFile) {
+  const World rigid = load_world(example("scenes/bouncing_ball.json"));
+  EXPECT_EQ(rigid.kind(), "rigid");
+  const World soft = load_world(example("soft/hanging_beam.json"));
+  EXPECT_EQ(soft.kind(), "soft");
+  const World both = load_world(example("soft/cloth_on_pendulum.json"));
+  EXPECT_EQ(both.kind(), "rigid + soft");
+  EXPECT_TRUE(both.coupling.two_way);
+  // The world step is the soft step; the rigid part takes substeps within it.
+  EXPECT_DOUBLE_EQ(both.dt(), both.soft->model.dt);
+  EXPECT_EQ(both.rigid_steps_per_step(), 4);
+  const World robot = load_world(example("robots/two_link_arm.urdf"));
+  EXPECT_EQ(robot.kind(), "rigid");
+
+  // Layouts: rigid slices first under their own names, soft ones under "soft/".
+  const WorldLayout& layout = both.layout();
+  EXPECT_EQ(layout.state_size, 13 * both.rigid->model.body_count() + 2 * both.soft->model.dof_count());
+  EXPECT_EQ(layout.tangent_size, 12 * both.rigid->model.body_count() + 2 * both.soft->model.dof_count());
+  EXPECT_EQ(layout.param_count, both.rigid->model.param_count() + both.soft->model.param_count());
+  EXPECT_EQ(WorldLayout::find(layout.params, "soft/gravity", "parameter").size, 3);
+  EXPECT_EQ(WorldLayout::find(layout.params, "body/pendulum/mass", "parameter").offset,
+            both.rigid->model.layout.slices[3].offset);
+  EXPECT_EQ(both.rigid->model.layout.slices[3].name, "body/pendulum/mass");
+  EXPECT_EQ(layout.control_count, 4 * both.rigid->model.actuator_count() + both.soft->model.dof_count());
+  const WorldState x0 = both.initial_state();
+  const std::vector<double> packed = pack_state(both, x0);
+  EXPECT_EQ(pack_state(both, unpack_state(both, packed)), packed);
+}
+
+TEST(World, ASectionedRigidSceneIsTheTopLevelOne) {
+  const char* flat = R"({"name": "drop", "dt": 0.01, "bodies": [{"name": "ball", "position": [0, 0, 1], "mass": 1,
+                         "shapes": [{"name": "s", "type": "sphere", "radius": 0.1}]}]})";
+  const World a = parse_world(flat);
+  const World b = parse_world(std::string(R"({"rigid": )") + flat + "}");
+  EXPECT_EQ(a.kind(), "rigid");
+  EXPECT_EQ(b.kind(), "rigid");
+  EXPECT_EQ(a.default_params().values, b.default_params().values);
+  EXPECT_EQ(pack_state(a, a.initial_state()), pack_state(b, b.initial_state()));
+}
+
+TEST(World, RefusesBadInputByName) {
+  const char* scene = R"({"rigid": {"name": "drop", "bodies": []}, "coupling": {}})";
+  try {
+    parse_world(scene, "scene.json");
+    FAIL() << "a coupling without a soft part was accepted";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("scene.json: coupling"), std::string::npos) << error.what();
+  }
+  try {
+    parse_world(R"({"rigid": {"name": "drop", "bodies": []}, "bodies": []})", "scene.json");
+    FAIL() << "top-level keys beside sections were accepted";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("unknown key 'bodies'"), std::string::npos) << error.what();
+  }
+  const World world = load_world(example("soft/cloth_on_pendulum.json"));
+  WorldParams params = world.default_params();
+  try {
+    params.slice(world, "soft/gravty");
+    FAIL();
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("did you mean 'soft/gravity'"), std::string::npos) << error.what();
+  }
+  WorldRollout rollout(world, params);
+  EXPECT_THROW(rollout.run(world.initial_state(), std::vector<double>(3, 0.0), 2), Error);
+  EXPECT_THROW(unpack_state(world, std::vector<double>(5, 0.0)), Error);
+}
+
+TEST(World, RigidWorldIsTheRigidRollout) {
+  const Scene scene = load_scene(example("scenes/servo_arm.json"));
+  const World world = load_world(example("scenes/servo_arm.json"));
+  const int steps = 60;
+  std::vector<double> controls;
+  for (int t = 0; t < steps; ++t)
+    for (int a = 0; a < scene.model.actuator_count(); ++a) controls.push_back(0.3 * std::sin(0.1 * t + a));
+  Rollout reference(scene.model, scene.params);
+  reference.run(scene.state, controls, steps);
+  const WorldParams params = world.default_params();
+  WorldRollout rollout(world, params);
+  rollout.run(world.initial_state(), controls, steps);
+  EXPECT_EQ(pack_state(world, rollout.final_state()), pack_state(world, WorldState{0, reference.final_state(), {}}));
+  const auto loss = [&](int t, const State& x, std::span<double> g) {
+    for (std::size_t i = 0; i < g.size(); ++i) g[i] += weight(i + static_cast<std::size_t>(t)) * (i % 12 < 3 ? x.position[i / 12].z : 1.0);
+  };
+  const Gradients expected = reference.backward(loss);
+  const WorldGradients got = rollout.backward([&](int t, const WorldState& x, WorldStateGradient& g) { loss(t, x.rigid, g.rigid); });
+  EXPECT_EQ(got.initial_state, expected.initial_state);
+  EXPECT_EQ(got.controls, expected.controls);
+  EXPECT_EQ(got.params, expected.params);
+  EXPECT_EQ(got.not_differentiable, expected.not_differentiable);
+}
+
+TEST(World, SoftWorldIsTheSoftRollout) {
+  const std::string path = example("soft/mass_spring.json");
+  const soft::SoftBuild built = soft::build_soft_scene(soft::load_soft_scene(path), path);
+  const World world = load_world(path);
+  const int steps = 20;
+  const auto dofs = static_cast<std::size_t>(built.model.dof_count());
+  std::vector<double> forces(static_cast<std::size_t>(steps) * dofs);
+  for (std::size_t i = 0; i < forces.size(); ++i) forces[i] = 0.01 * std::cos(0.37 * static_cast<double>(i));
+  soft::SoftRollout reference(built.model, built.params);
+  reference.run(built.state, forces, steps);
+  const WorldParams params = world.default_params();
+  WorldRollout rollout(world, params);
+  rollout.run(world.initial_state(), forces, steps);
+  EXPECT_EQ(rollout.final_state().soft.positions, reference.final_state().positions);
+  EXPECT_EQ(rollout.final_state().soft.velocities, reference.final_state().velocities);
+  const soft::SoftGradients expected =
+      reference.backward([&](int t, const soft::SoftState& s, std::span<double> dx, std::span<double> dv) {
+        for (std::size_t i = 0; i < dofs; ++i) {
+          dx[i] += weight(i + static_cast<std::size_t>(t)) * s.positions[i];
+          dv[i] += weight(i + 3);
+        }
+      });
+  const WorldGradients got = rollout.backward([&](int t, const WorldState& x, WorldStateGradient& g) {
+    for (std::size_t i = 0; i < dofs; ++i) {
+      g.soft_positions[i] += weight(i + static_cast<std::size_t>(t)) * x.soft.positions[i];
+      g.soft_velocities[i] += weight(i + 3);
+    }
+  });
+  EXPECT_TRUE(std::equal(expected.initial_positions.begin(), expected.initial_positions.end(), got.initial_state.begin()));
+  EXPECT_TRUE(std::equal(expected.initial_velocities.begin(), expected.initial_velocities.end(), got.initial_state.begin() + static_cast<std::ptrdiff_t>(dofs)));
+  EXPECT_EQ(got.controls, expected.controls);
+  EXPECT_EQ(got.params, expected.params);
+}
+
+// The loss of the coupled test below: every tangent component of every step's state that is
+// linear in the packed state (all but the rotation), weighted.
+double coupled_loss(const World& world, const WorldRollout& rollout) {
+  double loss = 0.0;
+  for (int t = 0; t <= rollout.steps(); ++t) {
+    const std::vector<double> x = pack_state(world, rollout.state(t));
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const bool rigid = i < static_cast<std::size_t>(world.layout().soft_state_offset);
+      if (rigid && (i % 13 >= 3 && i % 13 < 7)) continue;  // the quaternion
+      loss += weight(i + static_cast<std::size_t>(t)) * x[i];
+    }
+  }
+  return loss;
+}
+
+TEST(World, CoupledGradientsMatchCentralDifferences) {
+  World world = load_world(example("soft/cloth_on_pendulum.json"));
+  world.soft->model.newton.tolerance = 1e-12;
+  world.rigid->model.solver.tolerance = 1e-13;
+  const int steps = 2;
+  const WorldLayout& layout = world.layout();
+  const WorldState x0 = world.initial_state();
+  std::vector<double> controls;
+  for (int t = 0; t < steps; ++t) {
+    const std::vector<double> u = world.default_controls();
+    controls.insert(controls.end(), u.begin(), u.end());
+  }
+  for (std::size_t i = static_cast<std::size_t>(layout.soft_control_offset); i < controls.size(); ++i)
+    controls[i] = 0.002 * std::sin(static_cast<double>(i));
+  const WorldParams params = world.default_params();
+  WorldRollout rollout(world, params);
+  rollout.run(x0, controls, steps);
+  const std::size_t soft_state = static_cast<std::size_t>(layout.soft_state_offset);
+  const WorldGradients analytic = rollout.backward([&](int t, const WorldState& x, WorldStateGradient& g) {
+    const std::vector<double> packed = pack_state(world, x);
+    for (std::size_t i = 0; i < packed.size(); ++i) {
+      const double w = weight(i + static_cast<std::size_t>(t));
+      if (i >= soft_state) {
+        g.all[static_cast<std::size_t>(layout.soft_tangent_offset) + (i - soft_state)] += w;
+      } else if (i % 13 < 3) {
+        g.rigid[12 * (i / 13) + i % 13] += w;
+      } else if (i % 13 >= 7) {
+        g.rigid[12 * (i / 13) + i % 13 - 1] += w;
+      }
+    }
+  });
+  ASSERT_TRUE(analytic.solver_converged);
+
+  // Central differences of the same loss, each input moved through the world's vectors.
+  const auto check = [&](const std::string& what, double gradient, const auto& loss_at, double h) {
+    const double numeric = (loss_at(h) - loss_at(-h)) / (2 * h);
+    EXPECT_NEAR(gradient, numeric, 1e-5 * std::max(1.0, std::abs(numeric))) << what;
+  };
+  for (const char* name : {"body/pendulum/mass", "body/pendulum/inertia", "soft/cloth_material/silk/stretch_modulus",
+                           "soft/cloth_material/silk/areal_density", "soft/frame_attachment_stiffness"}) {
+    const NamedSlice& slice = WorldLayout::find(layout.params, name, "parameter");
+    const auto index = static_cast<std::size_t>(slice.offset);
+    const double value = params.values[index];
+    check(name, analytic.params[index], [&](double d) {
+      WorldParams moved = params;
+      moved.values[index] += d;
+      WorldRollout r(world, moved);
+      r.run(x0, controls, steps);
+      return coupled_loss(world, r);
+    }, 1e-5 * std::max(std::abs(value), 1e-2));
+  }
+  // The pendulum's angular velocity about the hinge, a soft node's position and velocity.
+  const int pendulum = 1;
+  const std::vector<double> packed0 = pack_state(world, x0);
+  const auto state_entry = [&](const std::string& what, std::size_t packed_index, std::size_t tangent_index) {
+    check(what, analytic.initial_state[tangent_index], [&](double d) {
+      std::vector<double> moved = packed0;
+      moved[packed_index] += d;
+      WorldRollout r(world, params);
+      r.run(unpack_state(world, moved), controls, steps);
+      return coupled_loss(world, r);
+    }, 1e-6);
+  };
+  state_entry("x0/pendulum/angular_velocity[1]", 13 * pendulum + 11, 12 * pendulum + 10);
+  const std::size_t node = 20;
+  state_entry("x0/soft/positions[node 20, x]", soft_state + 3 * node, static_cast<std::size_t>(layout.soft_tangent_offset) + 3 * node);
+  const std::size_t dofs = static_cast<std::size_t>(world.soft->model.dof_count());
+  state_entry("x0/soft/velocities[node 20, z]", soft_state + dofs + 3 * node + 2,
+              static_cast<std::size_t>(layout.soft_tangent_offset) + dofs + 3 * node + 2);
+  // A soft force in the second step.
+  const std::size_t force = static_cast<std::size_t>(layout.control_count + layout.soft_control_offset) + 3 * node + 2;
+  check("control soft/forces t=1", analytic.controls[force], [&](double d) {
+    std::vector<double> moved = controls;
+    moved[force] += d;
+    WorldRollout r(world, params);
+    r.run(x0, moved, steps);
+    return coupled_loss(world, r);
+  }, 1e-6);
+}
+
+}  // namespace
+}  // namespace diffphys
