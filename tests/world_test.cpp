@@ -6,6 +6,7 @@
 #include "test_paths.hpp"
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -241,6 +242,31 @@ TEST(World, CoupledGradientsMatchCentralDifferences) {
     r.run(x0, moved, steps);
     return coupled_loss(world, r);
   }, 1e-6);
+}
+
+// The soft part collides with copies of the rigid colliders' shapes, sized when the scene was
+// read: a rollout refuses other sizes, and the gradient names those slices as incomplete.
+TEST(World, ColliderSizesAreFixedInACoupledWorld) {
+  const World world = load_world(example("soft/cloth_on_pendulum.json"));
+  std::vector<std::string> names;
+  for (const NamedSlice& slice : world.collider_geometry()) names.push_back(slice.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"shape/rod/radius", "shape/rod/half_length", "shape/bob/half_extents"}));
+  WorldParams params = world.default_params();
+  {
+    WorldRollout rollout(world, params);
+    rollout.run(world.initial_state(), {}, 1);
+    const WorldGradients g = rollout.backward({});
+    for (const std::string& name : names)
+      EXPECT_NE(std::find(g.not_differentiable.begin(), g.not_differentiable.end(), name), g.not_differentiable.end()) << name;
+  }
+  params.slice(world, "shape/bob/half_extents")[2] = 0.04;
+  WorldRollout rollout(world, params);
+  try {
+    rollout.run(world.initial_state(), {}, 1);
+    FAIL() << "a changed collider size was accepted";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("'shape/bob/half_extents'[2] is 0.04"), std::string::npos) << error.what();
+  }
 }
 
 }  // namespace

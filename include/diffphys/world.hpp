@@ -88,6 +88,11 @@ class World {
   double dt() const;  // the world step, s
   int rigid_steps_per_step() const { return has_soft() ? coupling.substeps : 1; }
   const WorldLayout& layout() const { return layout_; }
+  // The rigid parameter slices that also shape the soft part: the sizes of the rigid shapes
+  // the soft nodes collide with, copied into the soft obstacles when the scene was read.
+  // A rollout refuses values other than the scene's for them, and their gradients miss the
+  // soft contact's share (they are listed in WorldGradients::not_differentiable).
+  std::span<const NamedSlice> collider_geometry() const { return collider_geometry_; }
 
   // The scene's initial state, parameter values and default controls (one world step's worth).
   struct WorldState initial_state() const;
@@ -96,6 +101,7 @@ class World {
 
  private:
   WorldLayout layout_;
+  std::vector<NamedSlice> collider_geometry_;
 };
 
 // Any scene file: a JSON scene with any of the sections "rigid", "soft", "coupling"
@@ -136,6 +142,7 @@ struct WorldStateGradient {
   std::span<double> soft_velocities;  // 3 per node
 };
 
+// An empty function is a loss of 0 (every gradient 0).
 using WorldLossGradient = std::function<void(int step, const WorldState& state, WorldStateGradient& gradient)>;
 
 struct WorldRolloutOptions {

@@ -156,6 +156,20 @@ World::World(std::string name_, std::string source_, std::optional<Scene> rigid_
       coupling(std::move(coupling_)) {
   check_parts(*this);
   layout_ = build_layout(*this);
+  // Soft obstacles moved by a rigid body are named "<body>/<shape>" after the rigid shape
+  // they copy (soft/coupled_scene_json.cpp).
+  if (rigid && soft)
+    for (const soft::Obstacle& obstacle : soft->model.obstacles) {
+      if (obstacle.frame < 0) continue;
+      const Model& model = rigid->model;
+      for (std::size_t s = 0; s < model.shapes.size(); ++s) {
+        const Shape& shape = model.shapes[s];
+        if (obstacle.name != model.bodies[static_cast<std::size_t>(shape.body)].name + "/" + shape.name) continue;
+        const std::string prefix = "shape/" + shape.name + "/";
+        for (const NamedSlice& slice : layout_.params)
+          if (slice.name.starts_with(prefix)) collider_geometry_.push_back(slice);
+      }
+    }
 }
 
 std::string World::kind() const {

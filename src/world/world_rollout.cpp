@@ -70,6 +70,18 @@ void WorldRollout::run(const WorldState& initial, std::span<const double> contro
     throw Error(message("world rollout: expected ", count * per_step, " control values (", steps, " steps × ", per_step,
                         ") or none, got ", controls.size()));
   Engine& engine = *engine_;
+  if (params_.values.size() != static_cast<std::size_t>(layout.param_count))
+    throw Error(message("world rollout: expected ", layout.param_count, " parameter values, got ", params_.values.size()));
+  // The soft part's copies of its colliders' sizes were taken when the scene was read.
+  for (const NamedSlice& slice : world_.collider_geometry())
+    for (int k = 0; k < slice.size; ++k) {
+      const auto i = static_cast<std::size_t>(slice.offset + k);
+      const double scene = world_.rigid->params.values[i];
+      if (params_.values[i] != scene)
+        throw Error(message("world rollout: parameter '", slice.name, "'[", k, "] is ", params_.values[i], ", the scene's ", scene,
+                            ": the soft part collides with this shape at the size the scene was read with, so it cannot ",
+                            "change in a rollout (change it in the scene file)"));
+    }
   // Refresh the engines' parameters in place: they hold references to these vectors.
   if (world_.has_rigid()) engine.rigid_params.values = rigid_params(world_, params_).values;
   if (world_.has_soft()) engine.soft_params.values = soft_params(world_, params_).values;
@@ -170,7 +182,7 @@ WorldGradients WorldRollout::backward(const WorldLossGradient& loss_gradient) co
     const std::span<double> all(tangent);
     WorldStateGradient gradient{all, all.first(soft_tangent), all.subspan(soft_tangent, dofs),
                                 all.subspan(soft_tangent + dofs, dofs)};
-    loss_gradient(step, seen, gradient);
+    if (loss_gradient) loss_gradient(step, seen, gradient);
   };
   // Each part's gradient into the world's layouts.
   const auto take_rigid = [&](const Gradients& rigid) {
@@ -215,13 +227,14 @@ WorldGradients WorldRollout::backward(const WorldLossGradient& loss_gradient) co
         });
     take_rigid(g.rigid);
     take_soft(g.soft);
+    for (const NamedSlice& slice : world_.collider_geometry()) result.not_differentiable.push_back(slice.name);
   } else if (engine.rigid) {
     // The rigid tangent is the whole world tangent: the loss adds straight into the engine's.
     const Gradients g = engine.rigid->backward([&](int step, const State& state, std::span<double> dL_dx) {
       seen.rigid = state;
       seen.time = state.time;
       WorldStateGradient gradient{dL_dx, dL_dx, {}, {}};
-      loss_gradient(step, seen, gradient);
+      if (loss_gradient) loss_gradient(step, seen, gradient);
     });
     take_rigid(g);
   } else {
