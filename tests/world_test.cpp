@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "diffphys/coupled.hpp"
@@ -267,6 +269,50 @@ TEST(World, ColliderSizesAreFixedInACoupledWorld) {
   } catch (const Error& error) {
     EXPECT_NE(std::string(error.what()).find("'shape/bob/half_extents'[2] is 0.04"), std::string::npos) << error.what();
   }
+}
+
+// Decay and clipping act on every part (RolloutOptions): in a one-way coupled world the soft
+// adjoint of a final-state loss reaches x_0 only through soft steps, so a decay α per step
+// scales it by exactly α^T; a clip bounds every recorded norm and counts the steps it cut.
+TEST(World, DecayAndClippingReachTheSoftPartOfACoupledWorld) {
+  std::ifstream file(example("soft/cloth_on_pendulum.json"));
+  std::stringstream text;
+  text << file.rdbuf();
+  std::string scene = text.str();
+  const std::size_t two_way = scene.find("\"two_way\": true");
+  ASSERT_NE(two_way, std::string::npos);
+  scene.replace(two_way, std::string("\"two_way\": true").size(), "\"two_way\": false");
+  const World world = parse_world(scene, "one_way.json", example("soft"));
+  ASSERT_FALSE(world.coupling.two_way);
+  const int steps = 3;
+  const WorldParams params = world.default_params();
+  const auto loss = [&](int t, const WorldState&, WorldStateGradient& g) {
+    if (t != steps) return;
+    for (std::size_t i = 0; i < g.soft_positions.size(); ++i) g.soft_positions[i] += weight(i);
+  };
+  // Clipping: a loss at every step, each large beside the clip.
+  const auto every_step = [&](int, const WorldState&, WorldStateGradient& g) {
+    for (std::size_t i = 0; i < g.soft_positions.size(); ++i) g.soft_positions[i] += weight(i);
+  };
+  const auto gradients = [&](double decay, double clip, const WorldLossGradient& loss_gradient) {
+    WorldRolloutOptions options;
+    options.rollout.gradient_decay = decay;
+    options.rollout.gradient_clip = clip;
+    WorldRollout rollout(world, params, options);
+    rollout.run(world.initial_state(), {}, steps);
+    return rollout.backward(loss_gradient);
+  };
+  const WorldGradients plain = gradients(1.0, 0.0, loss);
+  const WorldGradients decayed = gradients(0.5, 0.0, loss);
+  const auto soft = static_cast<std::size_t>(world.layout().soft_tangent_offset);
+  double largest = 0.0;
+  for (std::size_t i = soft; i < plain.initial_state.size(); ++i) largest = std::max(largest, std::abs(plain.initial_state[i]));
+  ASSERT_GT(largest, 0.0);
+  for (std::size_t i = soft; i < plain.initial_state.size(); ++i)
+    EXPECT_NEAR(decayed.initial_state[i], 0.125 * plain.initial_state[i], 1e-12 * largest) << i;
+  const WorldGradients clipped = gradients(1.0, 1e-3, every_step);
+  EXPECT_EQ(clipped.soft_health.clipped_steps, steps + 1);
+  for (const double norm : clipped.soft_health.state_gradient_norm) EXPECT_LE(norm, 1e-3);
 }
 
 }  // namespace

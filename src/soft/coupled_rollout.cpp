@@ -16,7 +16,9 @@
 #include "diffphys/error.hpp"
 #include "soft/shape_distance.hpp"
 #include "adjoint/step_vjp.hpp"
+#include "soft/soft_step_vjp.hpp"
 #include "soft/step_system.hpp"
+#include "math/finite.hpp"
 
 namespace diffphys {
 
@@ -299,6 +301,19 @@ void CoupledRollout::reverse_two_way_window(int step, std::span<const double> ar
                       rigid_records_[i], rigid_all_states_[i + 1], running, previous,
                       std::span<double>(rigid_gradients.controls).subspan(i * actuators, actuators), window_bar, vjp);
     std::swap(running, previous);
+    // As Rollout: x̄ decayed per rigid step back and clipped in norm (RolloutOptions).
+    const RolloutOptions& rigid = options_.rigid;
+    if (rigid.gradient_decay != 1.0)
+      for (double& v : running) v *= rigid.gradient_decay;
+    if (rigid.gradient_clip > 0) {
+      double squared = 0.0;
+      for (const double v : running) squared += v * v;
+      if (std::sqrt(squared) > rigid.gradient_clip) {
+        const double scale = rigid.gradient_clip / std::sqrt(squared);
+        for (double& v : running) v *= scale;
+        ++rigid_gradients.health.clipped_steps;
+      }
+    }
   }
   for (std::size_t p = 0; p < window_bar.size(); ++p) rigid_gradients.params[p] += window_bar[p];
   const soft::SoftState& soft = soft_states_[static_cast<std::size_t>(step)];
@@ -398,10 +413,8 @@ void CoupledRollout::reverse_two_way_window(int step, std::span<const double> ar
 
 CoupledGradients CoupledRollout::backward(const CoupledLossGradient& loss_gradient) const {
   const auto dofs = static_cast<std::size_t>(soft_model_.dof_count());
-  const auto nodes = static_cast<std::size_t>(soft_model_.node_count);
   const auto nparam = soft_params_.values.size();
   const auto rigid_width = static_cast<std::size_t>(kStateTangentPerBody * rigid_model_.body_count());
-  const double h = soft_model_.dt;
   const soft::SoftParamLayout& layout = soft_model_.layout;
   CoupledGradients result;
   soft::SoftGradients& soft_result = result.soft;
@@ -422,47 +435,58 @@ CoupledGradients CoupledRollout::backward(const CoupledLossGradient& loss_gradie
     result.rigid.controls.assign(rigid_controls_.size(), 0.0);
   }
   std::vector<double> adjoint_x(dofs, 0.0), adjoint_v(dofs, 0.0);
-  std::vector<double> target(dofs), w(dofs), previous_bar(dofs), mass_bar(nodes), step_bar(nparam), mixed(nparam);
+  std::vector<double> step_bar(nparam), loss_x(dofs), loss_v(dofs);
+  soft::SoftStepVjpScratch scratch;
   soft::SoftWorkspace::Impl& system = workspace_.impl();
-  if (loss_gradient)
-    loss_gradient(steps_, rigid_states_[static_cast<std::size_t>(steps_)], soft_states_[static_cast<std::size_t>(steps_)],
-                  rigid_at(steps_), adjoint_x, adjoint_v);
+  // The soft adjoints (x̄_t, v̄_t): decayed per soft step back, the loss's dL/dx_t added, then
+  // clipped and recorded (as SoftRollout; the rigid side's by the rigid rollout's options).
+  soft::SoftGradientHealth& soft_health = soft_result.health;
+  soft_health.state_gradient_norm.assign(static_cast<std::size_t>(steps_) + 1, 0.0);
+  for (int t = 0; t < steps_; ++t)
+    if (!soft_statuses_[static_cast<std::size_t>(t)].converged) soft_health.non_converged_steps.push_back(t);
+  soft_health.solver_converged = soft_result.solver_converged;
+  const auto note_non_finite = [&](int t, const char* stage) {
+    if (soft_health.first_non_finite_step < 0) {
+      soft_health.first_non_finite_step = t;
+      soft_health.first_non_finite_stage = stage;
+    }
+  };
+  const double soft_decay = options_.rigid.gradient_decay;
+  const auto add_loss = [&](int t, const State& rigid, const SoftState& soft) {
+    if (loss_gradient) {
+      std::fill(loss_x.begin(), loss_x.end(), 0.0);
+      std::fill(loss_v.begin(), loss_v.end(), 0.0);
+      loss_gradient(t, rigid, soft, rigid_at(t), loss_x, loss_v);
+      if (!all_finite(loss_x) || !all_finite(loss_v)) note_non_finite(t, "loss gradient");
+      for (std::size_t k = 0; k < dofs; ++k) {
+        adjoint_x[k] += loss_x[k];
+        adjoint_v[k] += loss_v[k];
+      }
+    }
+    soft::finish_soft_state_adjoint(t, adjoint_x, adjoint_v, options_.rigid.gradient_clip, soft_health);
+  };
+  add_loss(steps_, rigid_states_[static_cast<std::size_t>(steps_)], soft_states_[static_cast<std::size_t>(steps_)]);
   for (int t = steps_ - 1; t >= 0; --t) {
     const SoftParams& theta = step_params_[static_cast<std::size_t>(t)];
     const SoftState& before = soft_states_[static_cast<std::size_t>(t)];
     const SoftState& after = soft_states_[static_cast<std::size_t>(t) + 1];
-    const double* gravity = theta.values.data() + layout.gravity;
     const std::span<const double> forces =
         soft_controls_.empty() ? std::span<const double>() : std::span<const double>(soft_controls_).subspan(static_cast<std::size_t>(t) * dofs, dofs);
-    // As SoftRollout::backward: x̄* = x̄_{t+1} + v̄_{t+1}/h, H w = x̄*, p̄ = −(∂∇Φ/∂p)ᵀ w.
-    for (std::size_t k = 0; k < dofs; ++k) target[k] = system.is_pinned_dof(k) ? 0.0 : adjoint_x[k] + adjoint_v[k] / h;
     system.set_problem(theta, before.positions, before.velocities, forces, true);
     system.derivatives(after.positions, true);
     if (!system.factorise(0.0)) {
       ++soft_result.indefinite_steps;
+      soft_health.indefinite_steps.push_back(t);
       double scale = 0.0;
       for (const int slot : system.diagonal_slots) scale = std::max(scale, std::abs(system.hessian.valuePtr()[slot]));
       system.factorise(1e-10 * std::max(1.0, scale));
     }
-    system.solve(target, w);
-    for (std::size_t k = 0; k < dofs; ++k)
-      if (system.is_pinned_dof(k)) w[k] = 0.0;
-    std::copy(w.begin(), w.end(), soft_result.controls.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(t) * dofs));
-    std::fill(previous_bar.begin(), previous_bar.end(), 0.0);
-    std::fill(mixed.begin(), mixed.end(), 0.0);
-    const soft::TermInputs inputs = system.inputs(after.positions);
-    for (const auto& term : system.terms) term->add_mixed_vjp(inputs, w, mixed, previous_bar);
-    for (std::size_t p = 0; p < nparam; ++p) step_bar[p] = -mixed[p];
-    std::fill(mass_bar.begin(), mass_bar.end(), 0.0);
-    for (std::size_t k = 0; k < dofs; ++k) {
-      if (system.is_pinned_dof(k)) continue;
-      mass_bar[k / 3] -= w[k] * ((after.positions[k] - system.predicted[k]) / (h * h) - gravity[k % 3]);
-      step_bar[static_cast<std::size_t>(layout.gravity) + k % 3] += system.masses[k / 3] * w[k];
-    }
-    for (std::size_t i = 0; i < nodes; ++i)
-      for (int s = soft_model_.mass_begin[i]; s < soft_model_.mass_begin[i + 1]; ++s)
-        step_bar[static_cast<std::size_t>(soft_model_.mass_param[static_cast<std::size_t>(s)])] +=
-            mass_bar[i] * soft_model_.mass_share[static_cast<std::size_t>(s)];
+    ++soft_health.refactorised_steps;
+    std::fill(step_bar.begin(), step_bar.end(), 0.0);
+    if (const char* stage = soft::soft_step_vjp(system, soft_model_, theta, after, adjoint_x, adjoint_v,
+                                                std::span<double>(soft_result.controls).subspan(static_cast<std::size_t>(t) * dofs, dofs),
+                                                step_bar, scratch))
+      note_non_finite(t, stage);
     // Frame poses → the rigid states at the step's end (pose) and start (previous pose).
     for (std::size_t f = 0; f < frame_bodies_.size(); ++f) {
       const auto body = static_cast<std::size_t>(frame_bodies_[f]);
@@ -474,20 +498,18 @@ CoupledGradients CoupledRollout::backward(const CoupledLossGradient& loss_gradie
       }
     }
     for (std::size_t p = 0; p < nparam; ++p) soft_result.params[p] += step_bar[p];
-    for (std::size_t k = 0; k < dofs; ++k) {
-      const double m = system.is_pinned_dof(k) ? 0.0 : system.masses[k / 3];
-      const double through_prediction = m * w[k] / (h * h);
-      const double x_bar = through_prediction - previous_bar[k] - adjoint_v[k] / h;
-      adjoint_v[k] = through_prediction * h;
-      adjoint_x[k] = x_bar;
-    }
     // Two-way: x_t was also the lagged input of the contact reaction on window t + 1.
     for (std::size_t k = 0; k < dofs; ++k) adjoint_x[k] += pending_previous[k];
     std::fill(pending_previous.begin(), pending_previous.end(), 0.0);
     if (options_.two_way)
       reverse_two_way_window(t, rigid_at(t + 1), running, result.rigid, adjoint_x, soft_result.params, vjp, window_bar, running_previous,
                              t >= 1 ? rigid_at(t - 1) : rigid_at(t), pending_previous);
-    if (loss_gradient) loss_gradient(t, rigid_states_[static_cast<std::size_t>(t)], before, rigid_at(t), adjoint_x, adjoint_v);
+    if (soft_decay != 1.0)
+      for (std::size_t k = 0; k < dofs; ++k) {
+        adjoint_x[k] *= soft_decay;
+        adjoint_v[k] *= soft_decay;
+      }
+    add_loss(t, rigid_states_[static_cast<std::size_t>(t)], before);
   }
   for (std::size_t k = 0; k < dofs; ++k)
     if (system.is_pinned_dof(k)) {

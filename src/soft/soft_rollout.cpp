@@ -19,6 +19,7 @@
 
 #include "diffphys/error.hpp"
 #include "math/finite.hpp"
+#include "soft/soft_step_vjp.hpp"
 #include "soft/step_system.hpp"
 
 namespace diffphys::soft {
@@ -139,8 +140,6 @@ SoftState SoftRollout::state(int step) const {
 
 SoftGradients SoftRollout::backward(const SoftLossGradient& loss_gradient) const {
   const auto dofs = static_cast<std::size_t>(model_.dof_count());
-  const auto nodes = static_cast<std::size_t>(model_.node_count);
-  const double h = model_.dt;
   SoftGradients result;
   result.params.assign(params_.values.size(), 0.0);
   result.controls.assign(static_cast<std::size_t>(steps_) * dofs, 0.0);
@@ -153,10 +152,8 @@ SoftGradients SoftRollout::backward(const SoftLossGradient& loss_gradient) const
 
   std::vector<double> adjoint_x(dofs, 0.0), adjoint_v(dofs, 0.0);  // dL/dx_{t+1}, dL/dv_{t+1}
   std::vector<double> loss_x(dofs), loss_v(dofs);
-  std::vector<double> target(dofs), w(dofs), previous_bar(dofs), mass_bar(nodes);
-  std::vector<double> mixed_params(params_.values.size());
+  SoftStepVjpScratch scratch;
   SoftWorkspace::Impl& system = workspace_.impl();
-  const double* gravity = params_.values.data() + model_.layout.gravity;
 
   const auto note_non_finite = [&](int t, const char* stage) {
     if (health.first_non_finite_step < 0) {
@@ -176,26 +173,12 @@ SoftGradients SoftRollout::backward(const SoftLossGradient& loss_gradient) const
         adjoint_v[k] += loss_v[k];
       }
     }
-    double squared = 0.0;
-    for (std::size_t k = 0; k < dofs; ++k) squared += adjoint_x[k] * adjoint_x[k] + adjoint_v[k] * adjoint_v[k];
-    double norm = std::sqrt(squared);
-    if (options_.gradient_clip > 0 && norm > options_.gradient_clip) {
-      const double scale = options_.gradient_clip / norm;
-      for (std::size_t k = 0; k < dofs; ++k) {
-        adjoint_x[k] *= scale;
-        adjoint_v[k] *= scale;
-      }
-      norm = options_.gradient_clip;
-      ++health.clipped_steps;
-    }
-    health.state_gradient_norm[static_cast<std::size_t>(t)] = norm;
+    finish_soft_state_adjoint(t, adjoint_x, adjoint_v, options_.gradient_clip, health);
   };
 
   // Reverses step t (before = x_t, after = x_{t+1}); the workspace holds ∇²Φ's factor at
   // x_{t+1} (`factor_ready`), or it is refactorised here.
   const auto reverse_step = [&](int t, const SoftState& before, const SoftState& after, bool factor_ready, bool definite) {
-    // x̄* = x̄_{t+1} + v̄_{t+1}/h on free DOFs.
-    for (std::size_t k = 0; k < dofs; ++k) target[k] = system.is_pinned_dof(k) ? 0.0 : adjoint_x[k] + adjoint_v[k] / h;
     system.set_problem(params_, before.positions, before.velocities, step_controls(t), true);
     if (!factor_ready) {
       system.derivatives(after.positions, true);
@@ -206,38 +189,9 @@ SoftGradients SoftRollout::backward(const SoftLossGradient& loss_gradient) const
       ++result.indefinite_steps;
       health.indefinite_steps.push_back(t);
     }
-    system.solve(target, w);
-    for (std::size_t k = 0; k < dofs; ++k)
-      if (system.is_pinned_dof(k)) w[k] = 0.0;
-    if (!all_finite(w)) note_non_finite(t, "implicit solve");
-    // Controls, params and lagged inputs.
     const std::span<double> control_bar = std::span<double>(result.controls).subspan(static_cast<std::size_t>(t) * dofs, dofs);
-    std::copy(w.begin(), w.end(), control_bar.begin());
-    std::fill(previous_bar.begin(), previous_bar.end(), 0.0);
-    std::fill(mixed_params.begin(), mixed_params.end(), 0.0);
-    const TermInputs inputs = system.inputs(after.positions);
-    for (const auto& term : system.terms) term->add_mixed_vjp(inputs, w, mixed_params, previous_bar);
-    if (!all_finite(mixed_params) || !all_finite(previous_bar)) note_non_finite(t, "mixed derivatives");
-    for (std::size_t p = 0; p < mixed_params.size(); ++p) result.params[p] -= mixed_params[p];
-    std::fill(mass_bar.begin(), mass_bar.end(), 0.0);
-    for (std::size_t k = 0; k < dofs; ++k) {
-      if (system.is_pinned_dof(k)) continue;
-      const double m = system.masses[k / 3];
-      mass_bar[k / 3] -= w[k] * ((after.positions[k] - system.predicted[k]) / (h * h) - gravity[k % 3]);
-      result.params[static_cast<std::size_t>(model_.layout.gravity) + k % 3] += m * w[k];
-    }
-    for (std::size_t i = 0; i < nodes; ++i)
-      for (int s = model_.mass_begin[i]; s < model_.mass_begin[i + 1]; ++s)
-        result.params[static_cast<std::size_t>(model_.mass_param[static_cast<std::size_t>(s)])] +=
-            mass_bar[i] * model_.mass_share[static_cast<std::size_t>(s)];
-    // Adjoints of x_t, v_t.
-    for (std::size_t k = 0; k < dofs; ++k) {
-      const double m = system.is_pinned_dof(k) ? 0.0 : system.masses[k / 3];
-      const double through_prediction = m * w[k] / (h * h);
-      const double x_bar = through_prediction - previous_bar[k] - adjoint_v[k] / h;
-      adjoint_v[k] = through_prediction * h;
-      adjoint_x[k] = x_bar;
-    }
+    if (const char* stage = soft_step_vjp(system, model_, params_, after, adjoint_x, adjoint_v, control_bar, result.params, scratch))
+      note_non_finite(t, stage);
     // Closed loop: f_t = π(x_t, v_t), so f̄_t also reaches x_t and v_t through the controller.
     if (controller_ != nullptr) {
       controller_->act_backward(t, before, control_bar, adjoint_x, adjoint_v);
