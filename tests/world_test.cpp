@@ -90,6 +90,22 @@ TEST(World, RefusesBadInputByName) {
   }
   WorldRollout rollout(world, params);
   EXPECT_THROW(rollout.run(world.initial_state(), std::vector<double>(3, 0.0), 2), Error);
+  // Non-finite parameters and controls are named by their world slice.
+  const auto refused = [&](const WorldParams& p, std::span<const double> controls, const std::string& expected) {
+    WorldRollout r(world, p);
+    try {
+      r.run(world.initial_state(), controls, 2);
+      ADD_FAILURE() << "accepted; expected: " << expected;
+    } catch (const Error& error) {
+      EXPECT_NE(std::string(error.what()).find(expected), std::string::npos) << error.what();
+    }
+  };
+  WorldParams nan_param = params;
+  nan_param.slice(world, "soft/contact_stiffness")[0] = std::nan("");
+  refused(nan_param, {}, "parameter 'soft/contact_stiffness'[0] must be finite");
+  std::vector<double> controls(2 * static_cast<std::size_t>(world.layout().control_count), 0.0);
+  controls[static_cast<std::size_t>(world.layout().control_count + world.layout().soft_control_offset) + 4] = INFINITY;
+  refused(params, controls, "control 'soft/forces'[4] at step 1 must be finite");
   EXPECT_THROW(unpack_state(world, std::vector<double>(5, 0.0)), Error);
 }
 

@@ -8,6 +8,7 @@
 #include "diffphys/world.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "diffphys/coupled.hpp"
 #include "diffphys/error.hpp"
@@ -72,6 +73,21 @@ void WorldRollout::run(const WorldState& initial, std::span<const double> contro
   Engine& engine = *engine_;
   if (params_.values.size() != static_cast<std::size_t>(layout.param_count))
     throw Error(message("world rollout: expected ", layout.param_count, " parameter values, got ", params_.values.size()));
+  // Non-finite inputs, named in the world's layout (each part checks its own physical ranges).
+  for (const NamedSlice& slice : layout.params)
+    for (int k = 0; k < slice.size; ++k)
+      if (!std::isfinite(params_.values[static_cast<std::size_t>(slice.offset + k)]))
+        throw Error(message("world rollout: parameter '", slice.name, "'[", k, "] must be finite, got ",
+                            params_.values[static_cast<std::size_t>(slice.offset + k)]));
+  for (std::size_t i = 0; i < controls.size(); ++i)
+    if (!std::isfinite(controls[i])) {
+      const int within = static_cast<int>(i % per_step);
+      const auto slice = std::find_if(layout.controls.begin(), layout.controls.end(), [&](const NamedSlice& s) {
+        return within >= s.offset && within < s.offset + s.size;
+      });
+      throw Error(message("world rollout: control '", slice->name, "'[", within - slice->offset, "] at step ", i / per_step,
+                          " must be finite, got ", controls[i]));
+    }
   // The soft part's copies of its colliders' sizes were taken when the scene was read.
   for (const NamedSlice& slice : world_.collider_geometry())
     for (int k = 0; k < slice.size; ++k) {
