@@ -331,5 +331,103 @@ TEST(World, DecayAndClippingReachTheSoftPartOfACoupledWorld) {
   for (const double norm : clipped.soft_health.state_gradient_norm) EXPECT_LE(norm, 1e-3);
 }
 
+// Closed loop through the world (WorldController): a linear feedback on the state, u = K x,
+// differentiated through the controller's own act_backward, against central differences of
+// the closed-loop loss in an initial-state component; rigid (a motor's force from the cart's
+// velocity) and soft (damping forces on every node).
+class LinearFeedback final : public WorldController {
+ public:
+  LinearFeedback(const World& world, double gain) : world_(world), gain_(gain) {
+    if (world.has_rigid())
+      for (int b = 0; b < world.rigid->model.body_count(); ++b)
+        if (world.rigid->model.bodies[static_cast<std::size_t>(b)].type == BodyType::Dynamic) dynamic_.push_back(static_cast<std::size_t>(b));
+  }
+  // u_i = gain · x̂_i, x̂ the packed state's velocity entries taken cyclically.
+  void act(int, const WorldState& state, std::span<double> controls) override {
+    const std::vector<double> x = pack_state(world_, state);
+    for (std::size_t i = 0; i < controls.size(); ++i) controls[i] = gain_ * x[source(i)];
+  }
+  void act_backward(int, const WorldState&, std::span<const double> control_gradient,
+                    WorldStateGradient& state_gradient) override {
+    for (std::size_t i = 0; i < control_gradient.size(); ++i) state_gradient.all[tangent(source(i))] += gain_ * control_gradient[i];
+  }
+
+ private:
+  const World& world_;
+  double gain_;
+  std::vector<std::size_t> dynamic_;  // the rigid part's dynamic bodies
+  // Velocity entries of the packed state: v_x of every dynamic rigid body, every soft velocity.
+  std::size_t source(std::size_t i) const {
+    if (world_.has_soft()) return static_cast<std::size_t>(world_.layout().soft_state_offset + world_.soft->model.dof_count()) + i;
+    return 13 * dynamic_[i % dynamic_.size()] + 7;
+  }
+  // The packed entry's place in the tangent (velocities: one earlier per rigid body, the quaternion's 4th number).
+  std::size_t tangent(std::size_t packed) const {
+    if (world_.has_soft()) return packed;
+    return 12 * (packed / 13) + packed % 13 - 1;
+  }
+};
+
+void expect_closed_loop_gradient(const World& world, double gain, int steps, std::size_t packed, std::size_t tangent) {
+  SCOPED_TRACE(world.source);
+  const WorldParams params = world.default_params();
+  LinearFeedback controller(world, gain);
+  WorldRollout rollout(world, params);
+  rollout.run(world.initial_state(), controller, steps);
+  EXPECT_EQ(rollout.controls().size(), static_cast<std::size_t>(steps * world.layout().control_count));
+  const auto loss_gradient = [&](int, const WorldState& x, WorldStateGradient& dx) {
+    const std::vector<double> packed_x = pack_state(world, x);
+    for (std::size_t i = 0; i < packed_x.size(); ++i) {
+      if (world.has_soft()) {
+        dx.all[i] += weight(i);
+      } else if (i % 13 < 3) {
+        dx.all[12 * (i / 13) + i % 13] += weight(i);
+      } else if (i % 13 >= 7) {
+        dx.all[12 * (i / 13) + i % 13 - 1] += weight(i);
+      }  // the quaternion is left out of the loss
+    }
+  };
+  const WorldGradients g = rollout.backward(loss_gradient);
+  const std::vector<double> x0 = pack_state(world, world.initial_state());
+  const auto loss_at = [&](double d) {
+    std::vector<double> moved = x0;
+    moved[packed] += d;
+    WorldRollout r(world, params);
+    r.run(unpack_state(world, moved), controller, steps);
+    double loss = 0.0;
+    for (int t = 0; t <= steps; ++t) {
+      const std::vector<double> x = pack_state(world, r.state(t));
+      for (std::size_t i = 0; i < x.size(); ++i)
+        if (world.has_soft() || i % 13 < 3 || i % 13 >= 7) loss += weight(i) * x[i];
+    }
+    return loss;
+  };
+  const double h = 1e-6;
+  const double numeric = (loss_at(h) - loss_at(-h)) / (2 * h);
+  EXPECT_NEAR(g.initial_state[tangent], numeric, 1e-6 * std::max(1.0, std::abs(numeric)));
+  // The feedback matters: open loop (the controls the controller chose, held), the gradient differs.
+  WorldRollout open(world, params);
+  open.run(world.initial_state(), rollout.controls(), steps);
+  EXPECT_EQ(pack_state(world, open.final_state()), pack_state(world, rollout.final_state()));
+  const WorldGradients g_open = open.backward(loss_gradient);
+  EXPECT_GT(std::abs(g.initial_state[tangent] - g_open.initial_state[tangent]), 1e-3 * std::abs(numeric));
+}
+
+TEST(World, ClosedLoopGradientsMatchCentralDifferences) {
+  // joints_tour: a motor on the cart's rail pushes with u = gain · v_x(cart); the cart's
+  // initial v_x (packed 13 + 7, tangent 12 + 6).
+  expect_closed_loop_gradient(load_world(example("scenes/joints_tour.json")), -1.5, 60, 13 + 7, 12 + 6);
+  // mass_spring: node 1's z velocity.
+  const World soft = load_world(example("soft/mass_spring.json"));
+  const std::size_t dofs = static_cast<std::size_t>(soft.soft->model.dof_count());
+  expect_closed_loop_gradient(soft, -0.05, 10, dofs + 5, dofs + 5);
+  // Both parts: refused, by name.
+  const World both = load_world(example("soft/cloth_on_pendulum.json"));
+  const WorldParams params = both.default_params();
+  LinearFeedback controller(both, 0.0);
+  WorldRollout rollout(both, params);
+  EXPECT_THROW(rollout.run(both.initial_state(), controller, 1), Error);
+}
+
 }  // namespace
 }  // namespace diffphys

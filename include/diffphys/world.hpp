@@ -145,6 +145,19 @@ struct WorldStateGradient {
 // An empty function is a loss of 0 (every gradient 0).
 using WorldLossGradient = std::function<void(int step, const WorldState& state, WorldStateGradient& gradient)>;
 
+// Feedback inside a world rollout (closed loop): u_t = π(t, x_t), one world step's controls
+// (layout().control_count, zeroed before each call). As diffphys::Controller: act() once per
+// step going forward; act_backward() once per step going back, t = T−1 … 0, with ū_t, adding
+// (∂π/∂x_t)ᵀ ū_t into `state_gradient` (tangent layout) and accumulating the gradient of its
+// own parameters. Rigid and soft worlds take one; a world with both parts refuses it (not yet).
+class WorldController {
+ public:
+  virtual ~WorldController() = default;
+  virtual void act(int step, const WorldState& state, std::span<double> controls) = 0;
+  virtual void act_backward(int step, const WorldState& state, std::span<const double> control_gradient,
+                            WorldStateGradient& state_gradient) = 0;
+};
+
 struct WorldRolloutOptions {
   // As RolloutOptions (checkpoints, memory budget, decay, clipping, step records), applied to
   // every part.
@@ -184,6 +197,13 @@ class WorldRollout {
   // `steps` world steps from `initial`; controls: steps × control_count (row-major) or empty
   // for the world's default controls held. Throws Error for mismatched sizes or invalid input.
   void run(const WorldState& initial, std::span<const double> controls, int steps);
+  // Closed loop: the controls of step t are controller.act(t, x_t). The controller is
+  // referenced until the next run() and must outlive backward(). Throws Error for a world
+  // with both rigid and soft parts.
+  void run(const WorldState& initial, WorldController& controller, int steps);
+  // The controls used at each step (steps × control_count): the given ones, the defaults
+  // held, or the controller's.
+  std::vector<double> controls() const;
 
   int steps() const { return steps_; }
   WorldState state(int step) const;
@@ -201,6 +221,10 @@ class WorldRollout {
   std::unique_ptr<Engine> engine_;
   int steps_ = 0;
   WorldState final_state_;
+
+  // Checks the parameters (size, finite, the soft part's fixed collider sizes) and copies them
+  // into the engines.
+  void refresh_params();
 };
 
 }  // namespace diffphys

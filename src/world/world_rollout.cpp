@@ -31,6 +31,57 @@ void add_into(std::span<double> target, std::span<const double> values) {
   for (std::size_t i = 0; i < values.size(); ++i) target[i] += values[i];
 }
 
+// A WorldController seen by the rigid Rollout (a rigid-only world: its controls and tangent
+// are the world's).
+class RigidFeedback final : public Controller {
+ public:
+  explicit RigidFeedback(WorldController& controller) : controller_(controller) {}
+  void act(int step, const State& state, std::span<double> controls) override {
+    seen_.rigid = state;
+    seen_.time = state.time;
+    controller_.act(step, seen_, controls);
+  }
+  void act_backward(int step, const State& state, std::span<const double> control_gradient,
+                    std::span<double> state_gradient) override {
+    seen_.rigid = state;
+    seen_.time = state.time;
+    WorldStateGradient gradient{state_gradient, state_gradient, {}, {}};
+    controller_.act_backward(step, seen_, control_gradient, gradient);
+  }
+
+ private:
+  WorldController& controller_;
+  WorldState seen_;
+};
+
+// A WorldController seen by the SoftRollout (a soft-only world: the forces are the world's
+// controls; the tangent [x̄, v̄] is assembled in one vector for the controller).
+class SoftFeedback final : public soft::SoftController {
+ public:
+  explicit SoftFeedback(WorldController& controller) : controller_(controller) {}
+  void act(int step, const soft::SoftState& state, std::span<double> forces) override {
+    seen_.soft = state;
+    seen_.time = state.time;
+    controller_.act(step, seen_, forces);
+  }
+  void act_backward(int step, const soft::SoftState& state, std::span<const double> force_gradient,
+                    std::span<double> dL_dx, std::span<double> dL_dv) override {
+    seen_.soft = state;
+    seen_.time = state.time;
+    tangent_.assign(dL_dx.size() + dL_dv.size(), 0.0);
+    const std::span<double> all(tangent_);
+    WorldStateGradient gradient{all, all.first(0), all.first(dL_dx.size()), all.subspan(dL_dx.size())};
+    controller_.act_backward(step, seen_, force_gradient, gradient);
+    add_into(dL_dx, gradient.soft_positions);
+    add_into(dL_dv, gradient.soft_velocities);
+  }
+
+ private:
+  WorldController& controller_;
+  WorldState seen_;
+  std::vector<double> tangent_;
+};
+
 }  // namespace
 
 // The parts' engines: a rigid Rollout, a SoftRollout, or the coupled schedule of both. Each
@@ -42,6 +93,8 @@ struct WorldRollout::Engine {
   std::optional<soft::SoftRollout> soft;
   std::optional<CoupledRollout> coupled;
   std::vector<double> rigid_controls, soft_controls;  // this run's, in each engine's layout
+  std::unique_ptr<Controller> rigid_feedback;          // closed loop: the WorldController, as each engine sees it
+  std::unique_ptr<soft::SoftController> soft_feedback;
 };
 
 WorldRollout::WorldRollout(const World& world, const WorldParams& params, WorldRolloutOptions options)
@@ -70,15 +123,6 @@ void WorldRollout::run(const WorldState& initial, std::span<const double> contro
   if (!controls.empty() && controls.size() != count * per_step)
     throw Error(message("world rollout: expected ", count * per_step, " control values (", steps, " steps × ", per_step,
                         ") or none, got ", controls.size()));
-  Engine& engine = *engine_;
-  if (params_.values.size() != static_cast<std::size_t>(layout.param_count))
-    throw Error(message("world rollout: expected ", layout.param_count, " parameter values, got ", params_.values.size()));
-  // Non-finite inputs, named in the world's layout (each part checks its own physical ranges).
-  for (const NamedSlice& slice : layout.params)
-    for (int k = 0; k < slice.size; ++k)
-      if (!std::isfinite(params_.values[static_cast<std::size_t>(slice.offset + k)]))
-        throw Error(message("world rollout: parameter '", slice.name, "'[", k, "] must be finite, got ",
-                            params_.values[static_cast<std::size_t>(slice.offset + k)]));
   for (std::size_t i = 0; i < controls.size(); ++i)
     if (!std::isfinite(controls[i])) {
       const int within = static_cast<int>(i % per_step);
@@ -88,20 +132,8 @@ void WorldRollout::run(const WorldState& initial, std::span<const double> contro
       throw Error(message("world rollout: control '", slice->name, "'[", within - slice->offset, "] at step ", i / per_step,
                           " must be finite, got ", controls[i]));
     }
-  // The soft part's copies of its colliders' sizes were taken when the scene was read.
-  for (const NamedSlice& slice : world_.collider_geometry())
-    for (int k = 0; k < slice.size; ++k) {
-      const auto i = static_cast<std::size_t>(slice.offset + k);
-      const double scene = world_.rigid->params.values[i];
-      if (params_.values[i] != scene)
-        throw Error(message("world rollout: parameter '", slice.name, "'[", k, "] is ", params_.values[i], ", the scene's ", scene,
-                            ": the soft part collides with this shape at the size the scene was read with, so it cannot ",
-                            "change in a rollout (change it in the scene file)"));
-    }
-  // Refresh the engines' parameters in place: they hold references to these vectors.
-  if (world_.has_rigid()) engine.rigid_params.values = rigid_params(world_, params_).values;
-  if (world_.has_soft()) engine.soft_params.values = soft_params(world_, params_).values;
-
+  refresh_params();
+  Engine& engine = *engine_;
   // Controls: each world step's rigid block (substeps × nactuator, in Rollout's order) and
   // soft block (3 per node); without controls, the scene's defaults held and no forces.
   const auto rigid_block = static_cast<std::size_t>(layout.soft_control_offset);
@@ -130,6 +162,75 @@ void WorldRollout::run(const WorldState& initial, std::span<const double> contro
   }
   steps_ = steps;
   final_state_ = state(steps);
+}
+
+void WorldRollout::refresh_params() {
+  const WorldLayout& layout = world_.layout();
+  Engine& engine = *engine_;
+  if (params_.values.size() != static_cast<std::size_t>(layout.param_count))
+    throw Error(message("world rollout: expected ", layout.param_count, " parameter values, got ", params_.values.size()));
+  // Non-finite inputs, named in the world's layout (each part checks its own physical ranges).
+  for (const NamedSlice& slice : layout.params)
+    for (int k = 0; k < slice.size; ++k)
+      if (!std::isfinite(params_.values[static_cast<std::size_t>(slice.offset + k)]))
+        throw Error(message("world rollout: parameter '", slice.name, "'[", k, "] must be finite, got ",
+                            params_.values[static_cast<std::size_t>(slice.offset + k)]));
+  // The soft part's copies of its colliders' sizes were taken when the scene was read.
+  for (const NamedSlice& slice : world_.collider_geometry())
+    for (int k = 0; k < slice.size; ++k) {
+      const auto i = static_cast<std::size_t>(slice.offset + k);
+      const double scene = world_.rigid->params.values[i];
+      if (params_.values[i] != scene)
+        throw Error(message("world rollout: parameter '", slice.name, "'[", k, "] is ", params_.values[i], ", the scene's ", scene,
+                            ": the soft part collides with this shape at the size the scene was read with, so it cannot ",
+                            "change in a rollout (change it in the scene file)"));
+    }
+  // Refresh the engines' parameters in place: they hold references to these vectors.
+  if (world_.has_rigid()) engine.rigid_params.values = rigid_params(world_, params_).values;
+  if (world_.has_soft()) engine.soft_params.values = soft_params(world_, params_).values;
+
+}
+
+void WorldRollout::run(const WorldState& initial, WorldController& controller, int steps) {
+  if (steps < 0) throw Error(message("world rollout: steps must be ≥ 0, got ", steps));
+  Engine& engine = *engine_;
+  if (engine.coupled)
+    throw Error(message("world rollout: a controller in a world of ", world_.kind(),
+                        " bodies is not supported yet (rigid or soft worlds take one); give the controls instead"));
+  refresh_params();
+  if (engine.rigid) {
+    engine.rigid_feedback = std::make_unique<RigidFeedback>(controller);
+    engine.rigid->run(initial.rigid, *engine.rigid_feedback, steps);
+  } else {
+    engine.soft_feedback = std::make_unique<SoftFeedback>(controller);
+    engine.soft->run(initial.soft, *engine.soft_feedback, steps);
+  }
+  steps_ = steps;
+  final_state_ = state(steps);
+}
+
+std::vector<double> WorldRollout::controls() const {
+  const Engine& engine = *engine_;
+  const auto per_step = static_cast<std::size_t>(world_.layout().control_count);
+  const auto count = static_cast<std::size_t>(steps_);
+  if (engine.rigid) {
+    const std::span<const double> used = engine.rigid->controls();
+    return {used.begin(), used.end()};
+  }
+  std::vector<double> all(count * per_step, 0.0);
+  const auto rigid_block = static_cast<std::size_t>(world_.layout().soft_control_offset);
+  const std::span<const double> forces = engine.soft ? engine.soft->controls() : std::span<const double>(engine.soft_controls);
+  const std::size_t dofs = per_step - rigid_block;
+  for (std::size_t t = 0; t < count; ++t) {
+    if (rigid_block > 0)
+      std::copy(engine.rigid_controls.begin() + static_cast<std::ptrdiff_t>(t * rigid_block),
+                engine.rigid_controls.begin() + static_cast<std::ptrdiff_t>((t + 1) * rigid_block),
+                all.begin() + static_cast<std::ptrdiff_t>(t * per_step));
+    if (!forces.empty())
+      std::copy(forces.begin() + static_cast<std::ptrdiff_t>(t * dofs), forces.begin() + static_cast<std::ptrdiff_t>((t + 1) * dofs),
+                all.begin() + static_cast<std::ptrdiff_t>(t * per_step + rigid_block));
+  }
+  return all;
 }
 
 WorldState WorldRollout::state(int step) const {
