@@ -122,8 +122,7 @@ void bind_rollout(py::module_& module) {
   bind_gradient_arrays<BoundGradients, &BoundGradients::actuator_count>(
       gradients_class, "(12 nbody) dL/dx_0: per body dL/dp, dL/dθ (world rotation increment), dL/dv, dL/dω.",
       "(T, nactuator) dL/du_t.", "(nparam) dL/dθ in the layout of Params.values.");
-  gradients_class
-      .def_readonly("health", &BoundGradients::health)
+  gradients_class.def_readonly("health", &BoundGradients::health)
       .def_readonly("not_differentiable", &BoundGradients::not_differentiable,
                     "Parameter slices at a value where the loss is not differentiable, and x0/<body> for each static "
                     "body (fixed scenery: its rows of initial_state are zero).")
@@ -240,12 +239,14 @@ void bind_rollout(py::module_& module) {
           "backward",
           [](const BoundRollout& self, const py::object& loss_gradient) {
             const int steps = self.rollout.steps();
-            const LossGradientInput input(loss_gradient, steps, body_tangent(self.model), "Rollout.backward", "12 nbody");
+            const LossGradientInput input(loss_gradient, steps, body_tangent(self.model), "Rollout.backward",
+                                          "12 nbody");
             BoundGradients gradients;
             gradients.steps = steps;
             gradients.actuator_count = self.model.actuator_count();
             const LossGradient adapter = [&input](int t, const State& state, std::span<double> out) {
-              input.add(t, [&state] { return py::cast(state); }, out);
+              input.add(
+                  t, [&state] { return py::cast(state); }, out);
             };
             py::gil_scoped_release release;
             static_cast<Gradients&>(gradients) = self.rollout.backward(adapter);

@@ -110,7 +110,8 @@ void bind_layout(py::module_& module) {
                                 const char* vector) {
     layout.def_readonly(list, member);
     layout.def(
-        lookup, [member, vector](const WorldLayout& self, std::string_view name) {
+        lookup,
+        [member, vector](const WorldLayout& self, std::string_view name) {
           return WorldLayout::find(self.*member, name, vector);
         },
         py::arg("name"), "The slice `name`; raises diffphys.Error naming the nearest known one if unknown.");
@@ -139,10 +140,12 @@ void bind_world(py::module_& module) {
            py::arg("scene"), "The rigid world of a Scene (ModelBuilder.build(), load_scene).")
       .def(py::init([](const Model& model, const Params& params, const State& state) {
              if (params.values.size() != static_cast<std::size_t>(model.param_count()))
-               throw Error(message("World: params has ", params.values.size(), " values, the model ", model.param_count()));
+               throw Error(
+                   message("World: params has ", params.values.size(), " values, the model ", model.param_count()));
              if (state.body_count() != model.body_count())
                throw Error(message("World: state has ", state.body_count(), " bodies, the model ", model.body_count()));
-             Scene scene{model, params, state, std::vector<double>(static_cast<std::size_t>(model.actuator_count())), {}};
+             Scene scene{
+                 model, params, state, std::vector<double>(static_cast<std::size_t>(model.actuator_count())), {}};
              return World(model.name, "<model>", std::move(scene), std::nullopt);
            }),
            py::arg("model"), py::arg("params"), py::arg("state"),
@@ -195,8 +198,8 @@ void bind_world(py::module_& module) {
       .def_readonly("converged", &BoundStepStatus::converged, "Every part's solve converged.");
 
   py::class_<BoundWorldGradients> gradients_class(module, "WorldGradients",
-                                            "dL/dx_0, dL/du_t and dL/dθ in the world's layouts, with each part's "
-                                            "health report. Arrays are views kept alive by this object.");
+                                                  "dL/dx_0, dL/du_t and dL/dθ in the world's layouts, with each part's "
+                                                  "health report. Arrays are views kept alive by this object.");
   bind_gradient_arrays<BoundWorldGradients, &BoundWorldGradients::control_count>(
       gradients_class, "(tangent_size) dL/dx_0 in the tangent layout.", "(T, control_count) dL/du_t.",
       "(param_count) dL/dθ (empty with parameter_gradients off).");
@@ -241,21 +244,26 @@ void bind_world(py::module_& module) {
               throw Error("WorldRollout.run: give steps, or controls as a (steps, control_count) array");
             }
             if (params) {
-              self.params = params_argument(self.world, *params, "WorldRollout.run");
-              if (self.world.has_rigid()) validate_params(self.world.rigid->model, rigid_params(self.world, self.params));
+              WorldParams replaced = params_argument(self.world, *params, "WorldRollout.run");
+              if (self.world.has_rigid()) validate_params(self.world.rigid->model, rigid_params(self.world, replaced));
+              self.params = std::move(replaced);  // the same object: the rollout's reference stays valid
             }
             const WorldState initial = unpack_state(self.world, state);
             py::gil_scoped_release release;
             self.rollout.run(initial, control_values, *steps);
           },
-          py::arg("x0"), py::arg("controls") = py::none(), py::arg("steps") = py::none(), py::arg("params") = py::none(),
+          py::arg("x0"), py::arg("controls") = py::none(), py::arg("steps") = py::none(),
+          py::arg("params") = py::none(),
           "From x0 (state_size) under controls (steps, control_count), or None (the world's defaults held; then "
           "`steps` is required); `params` (param_count) replaces θ for this and later runs.")
       .def("steps", [](const BoundWorldRollout& self) { return self.rollout.steps(); })
       .def(
           "params", [](const BoundWorldRollout& self) { return vector_of(self.params.values); }, "θ (a copy).")
       .def(
-          "state", [](const BoundWorldRollout& self, int step) { return vector_of(pack_state(self.world, self.rollout.state(step))); },
+          "state",
+          [](const BoundWorldRollout& self, int step) {
+            return vector_of(pack_state(self.world, self.rollout.state(step)));
+          },
           py::arg("step"), "x_t (state_size), from storage or recomputed from the nearest checkpoint.")
       .def("final_state",
            [](const BoundWorldRollout& self) { return vector_of(pack_state(self.world, self.rollout.final_state())); })
@@ -285,8 +293,9 @@ void bind_world(py::module_& module) {
             return statuses;
           },
           "(T) WorldStepStatus.")
-      .def("converged", [](const BoundWorldRollout& self) { return self.rollout.converged(); },
-           "Every step of every part converged.")
+      .def(
+          "converged", [](const BoundWorldRollout& self) { return self.rollout.converged(); },
+          "Every step of every part converged.")
       .def(
           "backward",
           [](const BoundWorldRollout& self, const py::object& loss_gradient) {
@@ -298,7 +307,8 @@ void bind_world(py::module_& module) {
             gradients.steps = steps;
             gradients.control_count = layout.control_count;
             const WorldLossGradient adapter = [&](int t, const WorldState& state, WorldStateGradient& gradient) {
-              input.add(t, [&] { return vector_of(pack_state(self.world, state)); }, gradient.all);
+              input.add(
+                  t, [&] { return vector_of(pack_state(self.world, state)); }, gradient.all);
             };
             py::gil_scoped_release release;
             static_cast<WorldGradients&>(gradients) = self.rollout.backward(adapter);
