@@ -1,13 +1,18 @@
 """diffphys.torch — rollouts and single steps as differentiable PyTorch functions.
 
-* ``rollout(model, x0, controls, params)`` runs T = len(controls) steps and returns every state
-  x_0 … x_T as a (T + 1, 13 nbody) tensor; a loss on it backpropagates to x0, controls and
-  params through ``Rollout.backward`` (exact gradients, docs/gradients.md).
+* ``world_rollout(world, x0, controls, params)`` runs T = len(controls) world steps of any world
+  (rigid, soft or both coupled: ``diffphys.load_world``) and returns every flat world state
+  x_0 … x_T as a (T + 1, state_size) tensor; a loss on it backpropagates to x0, controls and
+  params through ``WorldRollout.backward`` (exact gradients, docs/gradients.md).
+* ``rollout(model, x0, controls, params)`` is the same on the rigid world of a Model: states
+  (T + 1, 13 nbody), controls (T, nactuator).
 * ``step(model, x, u, params)`` is one step, x_t → x_{t+1}: a torch policy (``nn.Module``) can
   act in closed loop and be trained by backpropagation through time.
 
-Everything is float64 (the engine's precision); inputs are converted to it. State vectors are
-13 per body, body 0 (the world) included, ``[p, q (w, x, y, z), v, ω]`` (``diffphys.layout``).
+Everything is float64 (the engine's precision); inputs are converted to it. Rigid state vectors
+are 13 per body, body 0 (the world) included, ``[p, q (w, x, y, z), v, ω]`` (``diffphys.layout``);
+a world's state has its rigid slices first, then its soft ones (``soft/positions``,
+``soft/velocities``: 3 per node, plain coordinates), as ``world.layout`` names them.
 The quaternions of x0 are normalised inside (by torch operations, so that the gradient is
 that of the normalised input and finite differences of any quaternion component agree with
 it); the engine's tangent gradients (12 per body, a world-frame rotation increment) are
@@ -26,8 +31,9 @@ from torch.autograd.function import once_differentiable
 from . import _core
 from . import layout
 
-__all__ = ["rollout", "step", "normalize_quaternions", "state_tensor", "params_tensor", "positions",
-           "orientations", "linear_velocities", "angular_velocities", "RolloutFunction", "StepFunction"]
+__all__ = ["rollout", "world_rollout", "step", "normalize_quaternions", "state_tensor", "params_tensor", "positions",
+           "orientations", "linear_velocities", "angular_velocities", "RolloutFunction", "WorldRolloutFunction",
+           "StepFunction"]
 
 VECTOR = layout.VECTOR
 
@@ -88,45 +94,128 @@ def _static_rows(model, width_per_body):
         if static else np.zeros(0, dtype=int)
 
 
-class RolloutFunction(torch.autograd.Function):
-    """(x0 with unit quaternions, controls (T, nactuator), θ) → states (T + 1, 13 nbody).
+def _normalize_rigid(x, rigid):
+    """x (…, state_size) with the quaternions of its first `rigid` entries (13 per body) normalised."""
+    if rigid == 0:
+        return x
+    return torch.cat([normalize_quaternions(x[..., :rigid]), x[..., rigid:]], dim=-1)
 
-    Use ``rollout()``, which normalises the quaternions first."""
+
+def _tangent_gradient(state_gradient, states, rigid):
+    """dL/dx in the tangent layout from dL/d(flat world state): the rigid slices' quaternion
+    gradients become rotation increments (diffphys.layout); the soft slices are taken as they are."""
+    if rigid == 0:
+        return state_gradient
+    rigid_part = layout.tangent_gradient_from_quaternion(state_gradient[..., :rigid], states[..., :rigid])
+    return np.concatenate([rigid_part, state_gradient[..., rigid:]], axis=-1)
+
+
+def _state_gradient(tangent_gradient, states, rigid):
+    """dL/d(flat world state) from dL/dx in the tangent layout (the inverse direction)."""
+    if rigid == 0:
+        return np.array(tangent_gradient)
+    rigid_tangent = rigid // VECTOR * layout.TANGENT
+    rigid_part = layout.quaternion_gradient_from_tangent(tangent_gradient[..., :rigid_tangent], states[..., :rigid])
+    return np.concatenate([rigid_part, tangent_gradient[..., rigid_tangent:]], axis=-1)
+
+
+def _world_static_rows(world):
+    return _static_rows(world.rigid.model, VECTOR) if world.has_rigid() else np.zeros(0, dtype=int)
+
+
+def _rollout_forward(ctx, x0, controls, params, world, options, static):
+    engine = _core.WorldRollout(world, params.detach().cpu().numpy(), options)
+    engine.run(x0.detach().cpu().numpy(), controls.detach().cpu().numpy())
+    states = torch.from_numpy(engine.states())
+    ctx.engine, ctx.static, ctx.rigid = engine, static, world.layout.soft_state_offset
+    ctx.save_for_backward(states)
+    return states
+
+
+def _rollout_backward(ctx, states_gradient):
+    """(dL/dx0, dL/dcontrols, dL/dθ) through WorldRollout.backward."""
+    (states,) = ctx.saved_tensors
+    states_numpy = states.numpy()
+    tangent = _tangent_gradient(states_gradient.detach().cpu().numpy(), states_numpy, ctx.rigid)
+    gradients = ctx.engine.backward(tangent)
+    x0_gradient = _state_gradient(np.array(gradients.initial_state), states_numpy[0], ctx.rigid)
+    x0_gradient[ctx.static] = 0.0  # static bodies are scenery, not differentiated state
+    params_gradient = None
+    if len(gradients.params) > 0:
+        params_gradient = torch.from_numpy(np.array(gradients.params))
+    elif ctx.needs_input_grad[2]:
+        raise _core.Error("diffphys.torch: params require a gradient, but the RolloutOptions have "
+                          "parameter_gradients off")
+    return torch.from_numpy(x0_gradient), torch.from_numpy(np.array(gradients.controls)), params_gradient
+
+
+class WorldRolloutFunction(torch.autograd.Function):
+    """(x0 with unit quaternions, controls (T, control_count), θ) → states (T + 1, state_size) of
+    any world. Use ``world_rollout()``, which checks shapes and normalises the quaternions first."""
 
     @staticmethod
-    def forward(ctx, x0, controls, params, model, options):
-        values = _core.Params(params.detach().cpu().numpy())
-        engine = _core.Rollout(model, values, options)
-        initial = _core.State.from_vector(x0.detach().cpu().numpy())
-        control_values = controls.detach().cpu().numpy()
-        engine.run(initial, control_values, control_values.shape[0])
-        states = torch.from_numpy(engine.states())
-        ctx.engine, ctx.static = engine, _static_rows(model, VECTOR)  # the engine keeps `values` alive
-        ctx.save_for_backward(states)
-        return states
+    def forward(ctx, x0, controls, params, world, options, static):
+        return _rollout_forward(ctx, x0, controls, params, world, options, static)
 
     @staticmethod
     @once_differentiable
     def backward(ctx, states_gradient):
-        (states,) = ctx.saved_tensors
-        states_numpy = states.numpy()
-        tangent = layout.tangent_gradient_from_quaternion(states_gradient.detach().cpu().numpy(), states_numpy)
-        gradients = ctx.engine.backward(tangent)
-        x0_gradient = layout.quaternion_gradient_from_tangent(np.array(gradients.initial_state), states_numpy[0])
-        x0_gradient[ctx.static] = 0.0  # static bodies are scenery, not differentiated state
-        params_gradient = None
-        if len(gradients.params) > 0:
-            params_gradient = torch.from_numpy(np.array(gradients.params))
-        elif ctx.needs_input_grad[2]:
-            raise _core.Error("diffphys.torch.rollout: params require a gradient, but the RolloutOptions "
-                              "have parameter_gradients off")
-        return (torch.from_numpy(x0_gradient), torch.from_numpy(np.array(gradients.controls)),
-                params_gradient, None, None)
+        return _rollout_backward(ctx, states_gradient) + (None, None, None)
+
+
+class RolloutFunction(torch.autograd.Function):
+    """(x0 with unit quaternions, controls (T, nactuator), θ) → states (T + 1, 13 nbody): the
+    world rollout of the rigid world of `model`. Use ``rollout()``, which normalises the
+    quaternions first."""
+
+    @staticmethod
+    def forward(ctx, x0, controls, params, model, options):
+        return _rollout_forward(ctx, x0, controls, params, _rigid_world(model, params), options,
+                                _static_rows(model, VECTOR))
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, states_gradient):
+        return _rollout_backward(ctx, states_gradient) + (None, None)
+
+
+def _check_shape(what, name, tensor, expected, meaning):
+    if tuple(tensor.shape) != expected:
+        raise _core.Error(f"diffphys.torch.{what}: {name} must have shape {expected} ({meaning}), "
+                          f"got {tuple(tensor.shape)}")
+
+
+def world_rollout(world, x0, controls, params, options=None):
+    """States x_0 … x_T (T + 1, state_size) of any world (rigid, soft or coupled) from x0
+    (state_size) under controls (T, control_count) with θ (param_count), differentiable w.r.t.
+    x0, controls and params (world.layout names their slices; docs/python.md).
+
+    The rigid slices' quaternions are normalised and their gradients converted as in
+    ``rollout()``; the soft slices (positions, velocities, forces) are plain. ``options``: a
+    diffphys.RolloutOptions, applied to every part of the world."""
+    x0, controls, params = _as_double(x0), _as_double(controls), _as_double(params)
+    sizes = world.layout
+    _check_shape("world_rollout", "x0", x0, (sizes.state_size,), f"the state_size of world '{world.name}'")
+    if controls.dim() != 2:
+        raise _core.Error(f"diffphys.torch.world_rollout: controls must have shape (T, {sizes.control_count}), "
+                          f"got {tuple(controls.shape)}")
+    _check_shape("world_rollout", "controls", controls, (controls.shape[0], sizes.control_count),
+                 f"control_count {sizes.control_count} per step")
+    _check_shape("world_rollout", "params", params, (sizes.param_count,), "param_count")
+    return WorldRolloutFunction.apply(_normalize_rigid(x0, sizes.soft_state_offset), controls, params, world,
+                                      options if options is not None else _core.RolloutOptions(),
+                                      _world_static_rows(world))
+
+
+def _rigid_world(model, params):
+    """The rigid World of `model` with θ `params` (a tensor); its initial state is a placeholder."""
+    return _core.World(model, _core.Params(params.detach().cpu().numpy()), _core.State(model.body_count()))
 
 
 def rollout(model, x0, controls, params, options=None):
     """States x_0 … x_T (T + 1, 13 nbody) of a rollout from x0 (13 nbody) under controls
-    (T, nactuator) with parameters θ (nparam), differentiable w.r.t. x0, controls and params.
+    (T, nactuator) with parameters θ (nparam), differentiable w.r.t. x0, controls and params:
+    ``world_rollout`` on the rigid world of `model`.
 
     For a model without actuators pass ``torch.zeros(T, 0)`` as controls. ``options``: a
     diffphys.RolloutOptions (checkpointing, gradient decay and clipping; parameter_gradients
@@ -154,15 +243,16 @@ class StepFunction(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x, u, params, model):
-        values = _core.Params(params.detach().cpu().numpy())
+        world = _rigid_world(model, params)
+        values = params.detach().cpu().numpy()
         x_numpy, u_numpy = x.detach().cpu().numpy(), u.detach().cpu().numpy()
         engines, next_states = [], np.empty_like(x_numpy)
         for item in range(x_numpy.shape[0]):
-            engine = _core.Rollout(model, values)
-            engine.run(_core.State.from_vector(x_numpy[item]), u_numpy[item:item + 1], 1)
-            next_states[item] = engine.final_state().to_vector()
+            engine = _core.WorldRollout(world, values)
+            engine.run(x_numpy[item], u_numpy[item:item + 1])
+            next_states[item] = engine.final_state()
             engines.append(engine)
-        ctx.engines, ctx.static = engines, _static_rows(model, VECTOR)
+        ctx.engines, ctx.static, ctx.actuators = engines, _static_rows(model, VECTOR), u_numpy.shape[1]
         ctx.save_for_backward(x, torch.from_numpy(next_states))
         return torch.from_numpy(next_states)
 
@@ -173,7 +263,7 @@ class StepFunction(torch.autograd.Function):
         x_numpy = x.detach().cpu().numpy()
         tangent = layout.tangent_gradient_from_quaternion(next_gradient.detach().cpu().numpy(), next_states.numpy())
         x_gradient = np.zeros((x_numpy.shape[0], x_numpy.shape[1] // VECTOR * layout.TANGENT))
-        u_gradient = np.zeros((x_numpy.shape[0], ctx.engines[0].controls().shape[1] if ctx.engines else 0))
+        u_gradient = np.zeros((x_numpy.shape[0], ctx.actuators))
         params_gradient = 0.0
         for item, engine in enumerate(ctx.engines):
             loss_gradient = np.zeros((2, tangent.shape[1]))

@@ -8,6 +8,7 @@
 // as one (T + 1, 12 nbody) array — the fast path, no Python call per step — or a callback.
 #include "bindings.hpp"
 #include "diffphys/rollout.hpp"
+#include "loss_gradient.hpp"
 #include "state_vector.hpp"
 
 namespace diffphys::python {
@@ -114,31 +115,14 @@ void bind_rollout(py::module_& module) {
       .def_readonly("clipped_steps", &GradientHealth::clipped_steps)
       .def_readonly("solver_converged", &GradientHealth::solver_converged);
 
-  py::class_<BoundGradients>(module, "Gradients",
-                             "dL/dx_0 (12 per body, tangent layout), dL/du_t (T, nactuator), dL/dθ (Params layout), "
-                             "the health report. Arrays are views kept alive by this object.")
-      .def_property_readonly(
-          "initial_state",
-          [](py::object self) {
-            auto& g = self.cast<BoundGradients&>();
-            return view(g.initial_state.data(), {static_cast<py::ssize_t>(g.initial_state.size())}, self);
-          },
-          "(12 nbody) dL/dx_0: per body dL/dp, dL/dθ (world rotation increment), dL/dv, dL/dω.")
-      .def_property_readonly(
-          "controls",
-          [](py::object self) {
-            auto& g = self.cast<BoundGradients&>();
-            return view(g.controls.data(), {g.steps, g.actuator_count}, self);
-          },
-          "(T, nactuator) dL/du_t.")
-      .def_property_readonly(
-          "params",
-          [](py::object self) {
-            auto& g = self.cast<BoundGradients&>();
-            return view(g.params.data(), {static_cast<py::ssize_t>(g.params.size())}, self);
-          },
-          "(nparam) dL/dθ in the layout of Params.values.")
-      .def_readonly("health", &BoundGradients::health)
+  py::class_<BoundGradients> gradients_class(
+      module, "Gradients",
+      "dL/dx_0 (12 per body, tangent layout), dL/du_t (T, nactuator), dL/dθ (Params layout), the health report. "
+      "Arrays are views kept alive by this object.");
+  bind_gradient_arrays<BoundGradients, &BoundGradients::actuator_count>(
+      gradients_class, "(12 nbody) dL/dx_0: per body dL/dp, dL/dθ (world rotation increment), dL/dv, dL/dω.",
+      "(T, nactuator) dL/du_t.", "(nparam) dL/dθ in the layout of Params.values.");
+  gradients_class.def_readonly("health", &BoundGradients::health)
       .def_readonly("not_differentiable", &BoundGradients::not_differentiable,
                     "Parameter slices at a value where the loss is not differentiable, and x0/<body> for each static "
                     "body (fixed scenery: its rows of initial_state are zero).")
@@ -253,40 +237,19 @@ void bind_rollout(py::module_& module) {
       .def("stored_state_bytes", [](const BoundRollout& self) { return self.rollout.stored_state_bytes(); })
       .def(
           "backward",
-          [](const BoundRollout& self, py::object loss_gradient) {
+          [](const BoundRollout& self, const py::object& loss_gradient) {
             const int steps = self.rollout.steps();
-            const std::size_t tangent = body_tangent(self.model);
+            const LossGradientInput input(loss_gradient, steps, body_tangent(self.model), "Rollout.backward",
+                                          "12 nbody");
             BoundGradients gradients;
             gradients.steps = steps;
             gradients.actuator_count = self.model.actuator_count();
-            if (PyCallable_Check(loss_gradient.ptr())) {
-              py::function callback = loss_gradient;
-              const LossGradient adapter = [&callback, tangent](int t, const State& state, std::span<double> out) {
-                py::gil_scoped_acquire gil;
-                py::array_t<double> gradient(static_cast<py::ssize_t>(tangent));
-                std::fill_n(gradient.mutable_data(), tangent, 0.0);
-                py::object result = callback(t, state, gradient);
-                const DoubleArray values = py::cast<DoubleArray>(result.is_none() ? py::object(gradient) : result);
-                const auto source =
-                    checked_span(values, tangent, message("Rollout.backward: loss gradient at step ", t));
-                for (std::size_t i = 0; i < tangent; ++i) out[i] += source[i];
-              };
-              py::gil_scoped_release release;
-              static_cast<Gradients&>(gradients) = self.rollout.backward(adapter);
-            } else {
-              const DoubleArray array = py::cast<DoubleArray>(loss_gradient);
-              if (array.ndim() != 2 || array.shape(0) != steps + 1 ||
-                  static_cast<std::size_t>(array.shape(1)) != tangent)
-                throw Error(message("Rollout.backward: loss gradients must have shape (T + 1, 12 nbody) = (", steps + 1,
-                                    ", ", tangent, "), got ", shape_text(array)));
-              const double* data = array.data();
-              const LossGradient adapter = [data, tangent](int t, const State&, std::span<double> out) {
-                const double* row = data + static_cast<std::size_t>(t) * tangent;
-                for (std::size_t i = 0; i < tangent; ++i) out[i] += row[i];
-              };
-              py::gil_scoped_release release;
-              static_cast<Gradients&>(gradients) = self.rollout.backward(adapter);
-            }
+            const LossGradient adapter = [&input](int t, const State& state, std::span<double> out) {
+              input.add(
+                  t, [&state] { return py::cast(state); }, out);
+            };
+            py::gil_scoped_release release;
+            static_cast<Gradients&>(gradients) = self.rollout.backward(adapter);
             return gradients;
           },
           py::arg("loss_gradient"),

@@ -36,6 +36,7 @@ void bind_scene(py::module_& module);
 void bind_simulator(py::module_& module);
 void bind_trajectory(py::module_& module);
 void bind_rollout(py::module_& module);
+void bind_world(py::module_& module);
 void bind_gradcheck(py::module_& module);
 
 // "(2, 3)" — for error messages about shapes.

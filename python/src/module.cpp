@@ -6,7 +6,7 @@
 PYBIND11_MODULE(_core, module) {
   using namespace diffphys::python;
   module.doc() =
-      "diffphys: a differentiable rigid-body physics engine (C++), with exact gradients of whole "
+      "diffphys: a differentiable physics engine (C++) for rigid and soft bodies, with exact gradients of whole "
       "trajectories. See docs/python.md.";
   bind_error(module);
   bind_model(module);
@@ -17,5 +17,6 @@ PYBIND11_MODULE(_core, module) {
   bind_simulator(module);
   bind_trajectory(module);
   bind_rollout(module);
+  bind_world(module);
   bind_gradcheck(module);
 }

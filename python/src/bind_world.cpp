@@ -1,0 +1,323 @@
+// python/src/bind_world.cpp — diffphys/world.hpp: one world for any scene file (rigid, soft, or
+// both coupled): World (load_world, parse_world, its layout of named slices), WorldRollout and
+// WorldGradients, everything as flat NumPy vectors in the layouts of World.layout — the state
+// (state_size), its gradients in the tangent layout (tangent_size), θ (param_count) and the
+// controls (T, control_count).
+//
+// The Python WorldRollout owns its World and θ (the C++ one references θ), so nothing can
+// dangle; run() may replace θ. Step statuses are copies (the C++ ones are spans into the
+// rollout). The GIL is released while loading, running and differentiating.
+#include <pybind11/stl/filesystem.h>
+
+#include "bindings.hpp"
+#include "diffphys/world.hpp"
+#include "loss_gradient.hpp"
+
+namespace diffphys::python {
+namespace {
+
+// One world step's status, copied out of the rollout.
+struct BoundStepStatus {
+  std::vector<StepStatus> rigid;
+  std::optional<soft::SoftStepStatus> soft;
+  bool converged = true;
+};
+
+struct BoundWorldGradients : WorldGradients {
+  int steps = 0;
+  int control_count = 0;
+};
+
+struct BoundWorldRollout {
+  World world;
+  WorldParams params;  // θ, referenced by `rollout`
+  WorldRollout rollout;
+  BoundWorldRollout(const World& world_in, WorldParams params_in, const RolloutOptions& options)
+      : world(world_in), params(std::move(params_in)), rollout(world, params, WorldRolloutOptions{options}) {}
+};
+
+py::array vector_of(const std::vector<double>& values) {
+  return copy_of(values, {static_cast<py::ssize_t>(values.size())});
+}
+
+// A 1-D array of exactly `size` values (`what` names it in the error).
+std::span<const double> vector_argument(const DoubleArray& array, int size, const std::string& what) {
+  if (array.ndim() != 1 || array.shape(0) != size)
+    throw Error(message(what, " must have shape (", size, ",), got ", shape_text(array)));
+  return {array.data(), static_cast<std::size_t>(size)};
+}
+
+WorldParams params_argument(const World& world, const DoubleArray& values, const char* what) {
+  const auto span = vector_argument(values, world.layout().param_count, message(what, ": params"));
+  return WorldParams{{span.begin(), span.end()}};
+}
+
+BoundStepStatus step_status(const WorldRollout& rollout, int step) {
+  const WorldStepStatus status = rollout.status(step);
+  BoundStepStatus result{{status.rigid.begin(), status.rigid.end()}, std::nullopt, status.converged()};
+  if (status.soft != nullptr) result.soft = *status.soft;
+  return result;
+}
+
+void bind_soft_reports(py::module_& module) {
+  py::class_<soft::SoftStepStatus>(module, "SoftStepStatus", "How a soft step's Newton solve went.")
+      .def_readonly("converged", &soft::SoftStepStatus::converged)
+      .def_readonly("iterations", &soft::SoftStepStatus::iterations)
+      .def_readonly("residual", &soft::SoftStepStatus::residual, "‖∇Φ‖∞ over free DOFs, N.")
+      .def_readonly("step_norm", &soft::SoftStepStatus::step_norm, "Last ‖Δx‖∞, m.")
+      .def_readonly("regularised", &soft::SoftStepStatus::regularised)
+      .def_readonly("line_search_failures", &soft::SoftStepStatus::line_search_failures)
+      .def_readonly("objective", &soft::SoftStepStatus::objective, "Φ at the returned positions, J.")
+      .def_readonly("message", &soft::SoftStepStatus::message, "Empty when converged; otherwise why not.");
+  using Health = soft::SoftGradientHealth;
+  py::class_<Health>(module, "SoftGradientHealth", "What the soft part's backward pass saw.")
+      .def_readonly("state_gradient_norm", &Health::state_gradient_norm, "(T + 1) |(dL/dx_t, dL/dv_t)|.")
+      .def_readonly("first_non_finite_step", &Health::first_non_finite_step, "-1 if none.")
+      .def_readonly("first_non_finite_stage", &Health::first_non_finite_stage)
+      .def_readonly("clipped_steps", &Health::clipped_steps)
+      .def_readonly("non_converged_steps", &Health::non_converged_steps)
+      .def_readonly("indefinite_steps", &Health::indefinite_steps)
+      .def_readonly("solver_converged", &Health::solver_converged)
+      .def_readonly("refactorised_steps", &Health::refactorised_steps);
+}
+
+void bind_layout(py::module_& module) {
+  py::class_<NamedSlice>(module, "NamedSlice",
+                         "A named range of one of a world's flat vectors; `range` is slice(offset, offset + size).")
+      .def_readonly("name", &NamedSlice::name)
+      .def_readonly("offset", &NamedSlice::offset)
+      .def_readonly("size", &NamedSlice::size)
+      .def_property_readonly("range", [](const NamedSlice& s) { return py::slice(s.offset, s.offset + s.size, 1); })
+      .def("__repr__", [](const NamedSlice& s) {
+        return message("<NamedSlice '", s.name, "' [", s.offset, ":", s.offset + s.size, "]>");
+      });
+
+  py::class_<WorldLayout> layout(
+      module, "WorldLayout",
+      "The named slices of a world's flat vectors: state (13 per body [p, q (w, x, y, z), v, ω], then "
+      "soft/positions and soft/velocities), tangent (12 per body [p, θ, v, ω], then the soft slices), params and "
+      "controls (one world step's). The rigid part's slices come first; soft_*_offset is where the soft ones start.");
+  layout.def_readonly("state_size", &WorldLayout::state_size)
+      .def_readonly("tangent_size", &WorldLayout::tangent_size)
+      .def_readonly("param_count", &WorldLayout::param_count)
+      .def_readonly("control_count", &WorldLayout::control_count, "Controls per world step.")
+      .def_readonly("soft_state_offset", &WorldLayout::soft_state_offset)
+      .def_readonly("soft_tangent_offset", &WorldLayout::soft_tangent_offset)
+      .def_readonly("soft_param_offset", &WorldLayout::soft_param_offset)
+      .def_readonly("soft_control_offset", &WorldLayout::soft_control_offset);
+  // Each vector's slices (a list, in order) and the lookup of one by name.
+  const auto slices = [&layout](const char* list, const char* lookup, std::vector<NamedSlice> WorldLayout::*member,
+                                const char* vector) {
+    layout.def_readonly(list, member);
+    layout.def(
+        lookup,
+        [member, vector](const WorldLayout& self, std::string_view name) {
+          return WorldLayout::find(self.*member, name, vector);
+        },
+        py::arg("name"), "The slice `name`; raises diffphys.Error naming the nearest known one if unknown.");
+  };
+  slices("state", "state_slice", &WorldLayout::state, "state");
+  slices("tangent", "tangent_slice", &WorldLayout::tangent, "tangent");
+  slices("params", "param_slice", &WorldLayout::params, "parameter");
+  slices("controls", "control_slice", &WorldLayout::controls, "control");
+}
+
+}  // namespace
+
+void bind_world(py::module_& module) {
+  bind_soft_reports(module);
+  bind_layout(module);
+
+  py::class_<WorldCoupling>(module, "WorldCoupling", "How a world's parts act on each other.")
+      .def_readonly("frame_bodies", &WorldCoupling::frame_bodies, "The rigid body moving each soft frame.")
+      .def_readonly("substeps", &WorldCoupling::substeps, "Rigid steps per soft step.")
+      .def_readonly("two_way", &WorldCoupling::two_way, "The soft bodies' reactions act on the rigid bodies.");
+
+  py::class_<World>(module, "World",
+                    "One world: rigid bodies, soft bodies or both, with one flat state, θ and control vector "
+                    "(layout). Read from any scene file by load_world, or made from a rigid scene.")
+      .def(py::init([](const Scene& scene) { return World(scene.model.name, "<scene>", scene, std::nullopt); }),
+           py::arg("scene"), "The rigid world of a Scene (ModelBuilder.build(), load_scene).")
+      .def(py::init([](const Model& model, const Params& params, const State& state) {
+             if (params.values.size() != static_cast<std::size_t>(model.param_count()))
+               throw Error(
+                   message("World: params has ", params.values.size(), " values, the model ", model.param_count()));
+             if (state.body_count() != model.body_count())
+               throw Error(message("World: state has ", state.body_count(), " bodies, the model ", model.body_count()));
+             Scene scene{
+                 model, params, state, std::vector<double>(static_cast<std::size_t>(model.actuator_count())), {}};
+             return World(model.name, "<model>", std::move(scene), std::nullopt);
+           }),
+           py::arg("model"), py::arg("params"), py::arg("state"),
+           "The rigid world of a Model with default θ `params`, initial `state` and zero controls.")
+      .def_readonly("name", &World::name)
+      .def_readonly("source", &World::source, "The file it was read from, or '<string>'.")
+      .def_property_readonly(
+          "rigid", [](const World& world) { return world.rigid; }, "The rigid part as a Scene (a copy), or None.")
+      .def_readonly("coupling", &World::coupling)
+      .def("kind", &World::kind, "'rigid', 'soft' or 'rigid + soft'.")
+      .def("dt", &World::dt, "The world step, s (the soft step when the world holds soft bodies).")
+      .def("has_rigid", &World::has_rigid)
+      .def("has_soft", &World::has_soft)
+      .def("rigid_steps_per_step", &World::rigid_steps_per_step)
+      .def_property_readonly("layout", &World::layout, py::return_value_policy::reference_internal)
+      .def(
+          "initial_state", [](const World& world) { return vector_of(pack_state(world, world.initial_state())); },
+          "(state_size) the scene's initial state.")
+      .def(
+          "default_params", [](const World& world) { return vector_of(world.default_params().values); },
+          "(param_count) the scene's θ.")
+      .def(
+          "default_controls", [](const World& world) { return vector_of(world.default_controls()); },
+          "(control_count) one world step's default controls (the rigid defaults, zero soft forces).")
+      .def("__repr__", [](const World& world) {
+        const WorldLayout& layout = world.layout();
+        return message("<World '", world.name, "' (", world.kind(), "): ", layout.state_size, " states, ",
+                       layout.param_count, " parameters, ", layout.control_count, " controls per step>");
+      });
+
+  module.def(
+      "load_world",
+      [](const std::filesystem::path& path, std::vector<std::filesystem::path> package_path, bool self_collision) {
+        UrdfOptions options;
+        options.package_path = std::move(package_path);
+        options.self_collision = self_collision;
+        return load_world(path, options);
+      },
+      py::arg("path"), py::kw_only(), py::arg("package_path") = std::vector<std::filesystem::path>{},
+      py::arg("self_collision") = false, py::call_guard<py::gil_scoped_release>(),
+      "Any scene file: JSON with sections 'rigid', 'soft', 'coupling', a rigid JSON scene, a URDF or MJCF robot "
+      "(package_path and self_collision as in load_scene). Raises diffphys.Error naming the file, item and value.");
+  module.def("parse_world", &parse_world, py::arg("json_text"), py::arg("source_name") = "<string>",
+             py::arg("base_directory") = ".", py::call_guard<py::gil_scoped_release>(),
+             "A world from JSON text; files it names (meshes) are found from `base_directory`.");
+
+  py::class_<BoundStepStatus>(module, "WorldStepStatus", "One world step's status, per part (copies).")
+      .def_readonly("rigid", &BoundStepStatus::rigid, "The step's rigid substeps' StepStatus (empty: no rigid part).")
+      .def_readonly("soft", &BoundStepStatus::soft, "The soft step's SoftStepStatus, or None.")
+      .def_readonly("converged", &BoundStepStatus::converged, "Every part's solve converged.");
+
+  py::class_<BoundWorldGradients> gradients_class(module, "WorldGradients",
+                                                  "dL/dx_0, dL/du_t and dL/dθ in the world's layouts, with each part's "
+                                                  "health report. Arrays are views kept alive by this object.");
+  bind_gradient_arrays<BoundWorldGradients, &BoundWorldGradients::control_count>(
+      gradients_class, "(tangent_size) dL/dx_0 in the tangent layout.", "(T, control_count) dL/du_t.",
+      "(param_count) dL/dθ (empty with parameter_gradients off).");
+  gradients_class
+      .def(
+          "param",
+          [](py::object self, const World& world, std::string_view name) {
+            const auto slice = self.cast<BoundWorldGradients&>().param(world, name);
+            return view(const_cast<double*>(slice.data()), {static_cast<py::ssize_t>(slice.size())}, self);
+          },
+          py::arg("world"), py::arg("name"), "dL/dθ of one named slice; raises diffphys.Error for an unknown name.")
+      .def_readonly("rigid_health", &BoundWorldGradients::rigid_health)
+      .def_readonly("soft_health", &BoundWorldGradients::soft_health)
+      .def_readonly("solver_converged", &BoundWorldGradients::solver_converged)
+      .def_readonly("not_differentiable", &BoundWorldGradients::not_differentiable,
+                    "As Gradients.not_differentiable (rigid slices at a non-differentiable value, static bodies).");
+
+  py::class_<BoundWorldRollout>(module, "WorldRollout",
+                                "A differentiable trajectory of any world: run T world steps, then backward() gives "
+                                "exact gradients of a loss on the states w.r.t. x_0, every control and θ.")
+      .def(py::init([](const World& world, const std::optional<DoubleArray>& params, const RolloutOptions& options) {
+             return std::make_unique<BoundWorldRollout>(
+                 world, params ? params_argument(world, *params, "WorldRollout") : world.default_params(), options);
+           }),
+           py::arg("world"), py::arg("params") = py::none(), py::arg("options") = RolloutOptions{},
+           "θ: (param_count), None for the world's defaults. options: RolloutOptions, applied to every part.")
+      .def(
+          "run",
+          [](BoundWorldRollout& self, const DoubleArray& x0, const std::optional<DoubleArray>& controls,
+             std::optional<int> steps, const std::optional<DoubleArray>& params) {
+            const WorldLayout& layout = self.world.layout();
+            const auto state = vector_argument(x0, layout.state_size, "WorldRollout.run: x0");
+            std::span<const double> control_values;
+            if (controls) {
+              if (!steps && controls->ndim() == 2) steps = static_cast<int>(controls->shape(0));
+              if (controls->ndim() != 2 || controls->shape(0) != steps || controls->shape(1) != layout.control_count)
+                throw Error(message("WorldRollout.run: controls must have shape (steps, control_count) = (",
+                                    steps ? std::to_string(*steps) : "steps", ", ", layout.control_count, "), got ",
+                                    shape_text(*controls)));
+              control_values = {controls->data(), static_cast<std::size_t>(controls->size())};
+            } else if (!steps) {
+              throw Error("WorldRollout.run: give steps, or controls as a (steps, control_count) array");
+            }
+            if (params) {
+              WorldParams replaced = params_argument(self.world, *params, "WorldRollout.run");
+              if (self.world.has_rigid()) validate_params(self.world.rigid->model, rigid_params(self.world, replaced));
+              self.params = std::move(replaced);  // the same object: the rollout's reference stays valid
+            }
+            const WorldState initial = unpack_state(self.world, state);
+            py::gil_scoped_release release;
+            self.rollout.run(initial, control_values, *steps);
+          },
+          py::arg("x0"), py::arg("controls") = py::none(), py::arg("steps") = py::none(),
+          py::arg("params") = py::none(),
+          "From x0 (state_size) under controls (steps, control_count), or None (the world's defaults held; then "
+          "`steps` is required); `params` (param_count) replaces θ for this and later runs.")
+      .def("steps", [](const BoundWorldRollout& self) { return self.rollout.steps(); })
+      .def(
+          "params", [](const BoundWorldRollout& self) { return vector_of(self.params.values); }, "θ (a copy).")
+      .def(
+          "state",
+          [](const BoundWorldRollout& self, int step) {
+            return vector_of(pack_state(self.world, self.rollout.state(step)));
+          },
+          py::arg("step"), "x_t (state_size), from storage or recomputed from the nearest checkpoint.")
+      .def("final_state",
+           [](const BoundWorldRollout& self) { return vector_of(pack_state(self.world, self.rollout.final_state())); })
+      .def(
+          "states",
+          [](const BoundWorldRollout& self) {
+            const int steps = self.rollout.steps();
+            const auto width = static_cast<std::size_t>(self.world.layout().state_size);
+            py::array_t<double> result({static_cast<py::ssize_t>(steps) + 1, static_cast<py::ssize_t>(width)});
+            double* out = result.mutable_data();
+            py::gil_scoped_release release;
+            for (int t = 0; t <= steps; ++t) {
+              const std::vector<double> x = pack_state(self.world, self.rollout.state(t));
+              std::copy(x.begin(), x.end(), out + static_cast<std::size_t>(t) * width);
+            }
+            return result;
+          },
+          "(T + 1, state_size) every state x_0 … x_T.")
+      .def(
+          "status", [](const BoundWorldRollout& self, int step) { return step_status(self.rollout, step); },
+          py::arg("step"), "World step `step`'s WorldStepStatus.")
+      .def(
+          "statuses",
+          [](const BoundWorldRollout& self) {
+            std::vector<BoundStepStatus> statuses;
+            for (int t = 0; t < self.rollout.steps(); ++t) statuses.push_back(step_status(self.rollout, t));
+            return statuses;
+          },
+          "(T) WorldStepStatus.")
+      .def(
+          "converged", [](const BoundWorldRollout& self) { return self.rollout.converged(); },
+          "Every step of every part converged.")
+      .def(
+          "backward",
+          [](const BoundWorldRollout& self, const py::object& loss_gradient) {
+            const WorldLayout& layout = self.world.layout();
+            const int steps = self.rollout.steps();
+            const LossGradientInput input(loss_gradient, steps, static_cast<std::size_t>(layout.tangent_size),
+                                          "WorldRollout.backward", "tangent_size");
+            BoundWorldGradients gradients;
+            gradients.steps = steps;
+            gradients.control_count = layout.control_count;
+            const WorldLossGradient adapter = [&](int t, const WorldState& state, WorldStateGradient& gradient) {
+              input.add(
+                  t, [&] { return vector_of(pack_state(self.world, state)); }, gradient.all);
+            };
+            py::gil_scoped_release release;
+            static_cast<WorldGradients&>(gradients) = self.rollout.backward(adapter);
+            return gradients;
+          },
+          py::arg("loss_gradient"),
+          "Exact gradients. loss_gradient: a (T + 1, tangent_size) array of dL/dx_t in the tangent layout, or a "
+          "callable f(t, x_t, gradient) (x_t: (state_size)) that adds dL/dx_t into the (tangent_size) array "
+          "`gradient` or returns it. Returns WorldGradients.");
+}
+
+}  // namespace diffphys::python
