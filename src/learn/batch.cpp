@@ -1,11 +1,12 @@
 // learn/batch.cpp — several robots per update (Degrave et al. 2019, §3.1–3.2.2: batches of
-// robots, gradients averaged): episodes run in waves of `threads` parallel threads, each into
-// its own gradient buffer, then summed in episode order so the bits do not depend on the
-// thread count (STYLE.md practice 8).
+// robots, gradients averaged): episodes run in waves of `threads` on a pool of threads started
+// once per call (batch/thread_pool.hpp), each into its own gradient buffer, then summed in
+// episode order so the bits do not depend on the thread count (STYLE.md practice 8).
 #include <algorithm>
 #include <exception>
-#include <thread>
 #include <vector>
+
+#include "batch/thread_pool.hpp"
 
 #include "diffphys/error.hpp"
 #include "diffphys/neural.hpp"
@@ -31,12 +32,10 @@ double average_over_batch(int episodes, int threads, std::span<double> average_g
       failures[slot] = std::current_exception();
     }
   };
+  batch::ThreadPool pool(lanes);
   for (int first = 0; first < episodes; first += lanes) {
     const int count = std::min(lanes, episodes - first);
-    std::vector<std::thread> workers;
-    for (int lane = 1; lane < count; ++lane) workers.emplace_back(run_one, lane, first + lane);
-    run_one(0, first);
-    for (std::thread& worker : workers) worker.join();
+    pool.parallel_for(count, [&](int lane) { run_one(lane, first + lane); });
     for (int lane = 0; lane < count; ++lane) {
       const auto slot = static_cast<std::size_t>(lane);
       if (failures[slot]) std::rethrow_exception(failures[slot]);
