@@ -47,7 +47,7 @@ SANITIZE_ENV = ASAN_SYMBOLIZER_PATH=$(SANITIZE_SYMBOLIZER) \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   LSAN_OPTIONS=suppressions=$(CURDIR)/fuzz/lsan.supp:print_suppressions=0
 FUZZ_SECONDS ?= 60
-FUZZ_READERS ?= scene soft coupled urdf mjcf obj stl tet
+FUZZ_READERS ?= scene soft coupled world urdf mjcf obj stl tet
 
 $(SANITIZE_DIR)/CMakeCache.txt:
 	CXX=$(SANITIZE_CXX) cmake -S . -B $(SANITIZE_DIR) -DCMAKE_BUILD_TYPE=Release \

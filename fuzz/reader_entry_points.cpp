@@ -9,6 +9,7 @@
 
 #include "diffphys/convex_mesh.hpp"
 #include "diffphys/coupled.hpp"
+#include "diffphys/world.hpp"
 #include "diffphys/error.hpp"
 #include "diffphys/robot_loaders.hpp"
 #include "diffphys/scene.hpp"
@@ -38,6 +39,8 @@ void read_scene(std::string_view bytes) { parse_scene(bytes, kSourceName); }
 // `diffphys info` on a soft scene: parse, then build the model.
 void read_soft(std::string_view bytes) { soft::build_soft_scene(soft::parse_soft_scene(bytes, kSource), kSource); }
 void read_coupled(std::string_view bytes) { parse_coupled_scene(bytes, kSource); }
+// Any JSON scene through the one-world reader (sections, a top-level rigid scene, a soft scene).
+void read_world(std::string_view bytes) { parse_world(bytes, kSource); }
 void read_urdf(std::string_view bytes) { parse_urdf(bytes, kSourceName); }
 void read_mjcf(std::string_view bytes) { parse_mjcf(bytes, kSourceName); }
 // A mesh shape's file: its vertices, then their convex hull (libqhull).
@@ -54,6 +57,7 @@ void read_tet(std::string_view bytes) {
 
 constexpr std::array kReaders{
     Reader{"scene", ".json", read_scene}, Reader{"soft", ".json", read_soft}, Reader{"coupled", ".json", read_coupled},
+    Reader{"world", ".json", read_world},
     Reader{"urdf", ".urdf", read_urdf},   Reader{"mjcf", ".xml", read_mjcf},  Reader{"obj", ".obj", read_obj},
     Reader{"stl", ".stl", read_stl},      Reader{"tet", ".tet", read_tet},
 };

@@ -21,7 +21,7 @@ struct Reader {
 };
 
 // Every reader: scene (rigid scene JSON), soft (soft scene JSON), coupled (rigid + soft scene
-// JSON), urdf, mjcf, obj, stl (convex mesh files), tet (tet-mesh text).
+// JSON), world (any JSON scene through load_world's reader), urdf, mjcf, obj, stl (convex mesh files), tet (tet-mesh text).
 std::span<const Reader> readers();
 // nullptr when there is none of that name.
 const Reader* find_reader(std::string_view name);
