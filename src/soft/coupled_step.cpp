@@ -5,6 +5,7 @@
 #include "soft/coupled_step.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "diffphys/error.hpp"
 #include "soft/shape_distance.hpp"
@@ -68,6 +69,20 @@ void add_reactions(const CoupledStepModel& model, const CoupledStepInputs& in, P
   }
 }
 
+// Throws Error naming the frame and its body unless the poses set from the rigid bodies are
+// finite (a rigid state gone non-finite); allocates nothing otherwise.
+void check_frame_poses(const CoupledStepModel& model, const SoftParams& params) {
+  const soft::SoftParamLayout& layout = model.soft.layout;
+  for (std::size_t f = 0; f < model.frame_bodies.size(); ++f)
+    for (const int offset : {layout.frame_pose[f], layout.frame_previous_pose[f]})
+      for (int k = 0; k < 12; ++k) {
+        const double value = params.values[static_cast<std::size_t>(offset + k)];
+        if (!std::isfinite(value))
+          throw Error(message("soft frame '", model.soft.frames[f], "': its pose, set from rigid body ", model.frame_bodies[f],
+                              ", is not finite (", value, ")"));
+      }
+}
+
 }  // namespace
 
 void set_frame_poses(const SoftModel& model, SoftParams& params, std::span<const int> frame_bodies, const State& rigid,
@@ -125,7 +140,9 @@ soft::SoftStepStatus coupled_step(const CoupledStepModel& model, const CoupledSt
   step_params.values = in.soft_params.values;
   set_frame_poses(soft_model, step_params, model.frame_bodies, in.rigid_start, true);
   set_frame_poses(soft_model, step_params, model.frame_bodies, *rigid_end, false);
-  soft::validate_soft_params(soft_model, step_params);
+  // The rest of θ was validated once by the caller; only the poses are new. (A full
+  // validate_soft_params here would build a message string per parameter at every step.)
+  check_frame_poses(model, step_params);
   // Newton starts at x_t, except that nodes in contact with (or swallowed by) a moving
   // shape start where the shape carries them: x_t would be infeasible once the shape moved.
   const SoftState& before = in.soft_before;

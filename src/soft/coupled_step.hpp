@@ -61,7 +61,9 @@ struct CoupledStepInputs {
 
 // One coupled step: window_params receives the window's rigid θ (two-way: with the
 // reactions; one-way: the scene's), step_params the soft θ with this step's frame poses,
-// soft_after x_{t+1}, v_{t+1}. Throws Error for invalid parameters.
+// soft_after x_{t+1}, v_{t+1}. The scene's soft θ must have been validated
+// (validate_soft_params) by the caller; the frame poses are checked here (throws Error naming
+// the frame if one is not finite). Allocates nothing once `scratch` has grown.
 soft::SoftStepStatus coupled_step(const CoupledStepModel& model, const CoupledStepInputs& in, RigidWindow& rigid,
                                   Params& window_params, soft::SoftParams& step_params, soft::SoftState& soft_after,
                                   soft::SoftWorkspace& workspace, CoupledStepScratch& scratch);
