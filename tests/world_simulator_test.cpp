@@ -164,5 +164,27 @@ TEST(WorldSimulator, RefusesBadControlsAndParametersByName) {
   EXPECT_THROW(WorldSimulator(world, short_params, world.initial_state()), Error);
 }
 
+// set_frame_pose, called at every coupled step, checks without building its messages (which
+// allocate) but still names the frame and the value when one is bad.
+TEST(WorldSimulator, FramePoseErrorsNameTheFrame) {
+  World world = load_world(scene_path("soft/cloth_on_pendulum.json"));
+  const soft::SoftModel& model = world.soft->model;
+  soft::SoftParams params = world.soft->params;
+  const std::string frame = "frame '" + model.frames[0] + "'";
+  const auto message_of = [&](const soft::Vector3& position, const std::array<double, 4>& orientation) {
+    try {
+      soft::set_frame_pose(model, params, 0, position, orientation, false);
+    } catch (const Error& error) {
+      return std::string(error.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message_of({0.0, NAN, 0.0}, {1, 0, 0, 0}).find(frame + " position must be finite"), std::string::npos)
+      << message_of({0.0, NAN, 0.0}, {1, 0, 0, 0});
+  EXPECT_NE(message_of({0, 0, 0}, {0, 0, 0, 0}).find(frame + ": orientation must be a nonzero finite quaternion"), std::string::npos)
+      << message_of({0, 0, 0}, {0, 0, 0, 0});
+  EXPECT_EQ(message_of({0, 0, 1}, {2, 0, 0, 0}), "no error");  // normalised
+}
+
 }  // namespace
 }  // namespace diffphys
