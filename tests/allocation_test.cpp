@@ -10,6 +10,8 @@
 #include <memory>
 #include <new>
 
+#include "diffphys/world_simulator.hpp"
+#include "test_paths.hpp"
 #include "test_scenes.hpp"
 
 namespace {
@@ -143,6 +145,43 @@ TEST(SoftStep, AllocatesNothingAfterWarmUp) {
         scene, [] { counting = true; }, [] { counting = false; });
     EXPECT_EQ(allocations.load(), 0) << "soft scene " << scene;
     EXPECT_GT(iterations, 10) << "soft scene " << scene;  // real Newton solves were measured
+  }
+}
+
+// WorldSimulator::step (`diffphys simulate`): after two warm-up steps, a world step allocates
+// nothing — a rigid world, a soft world, and rigid + soft worlds one-way and two-way (the
+// reactions of the attachments and, on the tray, of the contact, through coupled_step).
+TEST(WorldSimulator, AllocatesNothingAfterWarmUp) {
+  const std::string examples = std::string(test_paths::source_dir()) + "/examples/";
+  const std::string tray = R"({
+    "rigid": {"dt": 0.005, "gravity": [0, 0, 0],
+              "bodies": [{"name": "tray", "position": [0, 0, 1], "mass": 0.02,
+                          "shapes": [{"name": "plate", "type": "box", "half_extents": [0.15, 0.15, 0.02]}]}]},
+    "soft": {"dt": 0.01, "contact": {"barrier_distance": 0.002, "stiffness": 1.0},
+             "cloth_materials": [{"name": "c", "stretch_modulus": 40, "poisson_ratio": 0.3, "bending_stiffness": 0.0005,
+                                  "areal_density": 0.2}],
+             "cloth_rectangles": [{"material": "c", "origin": [-0.1, -0.1, 1.0215], "edge_u": [0.2, 0, 0], "edge_v": [0, 0.2, 0],
+                                   "cells": [4, 4]}]},
+    "coupling": {"two_way": true, "colliders": [{"body": "tray", "friction": 0.3}]}
+  })";
+  std::vector<World> worlds;
+  worlds.push_back(load_world(examples + "scenes/servo_arm.json"));
+  worlds.push_back(load_world(examples + "soft/tet_drop.json"));
+  worlds.push_back(load_world(examples + "soft/cloth_on_pendulum.json"));
+  worlds.back().coupling.two_way = false;  // read by the simulator: one-way
+  worlds.push_back(load_world(examples + "soft/cloth_on_pendulum.json"));
+  worlds.push_back(parse_world(tray, "tray.json"));
+  for (const World& world : worlds) {
+    SCOPED_TRACE(world.source + (world.coupling.two_way ? " (two-way)" : ""));
+    WorldSimulator simulator(world, world.default_params(), world.initial_state());
+    for (int t = 0; t < 2; ++t) simulator.step();
+    allocations = 0;
+    counting = true;
+    bool converged = true;
+    for (int t = 0; t < 8; ++t) converged = simulator.step().converged() && converged;
+    counting = false;
+    EXPECT_EQ(allocations.load(), 0);
+    EXPECT_TRUE(converged);
   }
 }
 

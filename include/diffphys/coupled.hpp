@@ -135,14 +135,11 @@ class CoupledRollout {
   std::vector<soft::SoftStepStatus> soft_statuses_;
   std::vector<State> rigid_states_;              // (T + 1) rigid states at soft steps
 
-  void run_two_way_rigid_window(int step, std::span<const double> rigid_controls);
   void reverse_two_way_window(int step, std::span<const double> arrived, std::vector<double>& running,
                               Gradients& rigid_gradients, std::vector<double>& soft_position_adjoint,
                               std::vector<double>& soft_param_adjoint, adjoint::StepVjpWorkspace& vjp,
                               std::vector<double>& window_bar, std::vector<double>& previous,
                               std::span<double> previous_pose_adjoint, std::vector<double>& pending_previous) const;
-  bool has_moving_contact() const;
-  void contact_reaction_gradient(int step, std::vector<double>& gradient) const;
   mutable std::vector<double> contact_gradient_, contact_cotangent_, contact_theta_bar_, contact_rotation_bar_;  // scratch
 };
 

@@ -4,7 +4,9 @@
 // soft_rollout.cpp, but with a θ per step), maps the frame-pose adjoints to the rigid state
 // tangents and feeds them to the rigid Rollout's backward as dL/dx_t. Two-way: the rigid steps
 // of each soft step run in between (the attachments' reactions in their θ) and are reversed
-// window by window with the rigid step VJPs.
+// window by window with the rigid step VJPs. Each forward step is coupled::coupled_step
+// (soft/coupled_step.cpp), the one WorldSimulator takes too; this file owns the tape and the
+// reverse pass.
 //
 // Pose adjoint → rigid tangent (docs/gradients.md: q' = exp(δθ) ⊗ q, so R' = exp([δθ]×) R and
 // ∂R/∂δθ_k = [e_k]× R): with R̄ = dL/dR, dL/dδθ = Σ_j R_{:,j} × R̄_{:,j}; dL/dp = p̄.
@@ -14,8 +16,8 @@
 #include <cmath>
 
 #include "diffphys/error.hpp"
-#include "soft/shape_distance.hpp"
 #include "adjoint/step_vjp.hpp"
+#include "soft/coupled_step.hpp"
 #include "soft/soft_step_vjp.hpp"
 #include "soft/step_system.hpp"
 #include "math/finite.hpp"
@@ -27,16 +29,6 @@ using soft::SoftParams;
 using soft::SoftState;
 
 namespace {
-
-void set_poses(const SoftModel& model, SoftParams& params, std::span<const int> frame_bodies, const State& rigid,
-               bool previous) {
-  for (std::size_t f = 0; f < frame_bodies.size(); ++f) {
-    const auto b = static_cast<std::size_t>(frame_bodies[f]);
-    const Vec3& p = rigid.position[b];
-    const Quat& q = rigid.orientation[b];
-    soft::set_frame_pose(model, params, static_cast<int>(f), {p.x, p.y, p.z}, {q.w, q.x, q.y, q.z}, previous);
-  }
-}
 
 // body_tangent (12: p, θ, v, ω) += the pose adjoint (p̄, R̄ row-major) mapped to (dL/dp, dL/dδθ).
 void add_pose_adjoint(const double* pose, const double* pose_bar, double* body_tangent) {
@@ -105,66 +97,6 @@ std::span<const StepStatus> CoupledRollout::rigid_statuses() const {
   return options_.two_way ? std::span<const StepStatus>(rigid_step_statuses_) : rigid_.statuses();
 }
 
-// Two-way: the reactions of the attachment springs at (x_t, the rigid state at t·S) and of
-// soft step t − 1's contact at its minimiser x_t act on their bodies through the external
-// force and torque parameters during the window's rigid steps. On body b from attachment a
-// (node x, point r, stiffness k; a = R r):
-//   f = k (x − p − a),  τ = a × f   (−∂E/∂p and −∂E/∂δθ of E = k/2 |x − p − a|²).
-void CoupledRollout::run_two_way_rigid_window(int step, std::span<const double> rigid_controls) {
-  const soft::SoftState& soft = soft_states_[static_cast<std::size_t>(step)];
-  const State& start = rigid_all_states_[static_cast<std::size_t>(step * substeps_)];
-  Params& params = window_params_[static_cast<std::size_t>(step)];
-  params = rigid_params_;
-  const ParamLayout& layout = rigid_model_.layout;
-  for (std::size_t a = 0; a < soft_model_.frame_attachment_nodes.size(); ++a) {
-    const auto body = static_cast<std::size_t>(frame_bodies_[static_cast<std::size_t>(soft_model_.frame_attachment_frames[a])]);
-    if (layout.body_force[body] < 0) continue;  // a static body does not move
-    const double k = soft_params_.values[static_cast<std::size_t>(soft_model_.layout.frame_attachment_stiffness) + a];
-    const soft::Vector3& r = soft_model_.frame_attachment_points[a];
-    const Vec3 arm = start.orientation[body].rotate(Vec3{r[0], r[1], r[2]});
-    const auto node = static_cast<std::size_t>(soft_model_.frame_attachment_nodes[a]);
-    const Vec3 x{soft.positions[3 * node], soft.positions[3 * node + 1], soft.positions[3 * node + 2]};
-    const Vec3 force = (x - start.position[body] - arm) * k;
-    const Vec3 torque = cross(arm, force);
-    const auto f = static_cast<std::size_t>(layout.body_force[body]), tau = static_cast<std::size_t>(layout.body_torque[body]);
-    params.values[f] += force.x;
-    params.values[f + 1] += force.y;
-    params.values[f + 2] += force.z;
-    params.values[tau] += torque.x;
-    params.values[tau + 1] += torque.y;
-    params.values[tau + 2] += torque.z;
-  }
-  // Contact: the reaction of soft step t − 1's contact energy at its minimiser x_t on each
-  // moving shape's body, −∂E/∂p and −∂E/∂δθ = −Σ_j R_{:,j} × (∂E/∂R)_{:,j}.
-  if (step >= 1 && has_moving_contact()) {
-    contact_reaction_gradient(step, contact_gradient_);
-    for (std::size_t f = 0; f < frame_bodies_.size(); ++f) {
-      const auto body = static_cast<std::size_t>(frame_bodies_[f]);
-      if (layout.body_force[body] < 0) continue;
-      const auto offset = static_cast<std::size_t>(soft_model_.layout.frame_pose[f]);
-      const double* pose = step_params_[static_cast<std::size_t>(step) - 1].values.data() + offset;
-      const double* g = contact_gradient_.data() + offset;
-      Vec3 torque;
-      for (int j = 0; j < 3; ++j)
-        torque = torque - cross(Vec3{pose[3 + j], pose[6 + j], pose[9 + j]}, Vec3{g[3 + j], g[6 + j], g[9 + j]});
-      const auto fo = static_cast<std::size_t>(layout.body_force[body]), to = static_cast<std::size_t>(layout.body_torque[body]);
-      for (std::size_t r = 0; r < 3; ++r) params.values[fo + r] -= g[r];
-      params.values[to] += torque.x;
-      params.values[to + 1] += torque.y;
-      params.values[to + 2] += torque.z;
-    }
-  }
-  const auto actuators = static_cast<std::size_t>(rigid_model_.actuator_count());
-  for (int k = step * substeps_; k < (step + 1) * substeps_; ++k) {
-    State next = rigid_all_states_.back();
-    const std::span<const double> controls = rigid_controls.subspan(static_cast<std::size_t>(k) * actuators, actuators);
-    rigid_step_statuses_.push_back(
-        diffphys::step(rigid_model_, params, rigid_all_states_.back(), controls, next, rigid_records_[static_cast<std::size_t>(k)]));
-    rigid_all_states_.push_back(std::move(next));
-  }
-  rigid_states_.push_back(rigid_all_states_.back());
-}
-
 CoupledRollout::~CoupledRollout() = default;
 
 const SoftState& CoupledRollout::soft_state(int step) const {
@@ -183,6 +115,8 @@ void CoupledRollout::run(const State& rigid_initial, std::span<const double> rig
   steps_ = steps;
   soft_controls_.assign(soft_controls.begin(), soft_controls.end());
   rigid_states_.clear();
+  // coupled_step reads rigid_states_[t] while the two-way window appends t + 1: no reallocation.
+  rigid_states_.reserve(static_cast<std::size_t>(steps) + 1);
   if (!options_.two_way) {
     rigid_.run(rigid_initial, rigid_controls, steps * substeps_);
     for (int t = 0; t <= steps; ++t) rigid_states_.push_back(rigid_.state(t * substeps_));
@@ -205,78 +139,45 @@ void CoupledRollout::run(const State& rigid_initial, std::span<const double> rig
   SoftState start = soft_initial;
   soft::prepare_soft_state(soft_model_, start);
   step_params_.assign(static_cast<std::size_t>(steps), soft_params_);
-  // Feasibility of the initial state against the moving shapes at their initial poses.
-  {
-    SoftParams initial = soft_params_;
-    set_poses(soft_model_, initial, frame_bodies_, rigid_states_[0], false);
-    for (int i = 0; i < soft_model_.node_count; ++i)
-      for (const soft::Obstacle& shape : soft_model_.obstacles) {
-        if (shape.frame < 0) continue;
-        const double* pose = initial.values.data() + soft_model_.layout.frame_pose[static_cast<std::size_t>(shape.frame)];
-        const double d = soft::shape_distance(shape, soft::to_frame(pose, soft::load3(start.positions.data() + 3 * i)),
-                                              static_cast<soft::V3<double>*>(nullptr));
-        if (!(d > 0.0))
-          throw Error(message("coupled rollout: soft node ", i, " is at distance ", d, " m from obstacle '", shape.name,
-                              "' (moving with rigid body ", frame_bodies_[static_cast<std::size_t>(shape.frame)],
-                              "): every node must start strictly outside every obstacle"));
-      }
-  }
+  const coupled::CoupledStepModel model{rigid_model_, soft_model_, frame_bodies_, substeps_, options_.two_way};
+  coupled::check_initial_coupled_state(model, soft_params_, rigid_states_[0], start);
   soft_states_.assign(1, start);
   soft_statuses_.clear();
-  std::vector<double> start_positions(dofs);
-  const double band = soft_model_.contact.barrier_distance;
-  for (int t = 0; t < steps; ++t) {
-    if (options_.two_way) run_two_way_rigid_window(t, rigid_controls_);
-    SoftParams& theta = step_params_[static_cast<std::size_t>(t)];
-    set_poses(soft_model_, theta, frame_bodies_, rigid_states_[static_cast<std::size_t>(t)], true);
-    set_poses(soft_model_, theta, frame_bodies_, rigid_states_[static_cast<std::size_t>(t) + 1], false);
-    soft::validate_soft_params(soft_model_, theta);
-    const SoftState& before = soft_states_.back();
-    // Newton starts at x_t, except that nodes in contact with (or swallowed by) a moving
-    // shape start where the shape carries them: x_t would be infeasible once the shape moved.
-    std::copy(before.positions.begin(), before.positions.end(), start_positions.begin());
-    for (int i = 0; i < soft_model_.node_count; ++i) {
-      if (soft_model_.pinned[static_cast<std::size_t>(i)]) continue;
-      const soft::V3<double> x = soft::load3(before.positions.data() + 3 * i);
-      for (const soft::Obstacle& shape : soft_model_.obstacles) {
-        if (shape.frame < 0) continue;
-        const auto frame = static_cast<std::size_t>(shape.frame);
-        const double* pose = theta.values.data() + soft_model_.layout.frame_pose[frame];
-        const double* previous = theta.values.data() + soft_model_.layout.frame_previous_pose[frame];
-        if (soft::shape_distance(shape, soft::to_frame(pose, x), static_cast<soft::V3<double>*>(nullptr)) >= band) continue;
-        const soft::V3<double> carried = soft::from_frame(pose, soft::to_frame(previous, x));
-        bool feasible = true;
-        for (const soft::Obstacle& other : soft_model_.obstacles)
-          if (other.frame < 0 && !(soft::shape_distance(other, carried, static_cast<soft::V3<double>*>(nullptr)) > 0.0))
-            feasible = false;
-        if (!feasible) continue;
-        start_positions[static_cast<std::size_t>(3 * i)] = carried.x;
-        start_positions[static_cast<std::size_t>(3 * i + 1)] = carried.y;
-        start_positions[static_cast<std::size_t>(3 * i + 2)] = carried.z;
+  // The rigid window of soft step t: one-way, already run above; two-way, its substeps now,
+  // every state and step record kept for the backward pass.
+  struct Window final : coupled::RigidWindow {
+    CoupledRollout& rollout;
+    int step = 0;
+    explicit Window(CoupledRollout& owner) : rollout(owner) {}
+    const State& run(const Params& params) override {
+      if (!rollout.options_.two_way) return rollout.rigid_states_[static_cast<std::size_t>(step) + 1];
+      const auto actuators = static_cast<std::size_t>(rollout.rigid_model_.actuator_count());
+      for (int k = step * rollout.substeps_; k < (step + 1) * rollout.substeps_; ++k) {
+        State next = rollout.rigid_all_states_.back();
+        const std::span<const double> controls =
+            std::span<const double>(rollout.rigid_controls_).subspan(static_cast<std::size_t>(k) * actuators, actuators);
+        rollout.rigid_step_statuses_.push_back(diffphys::step(rollout.rigid_model_, params, rollout.rigid_all_states_.back(),
+                                                              controls, next, rollout.rigid_records_[static_cast<std::size_t>(k)]));
+        rollout.rigid_all_states_.push_back(std::move(next));
       }
+      rollout.rigid_states_.push_back(rollout.rigid_all_states_.back());
+      return rollout.rigid_states_.back();
     }
-    soft::SoftStepOptions options;
-    options.start_positions = start_positions;
-    SoftState next;
+  } window(*this);
+  coupled::CoupledStepScratch scratch;
+  for (int t = 0; t < steps; ++t) {
+    const auto i = static_cast<std::size_t>(t);
+    window.step = t;
     const std::span<const double> forces =
-        soft_controls_.empty() ? std::span<const double>() : std::span<const double>(soft_controls_).subspan(static_cast<std::size_t>(t) * dofs, dofs);
-    soft_statuses_.push_back(soft::soft_step(soft_model_, theta, before, forces, next, workspace_, options));
+        soft_controls_.empty() ? std::span<const double>() : std::span<const double>(soft_controls_).subspan(i * dofs, dofs);
+    const coupled::CoupledStepInputs in{rigid_params_, soft_params_, rigid_states_[i], soft_states_[i], forces,
+                                        t >= 1 ? &step_params_[i - 1] : nullptr, t >= 1 ? &soft_states_[i - 1] : nullptr};
+    SoftState next;
+    Params unused;
+    soft_statuses_.push_back(coupled::coupled_step(model, in, window, options_.two_way ? window_params_[i] : unused,
+                                                   step_params_[i], next, workspace_, scratch));
     soft_states_.push_back(std::move(next));
   }
-}
-
-bool CoupledRollout::has_moving_contact() const {
-  return std::any_of(soft_model_.obstacles.begin(), soft_model_.obstacles.end(), [](const soft::Obstacle& o) { return o.frame >= 0; });
-}
-
-// ∂E_contact/∂θ of soft step t − 1 at its minimiser x_t (x_{t−1} lagged, θ_{t−1}).
-void CoupledRollout::contact_reaction_gradient(int step, std::vector<double>& gradient) const {
-  const auto t = static_cast<std::size_t>(step);
-  const soft::TermInputs in{soft_model_, step_params_[t - 1].values, soft_states_[t].positions, soft_states_[t - 1].positions,
-                            soft_model_.dt, true};
-  gradient.assign(soft_params_.values.size(), 0.0);
-  for (const auto& term : workspace_.impl().terms)
-    if (term->kind() == soft::EnergyTerm::Kind::Contact) term->add_param_gradient(in, gradient);
 }
 
 // Two-way, going back over soft step t's rigid window: x̄ at rigid step (t+1)·S is `running` +
@@ -351,13 +252,14 @@ void CoupledRollout::reverse_two_way_window(int step, std::span<const double> ar
     running[base + 4] += turn_bar.y;
     running[base + 5] += turn_bar.z;
   }
-  if (step < 1 || !has_moving_contact()) return;
+  if (step < 1 || !coupled::has_moving_contact(soft_model_)) return;
   // Contact reaction: force = −g_p, torque = −Σ_j R_j × G_j (g = ∂E/∂θ of soft step t − 1, G its
   // rotation part). With F̄, τ̄: the cotangent of g is c_p = −F̄, c_{R_j} = −τ̄ × R_j, and R
   // itself gets R̄_j = −G_j × τ̄; then (∂g/∂(x_t, x_{t−1}, θ_{t−1}))ᵀ c by the terms.
   const soft::SoftParams& theta = step_params_[static_cast<std::size_t>(step) - 1];
   const soft::SoftParamLayout& soft_layout = soft_model_.layout;
-  contact_reaction_gradient(step, contact_gradient_);
+  coupled::contact_param_gradient(soft_model_, step_params_[static_cast<std::size_t>(step) - 1], soft_states_[static_cast<std::size_t>(step)],
+                                  soft_states_[static_cast<std::size_t>(step) - 1], workspace_, contact_gradient_);
   std::vector<double>& cotangent = contact_cotangent_;
   cotangent.assign(theta.values.size(), 0.0);
   std::vector<double>& explicit_rotation_bar = contact_rotation_bar_;

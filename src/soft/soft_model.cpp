@@ -447,9 +447,20 @@ void set_frame_pose(const SoftModel& model, SoftParams& params, int frame, const
                     const std::array<double, 4>& orientation, bool previous) {
   if (frame < 0 || frame >= static_cast<int>(model.frames.size()))
     throw Error(message("set_frame_pose: unknown frame index ", frame, " (the model has ", model.frames.size(), " frames)"));
-  const std::string what = message("frame '", model.frames[static_cast<std::size_t>(frame)], "'");
-  for (const double v : position) check_finite(v, what + " position");
-  const auto pose = pose_values(position, rotation_matrix(orientation, what));
+  // Coupled steps set the poses at every step: check without building the messages, which
+  // name the frame (and allocate), unless a value is bad.
+  bool valid = true;
+  for (const double v : position) valid = valid && std::isfinite(v);
+  double norm = 0.0;
+  for (const double v : orientation) norm += v * v;
+  valid = valid && std::sqrt(norm) > 0.0 && std::isfinite(std::sqrt(norm));
+  if (!valid) {
+    const std::string what = message("frame '", model.frames[static_cast<std::size_t>(frame)], "'");
+    for (const double v : position) check_finite(v, what + " position");
+    rotation_matrix(orientation, what);  // throws, naming the frame
+  }
+  static const std::string unnamed;  // not used: the orientation is valid
+  const auto pose = pose_values(position, rotation_matrix(orientation, unnamed));
   const int offset = previous ? model.layout.frame_previous_pose[static_cast<std::size_t>(frame)]
                               : model.layout.frame_pose[static_cast<std::size_t>(frame)];
   std::copy(pose.begin(), pose.end(), params.values.begin() + offset);
