@@ -167,6 +167,60 @@ TEST(World, SoftWorldIsTheSoftRollout) {
   EXPECT_EQ(got.params, expected.params);
 }
 
+// What a world rollout keeps for its backward pass is what its part's engine keeps with the
+// same options: checkpoints every k steps and their bytes, step records when every state is
+// kept; the coupled schedule keeps every state (interval 1) and does not count its bytes.
+TEST(World, CheckpointAccountingIsThePartsEngines) {
+  const int steps = 40;
+  const Scene scene = load_scene(example("scenes/servo_arm.json"));
+  const World rigid = load_world(example("scenes/servo_arm.json"));
+  const WorldParams rigid_theta = rigid.default_params();
+  std::vector<double> held;  // the scene's default controls at every step, for both rollouts
+  for (int t = 0; t < steps; ++t) held.insert(held.end(), scene.controls.begin(), scene.controls.end());
+  for (const int interval : {0, 7}) {
+    WorldRolloutOptions options;
+    options.rollout.checkpoint_interval = interval;
+    Rollout reference(scene.model, scene.params, options.rollout);
+    reference.run(scene.state, held, steps);
+    WorldRollout rollout(rigid, rigid_theta, options);
+    rollout.run(rigid.initial_state(), held, steps);
+    EXPECT_EQ(rollout.checkpoint_interval(), interval == 0 ? 1 : 7);
+    EXPECT_EQ(rollout.stored_state_bytes(), reference.stored_state_bytes());
+    EXPECT_EQ(rollout.stored_record_bytes(), reference.stored_record_bytes());
+    EXPECT_GT(rollout.stored_state_bytes(), 0U);
+    EXPECT_EQ(rollout.stored_record_bytes() > 0, interval == 0);
+  }
+  const std::string path = example("soft/mass_spring.json");
+  const soft::SoftBuild built = soft::build_soft_scene(soft::load_soft_scene(path), path);
+  const World soft_world = load_world(path);
+  const WorldParams soft_theta = soft_world.default_params();
+  const std::size_t state_bytes =
+      2 * static_cast<std::size_t>(built.model.dof_count()) * sizeof(double) + sizeof(soft::SoftState);
+  for (const int interval : {0, 7}) {
+    WorldRolloutOptions options;
+    options.rollout.checkpoint_interval = interval;
+    soft::SoftRolloutOptions soft_options;
+    soft_options.checkpoint_interval = interval;
+    soft::SoftRollout reference(built.model, built.params, soft_options);
+    reference.run(built.state, {}, steps);
+    WorldRollout rollout(soft_world, soft_theta, options);
+    rollout.run(soft_world.initial_state(), {}, steps);
+    EXPECT_EQ(rollout.checkpoint_interval(), interval == 0 ? 1 : 7);
+    EXPECT_EQ(rollout.stored_state_bytes(), (interval == 0 ? steps + 1 : 1 + steps / 7) * state_bytes);
+    EXPECT_EQ(rollout.stored_record_bytes(), reference.stored_record_bytes());
+    EXPECT_EQ(rollout.stored_record_bytes() > 0, interval == 0);
+  }
+  const World coupled = load_world(example("soft/cloth_on_pendulum.json"));
+  const WorldParams coupled_theta = coupled.default_params();
+  WorldRolloutOptions options;
+  options.rollout.checkpoint_interval = 7;
+  WorldRollout rollout(coupled, coupled_theta, options);
+  rollout.run(coupled.initial_state(), {}, 2);
+  EXPECT_EQ(rollout.checkpoint_interval(), 1);
+  EXPECT_EQ(rollout.stored_state_bytes(), 0U);
+  EXPECT_EQ(rollout.stored_record_bytes(), 0U);
+}
+
 // The loss of the coupled test below: every tangent component of every step's state that is
 // linear in the packed state (all but the rotation), weighted.
 double coupled_loss(const World& world, const WorldRollout& rollout) {

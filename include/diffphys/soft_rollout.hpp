@@ -116,6 +116,8 @@ class SoftRollout {
   // rollout's workspace: one thread at a time per rollout.
   SoftState state(int step) const;
   int checkpoint_interval() const { return interval_; }
+  // Bytes of the states kept by the last run() (checkpoints).
+  std::size_t stored_state_bytes() const;
   // Bytes of the Cholesky factors kept by the last run() (0 if it did not keep them).
   std::size_t stored_record_bytes() const { return factors_.size() * sizeof(double); }
 

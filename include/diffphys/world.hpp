@@ -210,6 +210,13 @@ class WorldRollout {
   const WorldState& final_state() const { return final_state_; }
   WorldStepStatus status(int step) const;  // step in [0, steps)
   bool converged() const;                  // every step of every part
+  // What the last run() keeps for backward(), as each part's engine reports it: a state every
+  // checkpoint_interval() steps, those states' bytes, and the bytes of the kept step records
+  // (rigid Workspaces, soft Cholesky factors). A world of both parts keeps every state
+  // (interval 1); its coupled schedule does not account for its bytes yet (0).
+  int checkpoint_interval() const;
+  std::size_t stored_state_bytes() const;
+  std::size_t stored_record_bytes() const;
 
   WorldGradients backward(const WorldLossGradient& loss_gradient) const;
 

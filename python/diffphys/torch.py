@@ -33,7 +33,7 @@ from . import layout
 
 __all__ = ["rollout", "world_rollout", "step", "normalize_quaternions", "state_tensor", "params_tensor", "positions",
            "orientations", "linear_velocities", "angular_velocities", "RolloutFunction", "WorldRolloutFunction",
-           "StepFunction"]
+           "WorldBatchRolloutFunction", "StepFunction"]
 
 VECTOR = layout.VECTOR
 
@@ -123,30 +123,37 @@ def _world_static_rows(world):
     return _static_rows(world.rigid.model, VECTOR) if world.has_rigid() else np.zeros(0, dtype=int)
 
 
-def _rollout_forward(ctx, x0, controls, params, world, options, static):
-    engine = _core.WorldRollout(world, params.detach().cpu().numpy(), options)
-    engine.run(x0.detach().cpu().numpy(), controls.detach().cpu().numpy())
-    states = torch.from_numpy(engine.states())
+def _rollout_forward(ctx, engine, states, world, static):
+    """Keeps what the backward pass needs: the engine (a WorldRollout or a WorldBatch) and its states."""
     ctx.engine, ctx.static, ctx.rigid = engine, static, world.layout.soft_state_offset
+    states = torch.from_numpy(states)
     ctx.save_for_backward(states)
     return states
 
 
+def _world_rollout_forward(ctx, x0, controls, params, world, options, static):
+    engine = _core.WorldRollout(world, params.detach().cpu().numpy(), options)
+    engine.run(x0.detach().cpu().numpy(), controls.detach().cpu().numpy(), controls.shape[0])
+    return _rollout_forward(ctx, engine, engine.states(), world, static)
+
+
 def _rollout_backward(ctx, states_gradient):
-    """(dL/dx0, dL/dcontrols, dL/dθ) through WorldRollout.backward."""
+    """(dL/dx0, dL/dcontrols, dL/dθ) through WorldRollout.backward or WorldBatch.backward."""
     (states,) = ctx.saved_tensors
     states_numpy = states.numpy()
     tangent = _tangent_gradient(states_gradient.detach().cpu().numpy(), states_numpy, ctx.rigid)
     gradients = ctx.engine.backward(tangent)
-    x0_gradient = _state_gradient(np.array(gradients.initial_state), states_numpy[0], ctx.rigid)
-    x0_gradient[ctx.static] = 0.0  # static bodies are scenery, not differentiated state
+    if not isinstance(gradients, tuple):
+        gradients = gradients.initial_state, gradients.controls, gradients.params
+    x0_gradient = _state_gradient(np.array(gradients[0]), states_numpy[..., 0, :], ctx.rigid)
+    x0_gradient[..., ctx.static] = 0.0  # static bodies are scenery, not differentiated state
     params_gradient = None
-    if len(gradients.params) > 0:
-        params_gradient = torch.from_numpy(np.array(gradients.params))
+    if gradients[2].size > 0:
+        params_gradient = torch.from_numpy(np.array(gradients[2]))
     elif ctx.needs_input_grad[2]:
         raise _core.Error("diffphys.torch: params require a gradient, but the RolloutOptions have "
                           "parameter_gradients off")
-    return torch.from_numpy(x0_gradient), torch.from_numpy(np.array(gradients.controls)), params_gradient
+    return torch.from_numpy(x0_gradient), torch.from_numpy(np.array(gradients[1])), params_gradient
 
 
 class WorldRolloutFunction(torch.autograd.Function):
@@ -155,12 +162,30 @@ class WorldRolloutFunction(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x0, controls, params, world, options, static):
-        return _rollout_forward(ctx, x0, controls, params, world, options, static)
+        return _world_rollout_forward(ctx, x0, controls, params, world, options, static)
 
     @staticmethod
     @once_differentiable
     def backward(ctx, states_gradient):
         return _rollout_backward(ctx, states_gradient) + (None, None, None)
+
+
+class WorldBatchRolloutFunction(torch.autograd.Function):
+    """(x0 (B, state_size) with unit quaternions, controls (B, T, control_count), θ (B,
+    param_count)) → states (B, T + 1, state_size) of B copies of a world, through WorldBatch on
+    `threads` threads. Use ``world_rollout()``, which checks shapes and normalises first."""
+
+    @staticmethod
+    def forward(ctx, x0, controls, params, world, options, static, threads):
+        engine = _core.WorldBatch(world, x0.shape[0], threads=threads, options=options)
+        engine.run(x0.detach().cpu().numpy(), controls.detach().cpu().numpy(), params.detach().cpu().numpy(),
+                   controls.shape[1])
+        return _rollout_forward(ctx, engine, engine.states(), world, static)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, states_gradient):
+        return _rollout_backward(ctx, states_gradient) + (None, None, None, None)
 
 
 class RolloutFunction(torch.autograd.Function):
@@ -170,8 +195,8 @@ class RolloutFunction(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x0, controls, params, model, options):
-        return _rollout_forward(ctx, x0, controls, params, _rigid_world(model, params), options,
-                                _static_rows(model, VECTOR))
+        return _world_rollout_forward(ctx, x0, controls, params, _rigid_world(model, params), options,
+                                      _static_rows(model, VECTOR))
 
     @staticmethod
     @once_differentiable
@@ -185,26 +210,36 @@ def _check_shape(what, name, tensor, expected, meaning):
                           f"got {tuple(tensor.shape)}")
 
 
-def world_rollout(world, x0, controls, params, options=None):
+def world_rollout(world, x0, controls, params, options=None, threads=1):
     """States x_0 … x_T (T + 1, state_size) of any world (rigid, soft or coupled) from x0
     (state_size) under controls (T, control_count) with θ (param_count), differentiable w.r.t.
     x0, controls and params (world.layout names their slices; docs/python.md).
+
+    Batched: x0 (B, state_size), controls (B, T, control_count) and params (B, param_count) run
+    B copies of the world, each with its own inputs, in one ``diffphys.WorldBatch`` call on
+    ``threads`` threads, and give states (B, T + 1, state_size) and each world's gradients — the
+    bits of B separate calls, whatever the thread count.
 
     The rigid slices' quaternions are normalised and their gradients converted as in
     ``rollout()``; the soft slices (positions, velocities, forces) are plain. ``options``: a
     diffphys.RolloutOptions, applied to every part of the world."""
     x0, controls, params = _as_double(x0), _as_double(controls), _as_double(params)
     sizes = world.layout
-    _check_shape("world_rollout", "x0", x0, (sizes.state_size,), f"the state_size of world '{world.name}'")
-    if controls.dim() != 2:
-        raise _core.Error(f"diffphys.torch.world_rollout: controls must have shape (T, {sizes.control_count}), "
+    batch = (x0.shape[0],) if x0.dim() == 2 else ()
+    what, axes = "world_rollout", ("B, " if batch else "")
+    _check_shape(what, "x0", x0, batch + (sizes.state_size,), f"{axes}the state_size of world '{world.name}'")
+    if controls.dim() != len(batch) + 2:
+        raise _core.Error(f"diffphys.torch.world_rollout: controls must have shape ({axes}T, {sizes.control_count}), "
                           f"got {tuple(controls.shape)}")
-    _check_shape("world_rollout", "controls", controls, (controls.shape[0], sizes.control_count),
-                 f"control_count {sizes.control_count} per step")
-    _check_shape("world_rollout", "params", params, (sizes.param_count,), "param_count")
-    return WorldRolloutFunction.apply(_normalize_rigid(x0, sizes.soft_state_offset), controls, params, world,
-                                      options if options is not None else _core.RolloutOptions(),
-                                      _world_static_rows(world))
+    _check_shape(what, "controls", controls, batch + (controls.shape[-2], sizes.control_count),
+                 f"{axes}T, control_count {sizes.control_count} per step")
+    _check_shape(what, "params", params, batch + (sizes.param_count,), f"{axes}param_count")
+    options = options if options is not None else _core.RolloutOptions()
+    arguments = (_normalize_rigid(x0, sizes.soft_state_offset), controls, params, world, options,
+                 _world_static_rows(world))
+    if batch:
+        return WorldBatchRolloutFunction.apply(*arguments, threads)
+    return WorldRolloutFunction.apply(*arguments)
 
 
 def _rigid_world(model, params):
@@ -239,22 +274,17 @@ def rollout(model, x0, controls, params, options=None):
 
 class StepFunction(torch.autograd.Function):
     """(x (B, 13 nbody) with unit quaternions, u (B, nactuator), θ) → x' (B, 13 nbody): one step
-    of each of B independent worlds sharing θ. Use ``step()``."""
+    of each of B independent worlds sharing θ, as one WorldBatch of one step. Use ``step()``."""
 
     @staticmethod
     def forward(ctx, x, u, params, model):
-        world = _rigid_world(model, params)
-        values = params.detach().cpu().numpy()
-        x_numpy, u_numpy = x.detach().cpu().numpy(), u.detach().cpu().numpy()
-        engines, next_states = [], np.empty_like(x_numpy)
-        for item in range(x_numpy.shape[0]):
-            engine = _core.WorldRollout(world, values)
-            engine.run(x_numpy[item], u_numpy[item:item + 1])
-            next_states[item] = engine.final_state()
-            engines.append(engine)
-        ctx.engines, ctx.static, ctx.actuators = engines, _static_rows(model, VECTOR), u_numpy.shape[1]
-        ctx.save_for_backward(x, torch.from_numpy(next_states))
-        return torch.from_numpy(next_states)
+        x_numpy, values = x.detach().cpu().numpy(), params.detach().cpu().numpy()
+        engine = _core.WorldBatch(_rigid_world(model, params), x_numpy.shape[0])
+        engine.run(x_numpy, u.detach().cpu().numpy()[:, None, :], np.broadcast_to(values, (len(x_numpy), len(values))))
+        next_states = torch.from_numpy(engine.states()[:, 1])
+        ctx.engine, ctx.static = engine, _static_rows(model, VECTOR)
+        ctx.save_for_backward(x, next_states)
+        return next_states
 
     @staticmethod
     @once_differentiable
@@ -262,20 +292,13 @@ class StepFunction(torch.autograd.Function):
         x, next_states = ctx.saved_tensors
         x_numpy = x.detach().cpu().numpy()
         tangent = layout.tangent_gradient_from_quaternion(next_gradient.detach().cpu().numpy(), next_states.numpy())
-        x_gradient = np.zeros((x_numpy.shape[0], x_numpy.shape[1] // VECTOR * layout.TANGENT))
-        u_gradient = np.zeros((x_numpy.shape[0], ctx.actuators))
-        params_gradient = 0.0
-        for item, engine in enumerate(ctx.engines):
-            loss_gradient = np.zeros((2, tangent.shape[1]))
-            loss_gradient[1] = tangent[item]
-            gradients = engine.backward(loss_gradient)
-            x_gradient[item] = gradients.initial_state
-            u_gradient[item] = gradients.controls[0]
-            params_gradient = params_gradient + np.array(gradients.params)
+        loss_gradient = np.zeros((tangent.shape[0], 2, tangent.shape[1]))
+        loss_gradient[:, 1] = tangent
+        x_gradient, u_gradient, params_gradient = ctx.engine.backward(loss_gradient)
         x_gradient = layout.quaternion_gradient_from_tangent(x_gradient, x_numpy)
         x_gradient[:, ctx.static] = 0.0
-        return (torch.from_numpy(x_gradient), torch.from_numpy(u_gradient),
-                torch.from_numpy(np.asarray(params_gradient, dtype=np.float64)), None)
+        return (torch.from_numpy(x_gradient), torch.from_numpy(u_gradient[:, 0]),
+                torch.from_numpy(params_gradient.sum(axis=0)), None)
 
 
 def step(model, x, u, params):

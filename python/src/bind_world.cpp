@@ -1,17 +1,21 @@
 // python/src/bind_world.cpp — diffphys/world.hpp: one world for any scene file (rigid, soft, or
-// both coupled): World (load_world, parse_world, its layout of named slices), WorldRollout and
-// WorldGradients, everything as flat NumPy vectors in the layouts of World.layout — the state
-// (state_size), its gradients in the tangent layout (tangent_size), θ (param_count) and the
-// controls (T, control_count).
+// both coupled): World (load_world, parse_world, its layout of named slices), WorldRollout,
+// WorldController (subclassable from Python: closed loop) and WorldGradients, everything as
+// flat NumPy vectors in the layouts of World.layout — the state (state_size), its gradients in
+// the tangent layout (tangent_size), θ (param_count) and the controls (T, control_count).
 //
-// The Python WorldRollout owns its World and θ (the C++ one references θ), so nothing can
-// dangle; run() may replace θ. Step statuses are copies (the C++ ones are spans into the
-// rollout). The GIL is released while loading, running and differentiating.
+// The Python WorldRollout owns its World, θ (the C++ one references θ) and the controller of
+// its last run, so nothing can dangle; run() may replace θ. Step statuses are copies (the C++
+// ones are spans into the rollout). The GIL is released while loading, running and
+// differentiating; Python callbacks (a controller, a loss-gradient function) take it back for
+// each call and get fresh arrays, never views into C++ buffers. backward() takes dL/dx_t for
+// every t as one (T + 1, tangent_size) array — the fast path, no Python call per step — or a
+// callable. The rigid Rollout, Controller and Gradients of the Python API are a thin layer over
+// these (python/diffphys/_rollout.py).
 #include <pybind11/stl/filesystem.h>
 
 #include "bindings.hpp"
 #include "diffphys/world.hpp"
-#include "loss_gradient.hpp"
 
 namespace diffphys::python {
 namespace {
@@ -32,9 +36,24 @@ struct BoundWorldRollout {
   World world;
   WorldParams params;  // θ, referenced by `rollout`
   WorldRollout rollout;
+  py::object controller;  // the WorldController of the last run (closed loop), kept alive for backward()
   BoundWorldRollout(const World& world_in, WorldParams params_in, const RolloutOptions& options)
       : world(world_in), params(std::move(params_in)), rollout(world, params, WorldRolloutOptions{options}) {}
 };
+
+// Calls function(arguments..., out), `out` a fresh zeroed array of target.size() values, and
+// writes (or adds, with `add`) what it returns — or `out` when it returns None — into
+// `target`. The GIL must be held; `what` names the call in a size error.
+template <typename... Arguments>
+void call_into(const py::object& function, std::span<double> target, bool add, const std::string& what,
+               Arguments&&... arguments) {
+  py::array_t<double> out(static_cast<py::ssize_t>(target.size()));
+  std::fill_n(out.mutable_data(), target.size(), 0.0);
+  const py::object result = function(std::forward<Arguments>(arguments)..., out);
+  const DoubleArray values = py::cast<DoubleArray>(result.is_none() ? py::object(out) : result);
+  const auto source = checked_span(values, target.size(), what);
+  for (std::size_t i = 0; i < target.size(); ++i) target[i] = add ? target[i] + source[i] : source[i];
+}
 
 py::array vector_of(const std::vector<double>& values) {
   return copy_of(values, {static_cast<py::ssize_t>(values.size())});
@@ -50,6 +69,53 @@ std::span<const double> vector_argument(const DoubleArray& array, int size, cons
 WorldParams params_argument(const World& world, const DoubleArray& values, const char* what) {
   const auto span = vector_argument(values, world.layout().param_count, message(what, ": params"));
   return WorldParams{{span.begin(), span.end()}};
+}
+
+// A Python subclass of diffphys.WorldController: act() and act_backward() are looked up on the
+// Python object at each call (the GIL taken for it), with x_t as a fresh (state_size) array.
+class PythonWorldController : public WorldController {
+ public:
+  const World* world = nullptr;  // the world of the rollout running it, set by WorldRollout.run
+
+  void act(int step, const WorldState& state, std::span<double> controls) override {
+    py::gil_scoped_acquire gil;
+    const py::function override = py::get_override(static_cast<const WorldController*>(this), "act");
+    if (!override) throw Error("WorldController: a subclass must define act(step, x, controls)");
+    call_into(override, controls, false, "WorldController.act", step, vector_of(pack_state(*world, state)));
+  }
+
+  void act_backward(int step, const WorldState& state, std::span<const double> control_gradient,
+                    WorldStateGradient& state_gradient) override {
+    py::gil_scoped_acquire gil;
+    const py::function override = py::get_override(static_cast<const WorldController*>(this), "act_backward");
+    if (!override)
+      throw Error(
+          "WorldController: closed-loop backward needs act_backward(step, x, control_gradient, state_gradient) "
+          "adding (∂π/∂x)ᵀ ū into state_gradient (tangent_size)");
+    call_into(override, state_gradient.all, true, "WorldController.act_backward", step,
+              vector_of(pack_state(*world, state)),
+              copy_of(control_gradient, {static_cast<py::ssize_t>(control_gradient.size())}));
+  }
+};
+
+// backward()'s argument as the rollout's loss: dL/dx_t of every t as one (T + 1, tangent_size)
+// array (`array` keeps it), or a callable f(t, x_t, gradient) called with the GIL taken.
+WorldLossGradient loss_gradient_of(const py::object& loss_gradient, const World& world, int steps, DoubleArray& array) {
+  const auto width = static_cast<std::size_t>(world.layout().tangent_size);
+  if (PyCallable_Check(loss_gradient.ptr()))
+    return [&loss_gradient, &world](int t, const WorldState& state, WorldStateGradient& gradient) {
+      py::gil_scoped_acquire gil;
+      call_into(loss_gradient, gradient.all, true, message("WorldRollout.backward: loss gradient at step ", t), t,
+                vector_of(pack_state(world, state)));
+    };
+  array = py::cast<DoubleArray>(loss_gradient);
+  if (array.ndim() != 2 || array.shape(0) != steps + 1 || static_cast<std::size_t>(array.shape(1)) != width)
+    throw Error(message("WorldRollout.backward: loss gradients must have shape (T + 1, tangent_size) = (", steps + 1,
+                        ", ", width, "), got ", shape_text(array)));
+  return [data = array.data(), width](int t, const WorldState&, WorldStateGradient& gradient) {
+    const double* row = data + static_cast<std::size_t>(t) * width;
+    for (std::size_t i = 0; i < width; ++i) gradient.all[i] += row[i];
+  };
 }
 
 BoundStepStatus step_status(const WorldRollout& rollout, int step) {
@@ -200,9 +266,22 @@ void bind_world(py::module_& module) {
   py::class_<BoundWorldGradients> gradients_class(module, "WorldGradients",
                                                   "dL/dx_0, dL/du_t and dL/dθ in the world's layouts, with each part's "
                                                   "health report. Arrays are views kept alive by this object.");
-  bind_gradient_arrays<BoundWorldGradients, &BoundWorldGradients::control_count>(
-      gradients_class, "(tangent_size) dL/dx_0 in the tangent layout.", "(T, control_count) dL/du_t.",
-      "(param_count) dL/dθ (empty with parameter_gradients off).");
+  const auto gradient_array = [&gradients_class](const char* name, std::vector<double> WorldGradients::*member,
+                                                 bool per_step, const char* doc) {
+    gradients_class.def_property_readonly(
+        name,
+        [member, per_step](py::object self) {
+          auto& g = self.cast<BoundWorldGradients&>();
+          std::vector<double>& values = g.*member;
+          if (per_step) return view(values.data(), {g.steps, g.control_count}, self);
+          return view(values.data(), {static_cast<py::ssize_t>(values.size())}, self);
+        },
+        doc);
+  };
+  gradient_array("initial_state", &WorldGradients::initial_state, false,
+                 "(tangent_size) dL/dx_0 in the tangent layout.");
+  gradient_array("controls", &WorldGradients::controls, true, "(T, control_count) dL/du_t.");
+  gradient_array("params", &WorldGradients::params, false, "(param_count) dL/dθ (empty with parameter_gradients off).");
   gradients_class
       .def(
           "param",
@@ -215,7 +294,17 @@ void bind_world(py::module_& module) {
       .def_readonly("soft_health", &BoundWorldGradients::soft_health)
       .def_readonly("solver_converged", &BoundWorldGradients::solver_converged)
       .def_readonly("not_differentiable", &BoundWorldGradients::not_differentiable,
-                    "As Gradients.not_differentiable (rigid slices at a non-differentiable value, static bodies).");
+                    "Parameter slices at a value where the loss is not differentiable, and x0/<body> for each static "
+                    "body (fixed scenery: its rows of initial_state are zero).");
+
+  py::class_<WorldController, PythonWorldController>(
+      module, "WorldController",
+      "Feedback inside a world rollout (closed loop) of a rigid or a soft world (not yet both). Subclass it and "
+      "define act(step, x, controls): from x_t (state_size), write the (control_count) controls into `controls` or "
+      "return them; and, for backward, act_backward(step, x, control_gradient, state_gradient): add (∂π/∂x_t)ᵀ ū_t "
+      "(tangent layout) into the (tangent_size) `state_gradient` or return it, and accumulate the gradient of the "
+      "controller's own parameters. act_backward is called once per step, for t = T−1 down to 0.")
+      .def(py::init<>());
 
   py::class_<BoundWorldRollout>(module, "WorldRollout",
                                 "A differentiable trajectory of any world: run T world steps, then backward() gives "
@@ -228,18 +317,20 @@ void bind_world(py::module_& module) {
            "θ: (param_count), None for the world's defaults. options: RolloutOptions, applied to every part.")
       .def(
           "run",
-          [](BoundWorldRollout& self, const DoubleArray& x0, const std::optional<DoubleArray>& controls,
-             std::optional<int> steps, const std::optional<DoubleArray>& params) {
+          [](BoundWorldRollout& self, const DoubleArray& x0, const py::object& controls, std::optional<int> steps,
+             const std::optional<DoubleArray>& params) {
             const WorldLayout& layout = self.world.layout();
             const auto state = vector_argument(x0, layout.state_size, "WorldRollout.run: x0");
-            std::span<const double> control_values;
-            if (controls) {
-              if (!steps && controls->ndim() == 2) steps = static_cast<int>(controls->shape(0));
-              if (controls->ndim() != 2 || controls->shape(0) != steps || controls->shape(1) != layout.control_count)
+            const bool closed_loop = py::isinstance<WorldController>(controls);
+            DoubleArray control_array;
+            if (!controls.is_none() && !closed_loop) {
+              control_array = py::cast<DoubleArray>(controls);
+              if (!steps && control_array.ndim() == 2) steps = static_cast<int>(control_array.shape(0));
+              if (control_array.ndim() != 2 || control_array.shape(0) != steps ||
+                  control_array.shape(1) != layout.control_count)
                 throw Error(message("WorldRollout.run: controls must have shape (steps, control_count) = (",
                                     steps ? std::to_string(*steps) : "steps", ", ", layout.control_count, "), got ",
-                                    shape_text(*controls)));
-              control_values = {controls->data(), static_cast<std::size_t>(controls->size())};
+                                    shape_text(control_array)));
             } else if (!steps) {
               throw Error("WorldRollout.run: give steps, or controls as a (steps, control_count) array");
             }
@@ -249,16 +340,33 @@ void bind_world(py::module_& module) {
               self.params = std::move(replaced);  // the same object: the rollout's reference stays valid
             }
             const WorldState initial = unpack_state(self.world, state);
-            py::gil_scoped_release release;
-            self.rollout.run(initial, control_values, *steps);
+            self.controller = closed_loop ? controls : py::none();
+            if (closed_loop) {
+              auto& controller = dynamic_cast<PythonWorldController&>(controls.cast<WorldController&>());
+              controller.world = &self.world;
+              py::gil_scoped_release release;
+              self.rollout.run(initial, controller, *steps);
+            } else {
+              const std::span<const double> values(control_array.data(),
+                                                   static_cast<std::size_t>(control_array.size()));
+              py::gil_scoped_release release;
+              self.rollout.run(initial, values, *steps);
+            }
           },
           py::arg("x0"), py::arg("controls") = py::none(), py::arg("steps") = py::none(),
           py::arg("params") = py::none(),
-          "From x0 (state_size) under controls (steps, control_count), or None (the world's defaults held; then "
-          "`steps` is required); `params` (param_count) replaces θ for this and later runs.")
+          "From x0 (state_size) under controls: a (steps, control_count) array, None (the world's defaults held) or "
+          "a WorldController (closed loop); `steps` is required unless the controls are an array. `params` "
+          "(param_count) replaces θ for this and later runs.")
       .def("steps", [](const BoundWorldRollout& self) { return self.rollout.steps(); })
       .def(
           "params", [](const BoundWorldRollout& self) { return vector_of(self.params.values); }, "θ (a copy).")
+      .def(
+          "controls",
+          [](const BoundWorldRollout& self) {
+            return copy_of(self.rollout.controls(), {self.rollout.steps(), self.world.layout().control_count});
+          },
+          "(T, control_count) the controls used (given, the defaults held, or the controller's), a copy.")
       .def(
           "state",
           [](const BoundWorldRollout& self, int step) {
@@ -297,21 +405,24 @@ void bind_world(py::module_& module) {
           "converged", [](const BoundWorldRollout& self) { return self.rollout.converged(); },
           "Every step of every part converged.")
       .def(
+          "checkpoint_interval", [](const BoundWorldRollout& self) { return self.rollout.checkpoint_interval(); },
+          "A state kept every k steps by the last run (1 in a world of both parts).")
+      .def(
+          "stored_state_bytes", [](const BoundWorldRollout& self) { return self.rollout.stored_state_bytes(); },
+          "Bytes of the states the last run kept (0 in a world of both parts: not counted yet).")
+      .def(
+          "stored_record_bytes", [](const BoundWorldRollout& self) { return self.rollout.stored_record_bytes(); },
+          "Bytes of the step records the last run kept (0 in a world of both parts: not counted yet).")
+      .def(
           "backward",
           [](const BoundWorldRollout& self, const py::object& loss_gradient) {
-            const WorldLayout& layout = self.world.layout();
-            const int steps = self.rollout.steps();
-            const LossGradientInput input(loss_gradient, steps, static_cast<std::size_t>(layout.tangent_size),
-                                          "WorldRollout.backward", "tangent_size");
+            DoubleArray array;
+            const WorldLossGradient loss = loss_gradient_of(loss_gradient, self.world, self.rollout.steps(), array);
             BoundWorldGradients gradients;
-            gradients.steps = steps;
-            gradients.control_count = layout.control_count;
-            const WorldLossGradient adapter = [&](int t, const WorldState& state, WorldStateGradient& gradient) {
-              input.add(
-                  t, [&] { return vector_of(pack_state(self.world, state)); }, gradient.all);
-            };
+            gradients.steps = self.rollout.steps();
+            gradients.control_count = self.world.layout().control_count;
             py::gil_scoped_release release;
-            static_cast<WorldGradients&>(gradients) = self.rollout.backward(adapter);
+            static_cast<WorldGradients&>(gradients) = self.rollout.backward(loss);
             return gradients;
           },
           py::arg("loss_gradient"),

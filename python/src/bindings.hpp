@@ -37,6 +37,7 @@ void bind_simulator(py::module_& module);
 void bind_trajectory(py::module_& module);
 void bind_rollout(py::module_& module);
 void bind_world(py::module_& module);
+void bind_world_batch(py::module_& module);
 void bind_gradcheck(py::module_& module);
 
 // "(2, 3)" — for error messages about shapes.

@@ -18,5 +18,6 @@ PYBIND11_MODULE(_core, module) {
   bind_trajectory(module);
   bind_rollout(module);
   bind_world(module);
+  bind_world_batch(module);
   bind_gradcheck(module);
 }

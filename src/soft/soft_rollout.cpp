@@ -126,6 +126,11 @@ void SoftRollout::forward(const SoftState& initial, std::span<const double> cont
   final_state_ = current;
 }
 
+std::size_t SoftRollout::stored_state_bytes() const {
+  // As the budget counts them in forward().
+  return checkpoints_.size() * (2 * static_cast<std::size_t>(model_.dof_count()) * sizeof(double) + sizeof(SoftState));
+}
+
 SoftState SoftRollout::state(int step) const {
   if (step < 0 || step > steps_) throw Error(message("soft rollout: step ", step, " outside [0, ", steps_, "]"));
   if (step == steps_) return final_state_;

@@ -279,6 +279,24 @@ bool WorldRollout::converged() const {
   return true;
 }
 
+int WorldRollout::checkpoint_interval() const {
+  const Engine& engine = *engine_;
+  if (engine.rigid) return engine.rigid->checkpoint_interval();
+  return engine.soft ? engine.soft->checkpoint_interval() : 1;
+}
+
+std::size_t WorldRollout::stored_state_bytes() const {
+  const Engine& engine = *engine_;
+  if (engine.rigid) return engine.rigid->stored_state_bytes();
+  return engine.soft ? engine.soft->stored_state_bytes() : 0;
+}
+
+std::size_t WorldRollout::stored_record_bytes() const {
+  const Engine& engine = *engine_;
+  if (engine.rigid) return engine.rigid->stored_record_bytes();
+  return engine.soft ? engine.soft->stored_record_bytes() : 0;
+}
+
 WorldGradients WorldRollout::backward(const WorldLossGradient& loss_gradient) const {
   const WorldLayout& layout = world_.layout();
   const Engine& engine = *engine_;
