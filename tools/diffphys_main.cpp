@@ -387,16 +387,14 @@ void print_rigid_info(const std::string& heading, const Scene& scene) {
             << format_number(model.dt) << " s\n";
   std::cout << "coordinates " << (solver.coordinates == Coordinates::Reduced ? "reduced" : "maximal")
             << "; formulation " << (solver.formulation == Formulation::Convex ? "convex" : "complementarity")
-            << "; solver " << solver_name(solver) << ": max_iterations "
-            << solver.max_iterations << ", tolerance " << format_number(solver.tolerance)
-            << ", friction_directions " << solver.friction_directions << " ("
+            << "; solver " << solver_name(solver) << ": max_iterations " << solver.max_iterations << ", tolerance "
+            << format_number(solver.tolerance) << ", friction_directions " << solver.friction_directions << " ("
             << (solver.slip_aligned_friction ? "slip-aligned" : "fixed") << "), contact_margin "
-            << format_number(solver.contact_margin) << " m, contact_erp "
-            << format_number(solver.contact_erp) << ", penetration_slop "
-            << format_number(solver.penetration_slop) << " m, restitution_threshold "
-            << format_number(solver.restitution_threshold) << " m/s, stabilization "
-            << solver.stabilization_iterations << " iterations to "
-            << format_number(solver.stabilization_tolerance) << ", time_of_impact "
+            << format_number(solver.contact_margin) << " m, speculative_factor "
+            << format_number(solver.speculative_factor) << ", contact_erp " << format_number(solver.contact_erp)
+            << ", penetration_slop " << format_number(solver.penetration_slop) << " m, restitution_threshold "
+            << format_number(solver.restitution_threshold) << " m/s, stabilization " << solver.stabilization_iterations
+            << " iterations to " << format_number(solver.stabilization_tolerance) << ", time_of_impact "
             << (solver.time_of_impact ? "on" : "off") << "\n";
 
   std::cout << "\nbodies (" << model.body_count() << ", body 0 is the world):\n";
