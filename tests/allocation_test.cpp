@@ -1,7 +1,8 @@
 // tests/allocation_test.cpp — the step allocates nothing once its buffers have grown.
 // Counts calls of the global operator new while stepping a scene with joints, a servo,
 // contacts and friction (both solvers of the complementarity formulation and the convex
-// formulation's Newton), convex mesh bodies included.
+// formulation's Newton), convex mesh bodies included, and a fast ball whose contacts are
+// found speculatively (collision/detect_contacts.hpp).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -10,7 +11,10 @@
 #include <memory>
 #include <new>
 
+#include "collision/detect_contacts.hpp"
+#include "diffphys/scene.hpp"
 #include "diffphys/world_simulator.hpp"
+#include "experiments/chain_problem.hpp"
 #include "test_paths.hpp"
 #include "test_scenes.hpp"
 
@@ -114,6 +118,41 @@ TEST(Step, AllocatesNothingAfterWarmUp) {
 }
 
 // Joint coordinates (rigid/articulated.hpp): the reduced step of a chain with servos and a motor.
+// The chain-mass scene (convex, speculative contacts): the ball, pushed for the whole run here,
+// crosses several margins per step. The second pass over the same 300 steps meets no buffer
+// size the first did not.
+TEST(Step, SpeculativeContactsAllocateNothingAfterWarmUp) {
+  const Scene scene = parse_scene(experiments::chain_scene_json(10, 0.7, experiments::ChainContacts::Continuous));
+  Workspace workspace;
+  collision::CollisionWorkspace collision_workspace;
+  std::vector<Contact> contacts;
+  State current = scene.state, next = scene.state;
+  int speculative_steps = 0;
+  for (int i = 0; i < 300; ++i) {
+    collision::detect_contacts(scene.model, scene.params, current, collision_workspace, contacts);
+    for (const Contact& contact : contacts)
+      if (contact.margin > scene.model.solver.contact_margin) {
+        ++speculative_steps;
+        break;
+      }
+    step(scene.model, scene.params, current, scene.controls, next, workspace);
+    std::swap(current, next);
+  }
+  EXPECT_GT(speculative_steps, 0);
+  current = scene.state;
+  allocations = 0;
+  counting = true;
+  int contact_steps = 0;
+  for (int i = 0; i < 300; ++i) {
+    const StepStatus status = step(scene.model, scene.params, current, scene.controls, next, workspace);
+    contact_steps += status.contact_count > 0;
+    std::swap(current, next);
+  }
+  counting = false;
+  EXPECT_EQ(allocations.load(), 0);
+  EXPECT_GT(contact_steps, 0);
+}
+
 TEST(Step, ReducedCoordinatesAllocateNothingAfterTheFirstStep) {
   ModelBuilder builder = testing::hinge_chain(3, 0.3, 0.5, 0.6, 0);
   builder.solver.coordinates = Coordinates::Reduced;

@@ -303,7 +303,8 @@ const char* check_pair(const PairScene& pair, int shape_a, int shape_b,
 
   for (std::size_t c = 0; c < base.size(); ++c) {
     SCOPED_TRACE("feature " + std::to_string(base[c].feature));
-    const Contact contact = collision::contact_from_point(model, shape_a, shape_b, base[c]);
+    const Contact contact =
+        collision::contact_from_point(model, shape_a, shape_b, base[c], model.solver.contact_margin);
     const ContactGeometryJacobian jacobian =
         contact_geometry_jacobian(model, params, state, contact);
     EXPECT_TRUE(jacobian.found);
@@ -523,7 +524,8 @@ TEST(ContactGeometry, SphereClosedFormsMatchDualNarrowPhase) {
     const Model& model = pair.scene.model;
     const std::vector<ContactPoint> points = contacts_of(model, pair.scene.params, pair.scene.state, shape_a, shape_b);
     ASSERT_EQ(points.size(), 1u);
-    const Contact contact = collision::contact_from_point(model, shape_a, shape_b, points[0]);
+    const Contact contact =
+        collision::contact_from_point(model, shape_a, shape_b, points[0], model.solver.contact_margin);
     const ContactGeometryJacobian closed = contact_geometry_jacobian(model, pair.scene.params, pair.scene.state, contact);
     const ContactGeometryJacobian dual = contact_geometry_jacobian_dual(model, pair.scene.params, pair.scene.state, contact);
     ASSERT_TRUE(closed.found);

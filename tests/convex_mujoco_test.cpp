@@ -214,6 +214,7 @@ ConvexMujocoRun run_side_by_side(const ConvexMujocoSetup& setup) {
   Scene& scene = run.scene;
   set_formulation(scene, Formulation::Convex);
   scene.model.solver.contact_margin = 0.0;  // contacts where the surfaces overlap, as MuJoCo's
+  scene.model.solver.speculative_factor = 0.0;  // and none before: MuJoCo has no speculative contacts
   scene.model.solver.tolerance = kConvexMujocoSolveTolerance;
   scene.params.slice(scene.model, "compliance/contact/time_constant")[0] =
       setup.contact_time_constant * setup.diffphys_time_constant_scale;

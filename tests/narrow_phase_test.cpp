@@ -786,23 +786,6 @@ PosedShape random_shape(ShapeType type, std::mt19937_64& rng) {
   return {};
 }
 
-double bounding_radius(const PosedShape& shape) {
-  switch (shape.type) {
-    case ShapeType::Sphere:
-      return shape.size.x;
-    case ShapeType::Capsule:
-    case ShapeType::Cylinder:
-      return shape.size.x + shape.size.y;
-    case ShapeType::Box:
-      return norm(shape.size);
-    case ShapeType::Plane:
-    case ShapeType::ConvexMesh:
-      return 0.0;
-  }
-  return 0.0;
-}
-
-
 class NarrowPhaseRandomPoses : public ::testing::TestWithParam<std::pair<ShapeType, ShapeType>> {};
 
 TEST_P(NarrowPhaseRandomPoses, AgreeWithReferenceDistancesAndMirrorUnderSwap) {

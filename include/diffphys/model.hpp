@@ -169,6 +169,14 @@ struct SolverSettings {
   // rigid/inequality_rows.hpp, docs/simulation.md.
   bool slip_aligned_friction = true;
   double contact_margin = 0.01;    // contacts are generated when the gap is below this, m
+  // Speculative contacts (docs/simulation.md, "Speculative contacts"): a contact point whose
+  // gap is at or above contact_margin is still generated when the gap is below
+  // speculative_factor · h · (s_n⁺ + μ‖v_t‖), its relative approach speed plus μ times its
+  // sliding speed at the start of the step, so that a fast contact appears while its row
+  // still exerts no force instead of whole steps late. A scene where no point moves that
+  // fast (h · (s_n⁺ + μ‖v_t‖) · factor < contact_margin) has exactly the contacts of the
+  // fixed margin. 0 turns it off; must be 0 or ≥ 1.
+  double speculative_factor = 2.0;
   double contact_erp = 0.2;        // fraction of penetration removed per step (contacts only)
   // Complementarity: penetration tolerated before correction, m. Convex: the band above a
   // contact or a limit over which its target turns smoothly from the open gap's −gap/h to the

@@ -141,6 +141,7 @@ void bind_model(py::module_& module) {
       .def_readwrite("friction_directions", &SolverSettings::friction_directions)
       .def_readwrite("slip_aligned_friction", &SolverSettings::slip_aligned_friction)
       .def_readwrite("contact_margin", &SolverSettings::contact_margin)
+      .def_readwrite("speculative_factor", &SolverSettings::speculative_factor)
       .def_readwrite("contact_erp", &SolverSettings::contact_erp)
       .def_readwrite("penetration_slop", &SolverSettings::penetration_slop)
       .def_readwrite("restitution_threshold", &SolverSettings::restitution_threshold)

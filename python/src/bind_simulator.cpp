@@ -47,6 +47,8 @@ void bind_simulator(py::module_& module) {
       .def_readonly("position", &Contact::position)
       .def_readonly("normal", &Contact::normal, "Unit, from b towards a.")
       .def_readonly("gap", &Contact::gap, "Signed distance, m (< 0: penetration).")
+      .def_readonly("margin", &Contact::margin,
+                    "Distance the pair was searched within, m: the contact margin, or a fast pair's speculative reach.")
       .def_readonly("feature", &Contact::feature)
       .def_readonly("normal_impulse", &Contact::normal_impulse, "N·s.")
       .def_readonly("friction_impulse", &Contact::friction_impulse, "N·s, world frame.");

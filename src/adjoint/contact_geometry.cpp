@@ -229,6 +229,13 @@ void fill_from_tangents(const Geometry& geometry, bool sphere_is_a, const Vec3& 
   jacobian.found = true;
 }
 
+// The distance within which the forward pass searched the contact's pair: the pair's
+// speculative reach when it had one (Contact::margin), else the solver's contact margin (a
+// Contact made by hand has margin 0).
+double search_margin(const SolverSettings& solver, const Contact& contact) {
+  return std::max(solver.contact_margin, contact.margin);
+}
+
 // The closed forms above; false when they do not apply (the caller runs the dual narrow phase).
 bool sphere_contact_geometry(const Model& model, const Params& params, const State& state, const Contact& contact,
                              ContactGeometryJacobian& jacobian) {
@@ -244,7 +251,7 @@ bool sphere_contact_geometry(const Model& model, const Params& params, const Sta
   const Vec3 lever_b = state.orientation[static_cast<std::size_t>(shape_b.body)].rotate(shape_b.local_position);
   const collision::PosedShape& sphere = sphere_is_a ? posed_a : posed_b;
   const collision::PosedShape& other = sphere_is_a ? posed_b : posed_a;
-  const double margin = model.solver.contact_margin;
+  const double margin = search_margin(model.solver, contact);
   using collision::detail::kTinyLength;
 
   if (other_type == ShapeType::Sphere) {  // both spheres: never swapped
@@ -306,15 +313,14 @@ void fill_from_point(const collision::ContactPointT<GeometryDual>& point, Contac
   jacobian.found = true;
 }
 
-// The dual narrow phase of the posed shapes a and b: the Jacobians of every point it
-// reports, with their features; returns the count.
+// The dual narrow phase of the posed shapes a and b, searched within `margin`: the Jacobians
+// of every point it reports, with their features; returns the count.
 int pair_geometry_jacobians_dual(const collision::PosedShapeT<GeometryDual>& shape_a,
                                  const collision::PosedShapeT<GeometryDual>& shape_b, const SolverSettings& solver,
-                                 int features[collision::kMaxPairContacts],
+                                 double margin, int features[collision::kMaxPairContacts],
                                  ContactGeometryJacobian jacobians[collision::kMaxPairContacts]) {
   collision::ContactPointT<GeometryDual> points[collision::kMaxPairContacts];
-  const int count =
-      collision::collide(shape_a, shape_b, solver.contact_margin, points, collision::pair_contact_limit(solver));
+  const int count = collision::collide(shape_a, shape_b, margin, points, collision::pair_contact_limit(solver));
   for (int i = 0; i < count; ++i) {
     fill_from_point(points[i], jacobians[i]);
     features[i] = points[i].feature;
@@ -363,7 +369,8 @@ ContactGeometryJacobian contact_geometry_jacobian(const Model& model, const Para
   if (box_feature_geometry(shape_a, shape_b, contact.feature, jacobian)) return jacobian;
   int features[collision::kMaxPairContacts];
   ContactGeometryJacobian jacobians[collision::kMaxPairContacts];
-  const int count = pair_geometry_jacobians_dual(shape_a, shape_b, model.solver, features, jacobians);
+  const int count = pair_geometry_jacobians_dual(shape_a, shape_b, model.solver, search_margin(model.solver, contact),
+                                                 features, jacobians);
   for (int i = 0; i < count; ++i)
     if (features[i] == contact.feature) return jacobians[i];
   return {};
@@ -376,7 +383,7 @@ ContactGeometryJacobian contact_geometry_jacobian_dual(const Model& model, const
   const int count = pair_geometry_jacobians_dual(
       pose_shape_with_tangents(model, params, state, contact.shape_a, kBodyATranslationInput, kShapeASizeInput),
       pose_shape_with_tangents(model, params, state, contact.shape_b, kBodyBTranslationInput, kShapeBSizeInput),
-      model.solver, features, jacobians);
+      model.solver, search_margin(model.solver, contact), features, jacobians);
   for (int i = 0; i < count; ++i)
     if (features[i] == contact.feature) return jacobians[i];
   return {};
@@ -400,7 +407,9 @@ const ContactGeometryJacobian& ContactGeometryAtState::jacobian(const Contact& c
     count_ = -1;  // the pair's whole dual narrow phase not run yet
   }
   if (box_feature_geometry(posed_a_, posed_b_, contact.feature, single_)) return single_;
-  if (count_ < 0) count_ = pair_geometry_jacobians_dual(posed_a_, posed_b_, model_.solver, features_, pair_);
+  if (count_ < 0)
+    count_ = pair_geometry_jacobians_dual(posed_a_, posed_b_, model_.solver, search_margin(model_.solver, contact),
+                                          features_, pair_);
   for (int i = 0; i < count_; ++i)
     if (features_[i] == contact.feature) return pair_[i];
   single_ = {};  // found = false, as contact_geometry_jacobian_dual

@@ -26,9 +26,20 @@ struct CollisionWorkspace {
   std::vector<int> plane_shapes;
   std::vector<std::pair<int, int>> pairs;
   std::vector<std::pair<int, int>> excluded_body_pairs;  // sorted (min, max)
+  // (nshape) bound on the speed of any point of each posed shape, |v| + |ω|·(its distance
+  // from the centre of mass), m/s; filled only when speculative contacts are on.
+  std::vector<double> shape_speed;
 };
 
 // Replaces `contacts` with this state's contacts, in a deterministic order.
+//
+// A pair's points are those with gap below solver.contact_margin, and, when the pair moves
+// fast, speculative points: gap below speculative_factor · h · (s_n⁺ + μ‖v_t‖), the point's
+// relative approach speed s_n⁺ and sliding speed ‖v_t‖ at the start of the step (μ the
+// pair's friction). The narrow phase then runs again with the reach that bounds every such
+// threshold (from each shape's speed bound), and its points are kept if they are below the
+// margin or their own threshold; if none is speculative the margin's points stand, so a pair
+// that moves slowly gets exactly the contacts of the fixed margin.
 //
 // Shapes that can never touch anything are neither posed nor boxed nor swept (a chain whose
 // links have collision mask 0 then costs nothing here): a shape whose collision group or
@@ -48,9 +59,11 @@ void excluded_body_pairs(const Model& model, std::vector<std::pair<int, int>>& p
 // non-dynamic bodies, each one's group in the other's mask, the bodies not excluded.
 bool may_collide(const Model& model, std::span<const std::pair<int, int>> excluded, int shape_i, int shape_j);
 
-// The Contact between shapes a and b for one narrow-phase point.
-inline Contact contact_from_point(const Model& model, int shape_a, int shape_b, const ContactPoint& point) {
+// The Contact between shapes a and b for one narrow-phase point found within `margin`.
+inline Contact contact_from_point(const Model& model, int shape_a, int shape_b, const ContactPoint& point,
+                                  double margin) {
   Contact contact;
+  contact.margin = margin;
   contact.shape_a = shape_a;
   contact.shape_b = shape_b;
   contact.body_a = model.shapes[static_cast<std::size_t>(shape_a)].body;

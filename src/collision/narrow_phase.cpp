@@ -769,4 +769,23 @@ Aabb bounding_box(const PosedShape& shape, double margin) {
   return {shape.position - extent, shape.position + extent};
 }
 
+double bounding_radius(const PosedShape& shape) {
+  switch (shape.type) {
+    case ShapeType::Sphere:
+      return shape.size.x;
+    case ShapeType::Box:
+      return norm(shape.size);
+    case ShapeType::Capsule:
+    case ShapeType::Cylinder:
+      return shape.size.x + shape.size.y;
+    case ShapeType::Plane:
+      return 0.0;
+    case ShapeType::ConvexMesh: {
+      const Aabb box = convex_mesh_bounding_box(shape, 0.0);
+      return norm((box.lower + box.upper) * 0.5 - shape.position) + norm((box.upper - box.lower) * 0.5);
+    }
+  }
+  return 0.0;
+}
+
 }  // namespace diffphys::collision

@@ -77,4 +77,8 @@ struct Aabb {
 };
 Aabb bounding_box(const PosedShape& shape, double margin);
 
+// The radius of a ball about shape.position that holds the whole shape, m (0 for a plane,
+// whose points have no bound). Convex meshes: from their bounding box, so not the tightest.
+double bounding_radius(const PosedShape& shape);
+
 }  // namespace diffphys::collision

@@ -1,340 +1,296 @@
 // experiments/chain_mass.cpp — `diffphys experiment chain-mass` and `chain-mass-scaling`:
-// de Avila Belbute-Peres et al. 2018, §4.1 and Fig. 1.
+// de Avila Belbute-Peres et al. 2018, §4.1 and Fig. 1 (the chain and its loss:
+// experiments/chain_problem.hpp).
 //
-// The scene is that of the public lcp-physics code (experiments/inference.py) carried into
-// 3D and SI units (1 px = 1 cm): box links 0.2 × 0.2 × 0.6 m hang in the x–z plane from a
-// hinge on the world (axes along y), link i centred 0.5·i m below the first, neighbours
-// joined at the middle of their 0.1 m overlap and not colliding with each other. A ball
-// (r = 0.2 m, 1 kg) at the height of the last link, 2.5 m to the side, is pushed towards the
-// chain by 15 N for the first 0.1 s. Restitution 0.5 (links) and 1.0 (ball), friction 0.9,
-// dt = 1/30 s, 10 s observed.
-//
-// Gravity acts on the links only (1 m/s²; the ball floats). The engine's gravity is global,
-// so it is set to zero and each link carries the equivalent external force −m g ẑ (the
-// body's `force` parameter); that force follows the link's mass, so the chain rule adds
-// −g·dL/dF_z to dL/dm. A link's inertia follows its mass too (uniform density): dL/dm also
-// collects I₁·dL/dI, with I₁ the inertia per kilogram. The push is a force parameter on the
-// ball that is 15 N for 3 steps and 0 afterwards: two Rollouts, the second started from the
-// first's final state, their gradients chained through dL/dx₃.
+// chain-mass infers the chain's total mass (7 kg) from the observed motion, from 10 starts
+// evenly spaced over 0.5–5 kg and one drawn from U(0, 1) kg (the public code's random start),
+// with two optimisers: the paper's (gradient descent, rate 0.01, gradient clipped to ±100, on
+// the mass) and one without clipping, L-BFGS on the log-mass. The chain's
+// contacts are the Continuous ones (convex formulation, speculative contacts, impacts without
+// restitution), in which the loss is continuous in the mass; the loss along the mass and its
+// analytic and central-difference gradients are written beside the curves, with a fine scan
+// across 4.80–4.90 kg, where the paper's contacts made the loss jump.
 #include "experiments/chain_mass.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
-#include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <random>
 
+#include "diffphys/lbfgs.hpp"
 #include "diffphys/optimizer.hpp"
-#include "diffphys/rollout.hpp"
-#include "diffphys/scene.hpp"
-#include "diffphys/simulator.hpp"
+#include "experiments/chain_problem.hpp"
 #include "experiments/experiment_io.hpp"
 
 namespace diffphys::experiments {
 namespace {
 
-constexpr double kChainTimeStep = 1.0 / 30.0;   // s
-constexpr int kObservedSteps = 300;             // 10 s
-constexpr int kPushSteps = 3;                   // 0.1 s
-constexpr double kPushForce = 15.0;             // N
-constexpr double kLinkGravity = 1.0;            // m/s²
-constexpr double kChainHingeHeight = 5.0;       // m: the chain hangs above z = 0 (no ground)
 constexpr double kInitialGuessForViewer = 1.0;  // kg: the paper's starting mass
+constexpr double kSmallestMass = 0.05;          // kg: gradient descent's steps are kept above this
 
-std::string chain_scene_json(int links, double link_mass) {
-  using nlohmann::json;
-  json bodies = json::array(), joints = json::array();
-  auto link_z = [](int i) { return kChainHingeHeight - 0.2 - 0.5 * i; };
-  for (int i = 0; i < links; ++i) {
-    const std::string name = "link" + std::to_string(i);
-    bodies.push_back({{"name", name},
-                      {"position", {0.0, 0.0, link_z(i)}},
-                      {"mass", link_mass},
-                      {"friction", 0.9},
-                      {"restitution", 0.5},
-                      {"force", {0.0, 0.0, -kLinkGravity * link_mass}},
-                      {"shapes", {{{"type", "box"}, {"half_extents", {0.1, 0.1, 0.3}}}}}});
-    joints.push_back({{"name", "hinge" + std::to_string(i)},
-                      {"type", "revolute"},
-                      {"parent", i == 0 ? "world" : "link" + std::to_string(i - 1)},
-                      {"child", name},
-                      {"anchor", {0.0, 0.0, i == 0 ? kChainHingeHeight : link_z(i) + 0.25}},
-                      {"axis", {0.0, 1.0, 0.0}}});
-  }
-  bodies.push_back({{"name", "ball"},
-                    {"position", {-2.5, 0.0, link_z(links - 1)}},
-                    {"mass", 1.0},
-                    {"friction", 0.9},
-                    {"restitution", 1.0},
-                    {"force", {kPushForce, 0.0, 0.0}},
-                    {"shapes", {{{"type", "sphere"}, {"radius", 0.2}}}}});
-  const json scene = {
-      {"name", "chain of " + std::to_string(links) + " links hit by a ball (de Avila Belbute-Peres et al. 2018, 4.1)"},
-      {"dt", kChainTimeStep},
-      {"gravity", {0.0, 0.0, 0.0}},
-      {"bodies", bodies},
-      {"joints", joints}};
-  return scene.dump(1);
+std::vector<double> even_masses(double total) {
+  return std::vector<double>(kChainMassLinks, total / kChainMassLinks);
 }
 
-// The loss measures positions in centimetres — the pixels of lcp-physics, whose scene is 1 px
-// = 1 cm — and angles in radians, so that the paper's learning rate (0.01) and clipping (±100)
-// apply unchanged: in metres the gradient would be 10⁴ times smaller.
-constexpr double kPositionUnit = 100.0;  // cm per m
-
-// Per step and body, what is observed: x and z (cm) and the angle about y (rad; the motion is
-// planar).
-void observe(const State& state, std::span<double> out) {
-  for (int b = 1; b < state.body_count(); ++b) {
-    const auto i = static_cast<std::size_t>(b);
-    const Quat& q = state.orientation[i];
-    out[3 * (i - 1) + 0] = kPositionUnit * state.position[i].x;
-    out[3 * (i - 1) + 1] = kPositionUnit * state.position[i].z;
-    out[3 * (i - 1) + 2] = 2.0 * std::atan2(q.y, q.w);  // rotation about y, continuous to ±2π
-  }
+bool within_one_percent(double mass) {
+  return std::abs(mass - kChainTrueMass) < 0.01 * kChainTrueMass;
 }
 
-// The chain, its two parameter sets (pushed / coasting) and the differentiable MSE of the
-// observations for given link masses.
-class ChainProblem {
- public:
-  explicit ChainProblem(int links)
-      : links_(links),
-        scene_(parse_scene(chain_scene_json(links, 1.0), "chain-mass scene")),
-        push_params_(scene_.params),
-        coast_params_(scene_.params),
-        push_(scene_.model, push_params_),
-        coast_(scene_.model, coast_params_),
-        observation_size_(3 * (scene_.model.body_count() - 1)) {
-    coast_params_.slice(scene_.model, "body/ball/force")[0] = 0.0;
-    for (int i = 0; i < links_; ++i) {
-      const auto inertia = scene_.params.slice(scene_.model, link_slice(i, "inertia"));
-      unit_inertia_.push_back({inertia[0], inertia[1], inertia[2]});  // at 1 kg
-    }
-  }
+// The CSV's `method` column: 0 gradient descent, 1 L-BFGS.
+enum class Method { GradientDescent, Lbfgs };
+constexpr Method kMethods[] = {Method::GradientDescent, Method::Lbfgs};
+const char* method_name(Method method) {
+  return method == Method::GradientDescent ? "gradient descent (rate 0.01, clip ±100, on the mass)"
+                                           : "L-BFGS (strong Wolfe line search, on the log-mass, no clipping)";
+}
+const char* method_key(Method method) {
+  return method == Method::GradientDescent ? "gradient_descent" : "lbfgs_log_mass";
+}
 
-  int links() const { return links_; }
-  const Scene& scene() const { return scene_; }
-  int observation_size() const { return observation_size_; }
-
-  void set_masses(std::span<const double> masses) {
-    for (Params* params : {&push_params_, &coast_params_})
-      for (int i = 0; i < links_; ++i) {
-        const double m = masses[static_cast<std::size_t>(i)];
-        params->slice(scene_.model, link_slice(i, "mass"))[0] = m;
-        const auto inertia = params->slice(scene_.model, link_slice(i, "inertia"));
-        for (int k = 0; k < 3; ++k)
-          inertia[static_cast<std::size_t>(k)] = m * unit_inertia_[static_cast<std::size_t>(i)][k];
-        params->slice(scene_.model, link_slice(i, "force"))[2] = -kLinkGravity * m;
-      }
-  }
-
-  // Forward only, with the free step function: the observations x_1 .. x_T (T × observation_size).
-  std::vector<double> simulate(std::span<const double> masses) {
-    set_masses(masses);
-    std::vector<double> observed(static_cast<std::size_t>(kObservedSteps * observation_size_));
-    State current = scene_.state, next;
-    for (int t = 0; t < kObservedSteps; ++t) {
-      step(scene_.model, t < kPushSteps ? push_params_ : coast_params_, current, {}, next, workspace_);
-      std::swap(current, next);
-      observe(current, std::span(observed).subspan(static_cast<std::size_t>(t * observation_size_),
-                                                   static_cast<std::size_t>(observation_size_)));
-    }
-    return observed;
-  }
-
-  double mse(std::span<const double> simulated, std::span<const double> observed) const {
-    double sum = 0.0;
-    for (std::size_t k = 0; k < simulated.size(); ++k)
-      sum += (simulated[k] - observed[k]) * (simulated[k] - observed[k]);
-    return sum / static_cast<double>(simulated.size());
-  }
-
-  // MSE against `observed` and its gradient with respect to every link's mass (BPTT).
-  double loss_and_gradient(std::span<const double> masses, std::span<const double> observed,
-                           std::span<double> dL_dmass) {
-    set_masses(masses);
-    push_.run(scene_.state, {}, kPushSteps);
-    coast_.run(push_.final_state(), {}, kObservedSteps - kPushSteps);
-    const double scale = 2.0 / static_cast<double>(kObservedSteps * observation_size_);
-    std::vector<double> simulated(static_cast<std::size_t>(observation_size_));
-    double sum = 0.0;
-    // dL/dx_t (tangent layout): x → entry 0, z → entry 2, the angle about y → entry 4
-    // (a world-frame rotation increment δθ_y adds δθ_y to the planar angle).
-    auto add_loss_gradient = [&](int t, const State& state, std::span<double> dL_dx) {
-      observe(state, simulated);
-      const std::span<const double> target = observed.subspan(static_cast<std::size_t>((t - 1) * observation_size_),
-                                                              static_cast<std::size_t>(observation_size_));
-      for (int b = 1; b < state.body_count(); ++b) {
-        double* body = dL_dx.data() + kStateTangentPerBody * b;
-        const auto o = static_cast<std::size_t>(3 * (b - 1));
-        const double ex = simulated[o] - target[o], ez = simulated[o + 1] - target[o + 1],
-                     ea = simulated[o + 2] - target[o + 2];
-        sum += ex * ex + ez * ez + ea * ea;
-        body[0] += scale * kPositionUnit * ex;
-        body[2] += scale * kPositionUnit * ez;
-        body[4] += scale * ea;
-      }
-    };
-    const Gradients coast_gradient = coast_.backward([&](int t, const State& state, std::span<double> dL_dx) {
-      add_loss_gradient(t + kPushSteps, state, dL_dx);  // t = 0 is x₃, observed once, here
-    });
-    const Gradients push_gradient = push_.backward([&](int t, const State& state, std::span<double> dL_dx) {
-      if (t == kPushSteps) {
-        for (std::size_t k = 0; k < dL_dx.size(); ++k) dL_dx[k] += coast_gradient.initial_state[k];
-      } else if (t > 0) {
-        add_loss_gradient(t, state, dL_dx);
-      }
-    });
-    for (int i = 0; i < links_; ++i) {
-      double gradient = 0.0;
-      for (const Gradients* g : {&push_gradient, &coast_gradient}) {
-        gradient += g->param(scene_.model, link_slice(i, "mass"))[0];
-        const auto dL_dinertia = g->param(scene_.model, link_slice(i, "inertia"));
-        for (int k = 0; k < 3; ++k)
-          gradient += dL_dinertia[static_cast<std::size_t>(k)] * unit_inertia_[static_cast<std::size_t>(i)][k];
-        gradient -= kLinkGravity * g->param(scene_.model, link_slice(i, "force"))[2];
-      }
-      dL_dmass[static_cast<std::size_t>(i)] = gradient;
-    }
-    return sum / static_cast<double>(kObservedSteps * observation_size_);
-  }
-
-  void record(std::span<const double> masses, const std::filesystem::path& path) {
-    set_masses(masses);
-    const ParamsSegment segments[] = {{&push_params_, kPushSteps}, {&coast_params_, kObservedSteps - kPushSteps}};
-    record_trajectory(scene_.model, segments, scene_.state, path);
-  }
-
- private:
-  static std::string link_slice(int i, const char* what) { return "body/link" + std::to_string(i) + "/" + what; }
-
-  int links_;
-  Scene scene_;
-  Params push_params_, coast_params_;  // referenced by the rollouts
-  Rollout push_, coast_;
-  int observation_size_;
-  std::vector<std::array<double, 3>> unit_inertia_;  // (links) principal moments per kg
-  Workspace workspace_;
+struct Run {
+  double start = 0.0, mass = 0.0, first_mse = 0.0, last_mse = 0.0;
+  int iterations = 0;              // iterations run
+  int within_one_percent = -1;     // first iteration from which every iterate is within 1% of 7 kg
+  int evaluations_to_within = -1;  // loss-and-gradient evaluations up to that iterate
+  int evaluations = 0;
 };
+
+// Median and worst of the iterations to within 1% over the runs that got there.
+nlohmann::json distribution_json(const std::vector<Run>& runs) {
+  std::vector<int> reached, evaluations;
+  nlohmann::json per_start = nlohmann::json::array();
+  for (const Run& run : runs) {
+    per_start.push_back({{"start_kg", run.start},
+                         {"final_mass_kg", run.mass},
+                         {"iterations_to_within_1_percent", run.within_one_percent},
+                         {"evaluations_to_within_1_percent", run.evaluations_to_within},
+                         {"initial_mse", run.first_mse},
+                         {"final_mse", run.last_mse}});
+    if (run.within_one_percent >= 0) {
+      reached.push_back(run.within_one_percent);
+      evaluations.push_back(run.evaluations_to_within);
+    }
+  }
+  const auto median = [](std::vector<int> values) -> nlohmann::json {
+    if (values.empty()) return nullptr;
+    std::sort(values.begin(), values.end());
+    const std::size_t n = values.size();
+    return n % 2 ? double(values[n / 2]) : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+  };
+  const auto worst = [](const std::vector<int>& values) -> nlohmann::json {
+    if (values.empty()) return nullptr;
+    return *std::max_element(values.begin(), values.end());
+  };
+  return {{"starts", runs.size()},
+          {"failures", runs.size() - reached.size()},
+          {"median_iterations", median(reached)},
+          {"worst_iterations", worst(reached)},
+          {"median_evaluations", median(evaluations)},
+          {"worst_evaluations", worst(evaluations)},
+          {"runs", per_start}};
+}
+
+// On a uniform grid of masses: the largest step of the loss between neighbours, and the
+// median step. A jump stands out as a step many times the median; a kink (a contact that
+// starts to push within a step) changes the slope only.
+struct GridSteps {
+  double largest = 0.0, median = 0.0, at_mass = 0.0;
+};
+GridSteps grid_steps(std::span<const double> masses, std::span<const double> losses) {
+  std::vector<double> steps;
+  GridSteps result;
+  for (std::size_t k = 0; k + 1 < losses.size(); ++k) {
+    const double step = std::abs(losses[k + 1] - losses[k]);
+    steps.push_back(step);
+    if (step > result.largest) {
+      result.largest = step;
+      result.at_mass = masses[k];
+    }
+  }
+  std::sort(steps.begin(), steps.end());
+  result.median = steps.empty() ? 0.0 : steps[steps.size() / 2];
+  return result;
+}
 
 }  // namespace
 
 ExperimentResult run_chain_mass(const ExperimentOptions& options) {
   const std::filesystem::path folder = experiment_folder(options, "chain-mass");
   std::ostream* progress = options.progress;
-  constexpr int kLinks = 10;
-  constexpr double kTrueMass = 7.0;  // total chain mass, kg
-  const int iterations = options.quick ? 12 : 40;
-  ChainProblem chain(kLinks);
-  write_text_file(folder / "scene.json", chain_scene_json(kLinks, kTrueMass / kLinks));
-  const std::vector<double> observed = chain.simulate(std::vector<double>(kLinks, kTrueMass / kLinks));
+  const int iterations = options.quick ? 30 : 60;
+  ChainProblem chain(kChainMassLinks, ChainContacts::Continuous);
+  write_text_file(folder / "scene.json",
+                  chain_scene_json(kChainMassLinks, kChainTrueMass / kChainMassLinks, ChainContacts::Continuous));
+  const std::vector<double> observed = chain.simulate(even_masses(kChainTrueMass));
 
-  struct Run {
-    double start = 0.0, mass = 0.0, first_mse = 0.0, last_mse = 0.0;
-    int within_one_percent = -1;  // first iteration with |M − 7| < 1%
-    bool stays_within = false;    // and every later one too
-  };
-  CsvTable curve({"start_kg", "iteration", "mass_kg", "mse", "gradient", "elapsed_s"});
+  // Starts: evenly spaced over 0.5–5 kg (10; --quick 3), and one from U(0, 1) kg.
+  std::vector<double> starts;
+  const int evenly = options.quick ? 3 : 10;
+  for (int k = 0; k < evenly; ++k) starts.push_back(0.5 + 4.5 * k / (evenly - 1));
+  std::mt19937_64 random(options.seed);
+  starts.push_back(std::uniform_real_distribution<double>(0.0, 1.0)(random));
+
   double gradient_seconds = 0.0, gradient_cpu_seconds = 0.0;
   int gradient_count = 0;
-  // The paper's optimiser: plain gradient descent, rate 0.01, gradient clipped to ±100. From
-  // the paper's start (1 kg) every gradient up to 6 kg exceeds the clip, so the steps are
-  // exactly 1 kg and land on 7 kg; a second start (1.5 kg) shows what the unclipped steps do
-  // on this piecewise-smooth loss.
-  auto optimise = [&](double start) {
+  // The MSE and dMSE/dM at total mass M (each link's mass is M/10).
+  std::vector<double> link_gradient(kChainMassLinks);
+  const auto loss_at = [&](double mass, double& gradient) {
+    const Stopwatch clock;
+    const double mse = chain.loss_and_gradient(even_masses(mass), observed, link_gradient);
+    gradient_seconds += clock.seconds();
+    gradient_cpu_seconds += clock.cpu_seconds();
+    ++gradient_count;
+    gradient = 0.0;
+    for (const double g : link_gradient) gradient += g / kChainMassLinks;
+    return mse;
+  };
+
+  CsvTable curve({"method", "start_kg", "iteration", "evaluations", "mass_kg", "mse", "gradient", "elapsed_s"});
+  // Records an iterate; `within` bookkeeping: the first iteration from which all stay within 1%.
+  const auto note = [&](Method method, Run& run, int iteration, double mass, double mse, double gradient,
+                        double seconds) {
+    if (iteration == 0) run.first_mse = mse;
+    run.last_mse = mse;
+    run.mass = mass;
+    run.iterations = iteration;
+    if (within_one_percent(mass)) {
+      if (run.within_one_percent < 0) {
+        run.within_one_percent = iteration;
+        run.evaluations_to_within = run.evaluations;
+      }
+    } else {
+      run.within_one_percent = run.evaluations_to_within = -1;
+    }
+    curve.add_row({double(static_cast<int>(method)), run.start, double(iteration), double(run.evaluations), mass, mse,
+                   gradient, seconds});
+    if (progress)
+      *progress << method_key(method) << " from " << run.start << " kg, iteration " << iteration << ": mass " << mass
+                << " kg (true 7), MSE " << mse << ", dMSE/dM " << gradient << std::endl;
+  };
+
+  // The paper's optimiser: gradient descent on M, one evaluation per iteration.
+  const auto descend = [&](double start) {
     Run run;
     run.start = start;
     GradientDescent descent{OptimizerSettings(0.01, {}, GradientClip::value(100.0))};
-    std::vector<double> total_mass{start}, link_gradient(kLinks);
+    std::vector<double> mass{start}, gradient(1);
     const Stopwatch clock;
     for (int iteration = 0; iteration <= iterations; ++iteration) {
-      const Stopwatch gradient_clock;
-      const double mse =
-          chain.loss_and_gradient(std::vector<double>(kLinks, total_mass[0] / kLinks), observed, link_gradient);
-      gradient_seconds += gradient_clock.seconds();
-      gradient_cpu_seconds += gradient_clock.cpu_seconds();
-      ++gradient_count;
-      double gradient = 0.0;  // each link's mass is M/10
-      for (const double g : link_gradient) gradient += g / kLinks;
-      if (iteration == 0) run.first_mse = mse;
-      run.last_mse = mse;
-      const bool within = std::abs(total_mass[0] - kTrueMass) / kTrueMass < 0.01;
-      if (within && run.within_one_percent < 0) run.within_one_percent = iteration;
-      if (!within) run.within_one_percent = -1;  // counts only once it stays within
-      curve.add_row({start, double(iteration), total_mass[0], mse, gradient, clock.seconds()});
-      if (progress)
-        *progress << "start " << start << " kg, iteration " << iteration << ": mass " << total_mass[0]
-                  << " kg (true 7), MSE " << mse << ", dMSE/dm " << gradient << std::endl;
-      if (iteration < iterations) descent.step(total_mass, std::vector<double>{gradient});
+      const double mse = loss_at(mass[0], gradient[0]);
+      ++run.evaluations;
+      note(Method::GradientDescent, run, iteration, mass[0], mse, gradient[0], clock.seconds());
+      if (iteration == iterations) break;
+      descent.step(mass, gradient);
+      mass[0] = std::max(mass[0], kSmallestMass);
     }
-    run.mass = total_mass[0];
-    run.stays_within = run.within_one_percent >= 0;
     return run;
   };
-  const Run paper_start = optimise(1.0);
-  const Run second_start = optimise(1.5);
-  curve.write(folder / "mass_and_mse.csv");
-  chain.record(std::vector<double>(kLinks, kTrueMass / kLinks), folder / "trajectory_observed.json");
-  chain.record(std::vector<double>(kLinks, kInitialGuessForViewer / kLinks), folder / "trajectory_initial.json");
-  chain.record(std::vector<double>(kLinks, paper_start.mass / kLinks), folder / "trajectory_learned.json");
+  // L-BFGS on log M (dL/d(log M) = M dL/dM), to its own convergence or `iterations` iterations.
+  const auto lbfgs = [&](double start) {
+    Run run;
+    run.start = start;
+    const Stopwatch clock;
+    const LossAndGradient loss = [&](std::span<const double> x, std::span<double> gradient_x) {
+      const double mass = std::exp(x[0]);
+      double gradient = 0.0;
+      const double mse = loss_at(mass, gradient);
+      ++run.evaluations;
+      if (run.evaluations == 1) note(Method::Lbfgs, run, 0, mass, mse, gradient, clock.seconds());  // at the start
+      gradient_x[0] = mass * gradient;
+      return mse;
+    };
+    LbfgsSettings settings;
+    settings.max_iterations = iterations;
+    settings.gradient_tolerance = 1e-6;
+    minimize_lbfgs(loss, std::vector<double>{std::log(start)}, settings,
+                   [&](int iteration, std::span<const double> x, double value, std::span<const double> gradient_x) {
+                     const double mass = std::exp(x[0]);
+                     note(Method::Lbfgs, run, iteration, mass, value, gradient_x[0] / mass, clock.seconds());
+                     return true;
+                   });
+    return run;
+  };
 
-  // The loss along the mass, with the analytic and the central-difference gradient: the MSE
-  // is piecewise smooth, with jumps where a change of mass moves a contact event (the ball
-  // hitting the chain, links touching) across a time step (docs/gradients.md, "Known limits").
-  double worst_landscape_difference = 0.0;
+  nlohmann::json methods = nlohmann::json::object();
+  bool every_start_converges = true;
+  std::vector<double> paper_masses;  // gradient descent's final estimates, for the viewer
+  for (const Method method : kMethods) {
+    std::vector<Run> runs;
+    for (const double start : starts) runs.push_back(method == Method::Lbfgs ? lbfgs(start) : descend(start));
+    for (const Run& run : runs) every_start_converges = every_start_converges && run.within_one_percent >= 0;
+    if (method == Method::GradientDescent) paper_masses.push_back(runs.front().mass);
+    methods[method_key(method)] = distribution_json(runs);
+    methods[method_key(method)]["optimizer"] = method_name(method);
+  }
+  curve.write(folder / "mass_and_mse.csv");
+  chain.record(even_masses(kChainTrueMass), folder / "trajectory_observed.json");
+  chain.record(even_masses(kInitialGuessForViewer), folder / "trajectory_initial.json");
+  chain.record(even_masses(paper_masses.front()), folder / "trajectory_learned.json");
+
+  // The loss along the mass, with the analytic and the central-difference gradient, and a
+  // fine scan of 4.80–4.90 kg (where the paper's contacts jumped at 4.8515 kg).
+  nlohmann::json landscape_json = nullptr;
   if (!options.quick) {
     CsvTable landscape({"mass_kg", "mse", "analytic_gradient", "finite_difference_gradient"});
-    std::vector<double> link_gradient(kLinks);
-    for (int k = 0; k <= 80; ++k) {
-      const double mass = 4.0 + 0.05 * k, step = 1e-5;
-      const double mse = chain.loss_and_gradient(std::vector<double>(kLinks, mass / kLinks), observed, link_gradient);
+    std::vector<double> masses, losses;
+    double worst_difference = 0.0;
+    for (int k = 0; k <= 150; ++k) {
+      const double mass = 0.5 + 0.05 * k, step = 1e-5;
       double gradient = 0.0;
-      for (const double g : link_gradient) gradient += g / kLinks;
-      const double plus = chain.mse(chain.simulate(std::vector<double>(kLinks, (mass + step) / kLinks)), observed);
-      const double minus = chain.mse(chain.simulate(std::vector<double>(kLinks, (mass - step) / kLinks)), observed);
+      const double mse = loss_at(mass, gradient);
+      const double plus = chain.mse(chain.simulate(even_masses(mass + step)), observed);
+      const double minus = chain.mse(chain.simulate(even_masses(mass - step)), observed);
       const double finite_difference = (plus - minus) / (2.0 * step);
       landscape.add_row({mass, mse, gradient, finite_difference});
-      if (std::abs(mass - kTrueMass) > 1e-9)  // at 7 kg both are round-off around 0
-        worst_landscape_difference =
-            std::max(worst_landscape_difference,
-                     std::abs(gradient - finite_difference) / std::max(1.0, std::abs(finite_difference)));
+      masses.push_back(mass);
+      losses.push_back(mse);
+      if (std::abs(mass - kChainTrueMass) > 1e-9)  // at 7 kg both are round-off around 0
+        worst_difference = std::max(
+            worst_difference, std::abs(gradient - finite_difference) / std::max(1.0, std::abs(finite_difference)));
     }
     landscape.write(folder / "loss_landscape.csv");
+    const GridSteps coarse = grid_steps(masses, losses);
+    CsvTable fine({"mass_kg", "mse"});
+    std::vector<double> fine_masses;
+    for (int k = 0; k <= 200; ++k) fine_masses.push_back(4.80 + 0.0005 * k);
+    const std::vector<double> fine_losses = chain_mass_losses(fine_masses);
+    for (std::size_t k = 0; k < fine_masses.size(); ++k) fine.add_row({fine_masses[k], fine_losses[k]});
+    fine.write(folder / "loss_4_80_to_4_90.csv");
+    const GridSteps fine_steps = grid_steps(fine_masses, fine_losses);
+    landscape_json = {{"worst_gradient_difference", worst_difference},
+                      {"grid_0_5_to_8_kg",
+                       {{"spacing_kg", 0.05},
+                        {"largest_step", coarse.largest},
+                        {"median_step", coarse.median},
+                        {"largest_step_at_kg", coarse.at_mass}}},
+                      {"grid_4_80_to_4_90_kg",
+                       {{"spacing_kg", 0.0005},
+                        {"largest_step", fine_steps.largest},
+                        {"median_step", fine_steps.median},
+                        {"largest_step_at_kg", fine_steps.at_mass}}}};
     if (progress)
-      *progress << "loss landscape 4..8 kg written; analytic vs finite-difference gradient, worst relative difference "
-                << worst_landscape_difference << std::endl;
+      *progress << "loss landscape 0.5..8 kg: analytic vs finite-difference gradient, worst relative difference "
+                << worst_difference << "; 4.80..4.90 kg: largest step " << fine_steps.largest << ", median "
+                << fine_steps.median << std::endl;
   }
 
-  auto run_json = [](const Run& run) {
-    return nlohmann::json{{"initial_mass_kg", run.start},
-                          {"final_mass_kg", run.mass},
-                          {"iterations_to_within_1_percent", run.within_one_percent},
-                          {"initial_mse", run.first_mse},
-                          {"final_mse", run.last_mse}};
-  };
-  // The paper's protocol (from 1 kg) must reach 7 kg; the second start is reported as it is.
-  const bool success = paper_start.stays_within;
-  const nlohmann::json result = {
-      {"experiment", "chain-mass"},
-      {"quick", options.quick},
-      {"links", kLinks},
-      {"dt", kChainTimeStep},
-      {"steps", kObservedSteps},
-      {"true_mass_kg", kTrueMass},
-      {"iterations", iterations},
-      {"from_1_kg", run_json(paper_start)},
-      {"from_1_5_kg", run_json(second_start)},
-      {"landscape_worst_gradient_difference",
-       options.quick ? nlohmann::json(nullptr) : nlohmann::json(worst_landscape_difference)},
-      {"seconds_per_gradient_iteration", gradient_seconds / gradient_count},
-      {"cpu_seconds_per_gradient_iteration", gradient_cpu_seconds / gradient_count},
-      {"optimizer", {{"method", "gradient descent"}, {"learning_rate", 0.01}, {"gradient_clip_value", 100.0}}},
-      {"loss", "MSE over 300 steps of every body's x and z (cm) and angle about y (rad)"},
-      {"paper", {{"lcp_physics_seconds_per_iteration_here", 4.0}}},
-      {"out", folder.string()}};
-  return {result.dump(), success};
+  const nlohmann::json result = {{"experiment", "chain-mass"},
+                                 {"quick", options.quick},
+                                 {"links", kChainMassLinks},
+                                 {"steps", kChainObservedSteps},
+                                 {"true_mass_kg", kChainTrueMass},
+                                 {"contacts", "convex formulation, speculative contacts, impacts without restitution"},
+                                 {"iterations", iterations},
+                                 {"starts_kg", starts},
+                                 {"methods", methods},
+                                 {"landscape", landscape_json},
+                                 {"seconds_per_gradient_iteration", gradient_seconds / gradient_count},
+                                 {"cpu_seconds_per_gradient_iteration", gradient_cpu_seconds / gradient_count},
+                                 {"loss", "MSE over 300 steps of every body's x and z (cm) and angle about y (rad)"},
+                                 {"paper", {{"lcp_physics_seconds_per_iteration_here", 4.0}}},
+                                 {"out", folder.string()}};
+  return {result.dump(), every_start_converges};
 }
 
 ExperimentResult run_chain_mass_scaling(const ExperimentOptions& options) {
@@ -360,7 +316,7 @@ ExperimentResult run_chain_mass_scaling(const ExperimentOptions& options) {
   double worst_difference_overall = 0.0;
   bool analytic_faster_at_largest = false;
   for (const int links : sizes) {
-    ChainProblem chain(links);
+    ChainProblem chain(links, ChainContacts::Paper);
     const std::vector<double> true_masses(static_cast<std::size_t>(links), 0.7);
     const std::vector<double> observed = chain.simulate(true_masses);
     const std::vector<double> start(static_cast<std::size_t>(links), 0.1);

@@ -223,6 +223,9 @@ Scene ModelBuilder::build() const {
   if (solver.friction_directions < 4 || solver.friction_directions % 2 != 0)
     throw Error(message("solver: friction_directions must be an even number >= 4, got ", solver.friction_directions));
   if (!(solver.contact_margin >= 0)) throw Error(message("solver: contact_margin must be non-negative, got ", solver.contact_margin));
+  if (!(solver.speculative_factor == 0 || (solver.speculative_factor >= 1 && std::isfinite(solver.speculative_factor))))
+    throw Error(
+        message("solver: speculative_factor must be 0 (off) or a finite number >= 1, got ", solver.speculative_factor));
   if (!(solver.contact_erp >= 0 && solver.contact_erp <= 1)) throw Error(message("solver: contact_erp must lie in [0, 1], got ", solver.contact_erp));
   if (!(solver.penetration_slop >= 0)) throw Error(message("solver: penetration_slop must be non-negative, got ", solver.penetration_slop));
   if (!(solver.restitution_threshold >= 0)) throw Error(message("solver: restitution_threshold must be non-negative, got ", solver.restitution_threshold));

@@ -163,10 +163,10 @@ ModelBuilder SceneReader::read(const Json& root, ItemLocations& locations) const
 void SceneReader::read_solver(const Json& object, const std::string& path, ModelBuilder& builder) const {
   SolverSettings& solver = builder.solver;
   check_keys(object, path,
-             {"coordinates", "formulation", "compliance", "type", "max_iterations", "tolerance", "friction_directions", "slip_aligned_friction", "contact_margin",
-              "contact_erp", "penetration_slop", "restitution_threshold",
-              "stabilization_iterations", "stabilization_tolerance", "warm_start", "time_of_impact",
-              "max_speed", "max_angular_speed"});
+             {"coordinates", "formulation", "compliance", "type", "max_iterations", "tolerance", "friction_directions",
+              "slip_aligned_friction", "contact_margin", "speculative_factor", "contact_erp", "penetration_slop",
+              "restitution_threshold", "stabilization_iterations", "stabilization_tolerance", "warm_start",
+              "time_of_impact", "max_speed", "max_angular_speed"});
   const auto field = [&](const char* key) { return key_path(path, key); };
   if (object.contains("warm_start")) solver.warm_start = read_bool(object["warm_start"], field("warm_start"));
   if (object.contains("time_of_impact"))
@@ -220,6 +220,8 @@ void SceneReader::read_solver(const Json& object, const std::string& path, Model
     solver.slip_aligned_friction = read_bool(object["slip_aligned_friction"], field("slip_aligned_friction"));
   if (object.contains("contact_margin"))
     solver.contact_margin = read_number(object["contact_margin"], field("contact_margin"));
+  if (object.contains("speculative_factor"))
+    solver.speculative_factor = read_number(object["speculative_factor"], field("speculative_factor"));
   if (object.contains("contact_erp"))
     solver.contact_erp = read_number(object["contact_erp"], field("contact_erp"));
   if (object.contains("penetration_slop"))

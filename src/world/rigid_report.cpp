@@ -161,7 +161,8 @@ void RigidReport::describe(std::ostream& out, const std::string& heading) const 
             << solver.max_iterations << ", tolerance " << number(solver.tolerance)
             << ", friction_directions " << solver.friction_directions << " ("
             << (solver.slip_aligned_friction ? "slip-aligned" : "fixed") << "), contact_margin "
-            << number(solver.contact_margin) << " m, contact_erp "
+            << number(solver.contact_margin) << " m, speculative_factor " << number(solver.speculative_factor)
+            << ", contact_erp "
             << number(solver.contact_erp) << ", penetration_slop "
             << number(solver.penetration_slop) << " m, restitution_threshold "
             << number(solver.restitution_threshold) << " m/s, stabilization "
