@@ -4,6 +4,7 @@
 // differences of the whole coupled rollout — a cloth caught by a spinning, rising paddle
 // (moving contact with friction + an attachment), and a cloth hanging from a swinging pendulum
 // (jointed rigid body) — plus the scene format and `diffphys simulate`.
+#include "soft_test_scenes.hpp"
 #include "test_paths.hpp"
 #include <gtest/gtest.h>
 
@@ -320,18 +321,7 @@ TEST(SoftCoupled, TwoWayMomentumBalanceOfAFreeBodyCarryingACloth) {
 // down by the contact reaction; the pair's momentum grows by M_cloth g T h up to the last soft
 // step's contact impulse (the staggering's end term), while one-way leaves the tray in place.
 TEST(SoftCoupled, TwoWayContactPushesALightTray) {
-  const std::string scene = R"({
-    "rigid": {"dt": 0.005, "gravity": [0, 0, 0],
-              "bodies": [{"name": "tray", "position": [0, 0, 1], "mass": 0.02,
-                          "shapes": [{"name": "plate", "type": "box", "half_extents": [0.15, 0.15, 0.02]}]}]},
-    "soft": {"dt": 0.01,
-             "contact": {"barrier_distance": 0.002, "stiffness": 1.0},
-             "cloth_materials": [{"name": "c", "stretch_modulus": 40, "poisson_ratio": 0.3, "bending_stiffness": 0.0005,
-                                  "areal_density": 0.2}],
-             "cloth_rectangles": [{"material": "c", "origin": [-0.1, -0.1, 1.0215], "edge_u": [0.2, 0, 0], "edge_v": [0, 0.2, 0],
-                                   "cells": [4, 4]}]},
-    "coupling": {"colliders": [{"body": "tray", "friction": 0.3}]}
-  })";
+  const std::string scene = soft::testing::cloth_on_tray_scene(false);
   const int steps = 40;
   for (const bool two_way : {true, false}) {
     CoupledSystem system = parse_coupled_scene(scene, "tray");

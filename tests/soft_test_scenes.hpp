@@ -1,6 +1,8 @@
 // tests/soft_test_scenes.hpp — small soft-body scenes shared by the soft_*_test files.
 #pragma once
 
+#include <string>
+
 #include "diffphys/soft.hpp"
 #include "diffphys/soft_mesh.hpp"
 
@@ -48,6 +50,23 @@ inline SoftSpec small_cloth_spec() {
   spec.contact.stiffness = 20.0;
   spec.initial_velocities.assign(spec.nodes.size(), {0.05, 0.0, -0.1});
   return spec;
+}
+
+// A coupled scene: a 4 × 4 cloth just above a light free tray (0.02 kg, no rigid gravity) it
+// collides with; two_way: the contact's reaction acts on the tray.
+inline std::string cloth_on_tray_scene(bool two_way) {
+  return std::string(R"({
+    "rigid": {"dt": 0.005, "gravity": [0, 0, 0],
+              "bodies": [{"name": "tray", "position": [0, 0, 1], "mass": 0.02,
+                          "shapes": [{"name": "plate", "type": "box", "half_extents": [0.15, 0.15, 0.02]}]}]},
+    "soft": {"dt": 0.01,
+             "contact": {"barrier_distance": 0.002, "stiffness": 1.0},
+             "cloth_materials": [{"name": "c", "stretch_modulus": 40, "poisson_ratio": 0.3, "bending_stiffness": 0.0005,
+                                  "areal_density": 0.2}],
+             "cloth_rectangles": [{"material": "c", "origin": [-0.1, -0.1, 1.0215], "edge_u": [0.2, 0, 0], "edge_v": [0, 0.2, 0],
+                                   "cells": [4, 4]}]},
+    "coupling": {)") + (two_way ? R"("two_way": true, )" : "") + R"("colliders": [{"body": "tray", "friction": 0.3}]}
+  })";
 }
 
 }  // namespace diffphys::soft::testing

@@ -3,6 +3,7 @@
 // Simulator, a soft world and a rigid + soft world (one-way and two-way, with given
 // controls of both parts) as WorldRollout, whose coupled steps are CoupledRollout's; the step
 // statuses per part; bad controls refused by name.
+#include "soft_test_scenes.hpp"
 #include "test_paths.hpp"
 #include <gtest/gtest.h>
 
@@ -113,18 +114,7 @@ TEST(WorldSimulator, OneWayCoupledWorldIsTheRollout) {
 // Two-way contact: a cloth falls onto a light free tray (tests/soft_coupled_test.cpp), so that
 // the contact reaction of the previous soft step acts on the rigid window (x_{t−1}, θ_{t−1}).
 TEST(WorldSimulator, TwoWayContactReactionIsTheRollout) {
-  const std::string scene = R"({
-    "rigid": {"dt": 0.005, "gravity": [0, 0, 0],
-              "bodies": [{"name": "tray", "position": [0, 0, 1], "mass": 0.02,
-                          "shapes": [{"name": "plate", "type": "box", "half_extents": [0.15, 0.15, 0.02]}]}]},
-    "soft": {"dt": 0.01,
-             "contact": {"barrier_distance": 0.002, "stiffness": 1.0},
-             "cloth_materials": [{"name": "c", "stretch_modulus": 40, "poisson_ratio": 0.3, "bending_stiffness": 0.0005,
-                                  "areal_density": 0.2}],
-             "cloth_rectangles": [{"material": "c", "origin": [-0.1, -0.1, 1.0215], "edge_u": [0.2, 0, 0], "edge_v": [0, 0.2, 0],
-                                   "cells": [4, 4]}]},
-    "coupling": {"two_way": true, "colliders": [{"body": "tray", "friction": 0.3}]}
-  })";
+  const std::string scene = soft::testing::cloth_on_tray_scene(true);
   const World world = parse_world(scene, "tray.json");
   expect_simulator_is_the_rollout(world, 20, {});
   WorldSimulator simulator(world, world.default_params(), world.initial_state());

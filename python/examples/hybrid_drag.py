@@ -116,19 +116,19 @@ def train(models, data, iterations):
     through the simulator. Both with Adam, full batch."""
     inputs = data[:, :-1].reshape(-1, data.shape[-1])
     targets = data[:, 1:].reshape(-1, data.shape[-1])
-    optimiser = torch.optim.Adam(models.learned.parameters(), lr=3e-3)
-    for _ in range(iterations):
-        optimiser.zero_grad()
-        loss = state_error(models.learned_step(inputs), targets)
-        loss.backward()
-        optimiser.step()
+
+    def fit_one_step(module, step):
+        optimiser = torch.optim.Adam(module.parameters(), lr=3e-3)
+        for _ in range(iterations):
+            optimiser.zero_grad()
+            loss = state_error(step(inputs), targets)
+            loss.backward()
+            optimiser.step()
+        return optimiser
+
+    fit_one_step(models.learned, models.learned_step)
     # The hybrid: first on one-step transitions, then on WINDOW-step windows through the simulator.
-    optimiser = torch.optim.Adam(models.residual.parameters(), lr=3e-3)
-    for _ in range(iterations):
-        optimiser.zero_grad()
-        loss = state_error(models.hybrid_step(inputs), targets)
-        loss.backward()
-        optimiser.step()
+    optimiser = fit_one_step(models.residual, models.hybrid_step)
     # Fine-tuning on windows, where each step's error reaches the earlier residuals through the
     # simulator's step (its VJP): a smaller rate, the one-step fit being close already.
     for group in optimiser.param_groups:
