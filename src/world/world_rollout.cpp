@@ -188,7 +188,6 @@ void WorldRollout::refresh_params() {
   // Refresh the engines' parameters in place: they hold references to these vectors.
   if (world_.has_rigid()) engine.rigid_params.values = rigid_params(world_, params_).values;
   if (world_.has_soft()) engine.soft_params.values = soft_params(world_, params_).values;
-
 }
 
 void WorldRollout::run(const WorldState& initial, WorldController& controller, int steps) {
