@@ -72,5 +72,17 @@ TEST(NearestName, LookupsByNameSuggestTheNearest) {
             "unknown parameter 'gravty' (did you mean 'gravity'?)");
 }
 
+// A parameter vector of another model's length has no slice of this model: refused, not a
+// view past its end.
+TEST(NearestName, ASliceOfAVectorOfTheWrongLengthIsRefused) {
+  const Scene scene = falling_ball();
+  Params empty;
+  EXPECT_EQ(error_of([&] { empty.slice(scene.model, "gravity"); }),
+            message("parameter 'gravity': the parameter vector has 0 values, the model '", scene.model.name, "' expects ",
+                    scene.model.param_count()));
+  const Params& read_only = empty;
+  EXPECT_THROW(read_only.slice(scene.model, "gravity"), Error);
+}
+
 }  // namespace
 }  // namespace diffphys

@@ -124,3 +124,9 @@ def test_controller_errors_propagate(motor_pendulum):
     rollout.run(motor_pendulum.state, NoBackwardController(), 3)
     with pytest.raises(dp.Error, match="act_backward"):
         rollout.backward(np.zeros((4, 24)))
+
+
+def test_a_slice_of_a_parameter_vector_of_the_wrong_length_is_refused():
+    scene = dp.load_scene(str(SCENES / "bouncing_ball.json"))
+    with pytest.raises(dp.Error, match="the parameter vector has 0 values, the model 'bouncing ball' expects"):
+        dp.Params().slice(scene.model, "gravity")

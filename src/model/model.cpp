@@ -45,15 +45,16 @@ std::string unknown_parameter_message(const ParamLayout& layout, std::string_vie
 std::span<double> Params::slice(const Model& model, std::string_view name) {
   const int index = model.layout.find(name);
   if (index < 0) throw Error(unknown_parameter_message(model.layout, name));
+  // A vector of another length has no such slice (a view into it would reach past its end).
+  if (static_cast<int>(values.size()) != model.param_count())
+    throw Error(message("parameter '", name, "': the parameter vector has ", values.size(), " values, the model '", model.name,
+                        "' expects ", model.param_count()));
   const auto& s = model.layout.slices[static_cast<std::size_t>(index)];
   return {values.data() + s.offset, static_cast<std::size_t>(s.size)};
 }
 
 std::span<const double> Params::slice(const Model& model, std::string_view name) const {
-  const int index = model.layout.find(name);
-  if (index < 0) throw Error(unknown_parameter_message(model.layout, name));
-  const auto& s = model.layout.slices[static_cast<std::size_t>(index)];
-  return {values.data() + s.offset, static_cast<std::size_t>(s.size)};
+  return const_cast<Params&>(*this).slice(model, name);
 }
 
 void validate_params(const Model& model, const Params& params) {
