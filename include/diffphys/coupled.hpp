@@ -70,6 +70,8 @@ bool is_coupled_scene_file(const std::string& path);
 // Checks that frame_bodies names a dynamic or static rigid body for every soft frame, that
 // the time steps agree (soft dt = substeps × rigid dt) and sizes; throws Error.
 void validate_coupled_system(const CoupledSystem& system);
+// The same checks on the parts (a World's rigid and soft parts, world.hpp).
+void validate_coupling(const Model& rigid, const soft::SoftModel& soft, std::span<const int> frame_bodies, int substeps);
 
 struct CoupledGradients {
   Gradients rigid;          // initial_state (12 nbody), controls ((T·substeps) × nactuator), params

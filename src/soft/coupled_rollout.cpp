@@ -44,8 +44,7 @@ void add_pose_adjoint(const double* pose, const double* pose_bar, double* body_t
 
 }  // namespace
 
-namespace {
-void check_coupling(const Model& rigid, const SoftModel& soft, std::span<const int> frame_bodies, int substeps) {
+void validate_coupling(const Model& rigid, const SoftModel& soft, std::span<const int> frame_bodies, int substeps) {
   if (frame_bodies.size() != soft.frames.size())
     throw Error(message("coupled system: expected one rigid body per soft frame (", soft.frames.size(), "), got ",
                         frame_bodies.size()));
@@ -61,10 +60,9 @@ void check_coupling(const Model& rigid, const SoftModel& soft, std::span<const i
     throw Error(message("coupled system: the soft dt ", soft.dt, " s must equal substeps (", substeps, ") × the rigid dt ",
                         rigid.dt, " s = ", expected, " s"));
 }
-}  // namespace
 
 void validate_coupled_system(const CoupledSystem& system) {
-  check_coupling(system.rigid_model, system.soft_model, system.frame_bodies, system.substeps);
+  validate_coupling(system.rigid_model, system.soft_model, system.frame_bodies, system.substeps);
 }
 
 CoupledRollout::CoupledRollout(const Model& rigid_model, const Params& rigid_params, const SoftModel& soft_model,
@@ -79,7 +77,7 @@ CoupledRollout::CoupledRollout(const Model& rigid_model, const Params& rigid_par
       rigid_model_(rigid_model),
       rigid_params_(rigid_params),
       workspace_(soft_model_) {
-  check_coupling(rigid_model, soft_model_, frame_bodies_, substeps_);
+  validate_coupling(rigid_model, soft_model_, frame_bodies_, substeps_);
   // As Rollout: recomputed steps must be bit-identical to the forward pass.
   rigid_model_.solver.warm_start = false;
 }
@@ -376,12 +374,9 @@ CoupledGradients CoupledRollout::backward(const CoupledLossGradient& loss_gradie
         soft_controls_.empty() ? std::span<const double>() : std::span<const double>(soft_controls_).subspan(static_cast<std::size_t>(t) * dofs, dofs);
     system.set_problem(theta, before.positions, before.velocities, forces, true);
     system.derivatives(after.positions, true);
-    if (!system.factorise(0.0)) {
+    if (!system.factorise_for_adjoint()) {
       ++soft_result.indefinite_steps;
       soft_health.indefinite_steps.push_back(t);
-      double scale = 0.0;
-      for (const int slot : system.diagonal_slots) scale = std::max(scale, std::abs(system.hessian.valuePtr()[slot]));
-      system.factorise(1e-10 * std::max(1.0, scale));
     }
     ++soft_health.refactorised_steps;
     std::fill(step_bar.begin(), step_bar.end(), 0.0);

@@ -67,23 +67,11 @@ WorldLayout build_layout(const World& world) {
 void check_parts(const World& world) {
   if (!world.rigid && !world.soft) throw Error(message(world.source, ": the scene holds no rigid or soft bodies"));
   if (!world.rigid || !world.soft) return;
-  const Model& rigid = world.rigid->model;
-  const soft::SoftModel& soft = world.soft->model;
-  const WorldCoupling& coupling = world.coupling;
-  if (coupling.frame_bodies.size() != soft.frames.size())
-    throw Error(message(world.source, ": expected one rigid body per soft frame (", soft.frames.size(), "), got ",
-                        coupling.frame_bodies.size()));
-  for (std::size_t f = 0; f < coupling.frame_bodies.size(); ++f) {
-    const int body = coupling.frame_bodies[f];
-    if (body < 1 || body >= rigid.body_count())
-      throw Error(message(world.source, ": soft frame '", soft.frames[f], "' is bound to rigid body index ", body,
-                          " (valid: 1 to ", rigid.body_count() - 1, "; the world is body 0)"));
+  try {
+    validate_coupling(world.rigid->model, world.soft->model, world.coupling.frame_bodies, world.coupling.substeps);
+  } catch (const Error& error) {
+    throw Error(message(world.source, ": ", error.what()));
   }
-  if (coupling.substeps < 1) throw Error(message(world.source, ": coupling.substeps must be ≥ 1, got ", coupling.substeps));
-  const double expected = coupling.substeps * rigid.dt;
-  if (std::abs(soft.dt - expected) > 1e-9 * soft.dt)
-    throw Error(message(world.source, ": the soft dt ", soft.dt, " s must equal coupling.substeps (", coupling.substeps,
-                        ") × the rigid dt ", rigid.dt, " s = ", expected, " s"));
 }
 
 std::string read_file(const std::filesystem::path& path) {
