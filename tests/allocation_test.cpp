@@ -189,7 +189,7 @@ TEST(SoftStep, AllocatesNothingAfterWarmUp) {
 
 // WorldSimulator::step (`diffphys simulate`): after two warm-up steps, a world step allocates
 // nothing — a rigid world, a soft world, and rigid + soft worlds one-way and two-way (the
-// reactions of the attachments and, on the tray, of the contact, through coupled_step).
+// reactions of the attachments and, on the tray, of the contact, through the world schedule).
 TEST(WorldSimulator, AllocatesNothingAfterWarmUp) {
   const std::string examples = std::string(test_paths::source_dir()) + "/examples/";
   const std::string tray = R"({

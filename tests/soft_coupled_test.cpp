@@ -1,5 +1,5 @@
-// tests/soft_coupled_test.cpp — one-way rigid → soft coupling (CoupledRollout, coupled scene
-// files): gradients w.r.t. the rigid initial state (all 12 tangent components, orientation as
+// tests/soft_coupled_test.cpp — rigid ↔ soft coupling (a coupled scene as a World, stepped
+// and differentiated by WorldRollout's schedule; coupled scene files): gradients w.r.t. the rigid initial state (all 12 tangent components, orientation as
 // q' = exp(δθ) ⊗ q), rigid and soft parameters and the soft initial state against central
 // differences of the whole coupled rollout — a cloth caught by a spinning, rising paddle
 // (moving contact with friction + an attachment), and a cloth hanging from a swinging pendulum
@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "diffphys/coupled.hpp"
+#include "diffphys/world.hpp"
 #include "diffphys/error.hpp"
 #include "soft/shape_distance.hpp"
 
@@ -62,13 +63,12 @@ double weight(std::size_t k, int which) { return std::sin(1.3 * static_cast<doub
 // L = Σ a·x_T + Σ b·v_T (soft) + c·(p, v, ω) of every rigid body at T + Σ d·x_{T/2} (soft).
 struct CoupledLoss {
   int steps = 0;
-  double value(const CoupledRollout& rollout) const {
+  double value(const WorldRollout& rollout) const {
     double total = 0.0;
-    const soft::SoftState& last = rollout.soft_state(steps);
-    const soft::SoftState& middle = rollout.soft_state(steps / 2);
-    for (std::size_t k = 0; k < last.positions.size(); ++k)
-      total += weight(k, 0) * last.positions[k] + weight(k, 1) * last.velocities[k] + weight(k, 2) * middle.positions[k];
-    const State rigid = rollout.rigid_state(steps);
+    const WorldState last = rollout.state(steps), middle = rollout.state(steps / 2);
+    for (std::size_t k = 0; k < last.soft.positions.size(); ++k)
+      total += weight(k, 0) * last.soft.positions[k] + weight(k, 1) * last.soft.velocities[k] + weight(k, 2) * middle.soft.positions[k];
+    const State& rigid = last.rigid;
     for (int b = 1; b < rigid.body_count(); ++b) {
       const auto i = static_cast<std::size_t>(b);
       const Vec3 parts[3] = {rigid.position[i], rigid.linear_velocity[i], rigid.angular_velocity[i]};
@@ -76,22 +76,21 @@ struct CoupledLoss {
     }
     return total;
   }
-  CoupledLossGradient gradient() const {
-    return [this](int t, const State& rigid, const soft::SoftState& s, std::span<double> drigid, std::span<double> dx,
-                  std::span<double> dv) {
-      for (std::size_t k = 0; k < s.positions.size(); ++k) {
+  WorldLossGradient gradient() const {
+    return [this](int t, const WorldState& state, WorldStateGradient& g) {
+      for (std::size_t k = 0; k < state.soft.positions.size(); ++k) {
         if (t == steps) {
-          dx[k] += weight(k, 0);
-          dv[k] += weight(k, 1);
+          g.soft_positions[k] += weight(k, 0);
+          g.soft_velocities[k] += weight(k, 1);
         }
-        if (t == steps / 2) dx[k] += weight(k, 2);
+        if (t == steps / 2) g.soft_positions[k] += weight(k, 2);
       }
       if (t != steps) return;
-      for (int b = 1; b < rigid.body_count(); ++b) {
+      for (int b = 1; b < state.rigid.body_count(); ++b) {
         const auto i = static_cast<std::size_t>(b);
         const int blocks[3] = {0, 6, 9};  // p, v, ω in the tangent layout
         for (int p = 0; p < 3; ++p)
-          for (int r = 0; r < 3; ++r) drigid[12 * i + static_cast<std::size_t>(blocks[p] + r)] += weight(i, 3 + 3 * p + r);
+          for (int r = 0; r < 3; ++r) g.rigid[12 * i + static_cast<std::size_t>(blocks[p] + r)] += weight(i, 3 + 3 * p + r);
       }
     };
   }
@@ -101,51 +100,67 @@ void expect_close(double analytic, double numeric, const std::string& what) {
   EXPECT_NEAR(analytic, numeric, 5e-5 * std::max(1.0, std::abs(numeric))) << what;
 }
 
-void check_coupled_gradients(const CoupledSystem& original, int steps, const std::vector<std::string>& rigid_slices,
+// The coupled scene as a world, with its parameters (which the tests change).
+struct CoupledWorld {
+  World world;
+  WorldParams params;
+  CoupledWorld(const char* text, const std::string& source, bool two_way = false)
+      : world(parse_world(text, source)), params(world.default_params()) {
+    world.coupling.two_way = two_way || world.coupling.two_way;
+  }
+  std::span<double> rigid(const std::string& name) { return params.slice(world, name); }
+  std::span<double> soft(const std::string& name) { return params.slice(world, "soft/" + name); }
+  const soft::SoftModel& soft_model() const { return world.soft->model; }
+};
+
+void check_coupled_gradients(CoupledWorld& coupled, int steps, const std::vector<std::string>& rigid_slices,
                              const std::vector<std::string>& soft_slices, int* contact_steps, double state_epsilon) {
-  CoupledSystem system = original;
-  const int substeps = system.substeps;
-  const auto rigid_controls_of = [&]() {
-    std::vector<double> controls;
-    for (int k = 0; k < steps * substeps; ++k) controls.insert(controls.end(), system.rigid_controls.begin(), system.rigid_controls.end());
-    return controls;
-  };
+  const World& world = coupled.world;
+  WorldParams& params = coupled.params;
+  const soft::SoftModel& model = coupled.soft_model();
+  const WorldState initial = world.initial_state();
   const CoupledLoss loss{steps};
-  const CoupledOptions options{RolloutOptions{}, system.two_way};
-  CoupledRollout rollout(system.rigid_model, system.rigid_params, system.soft_model, system.soft_params, system.frame_bodies, substeps,
-                         options);
-  rollout.run(system.rigid_state, rigid_controls_of(), system.soft_state, {}, steps);
-  for (const soft::SoftStepStatus& status : rollout.soft_statuses()) ASSERT_TRUE(status.converged) << status.message;
-  // How many soft steps had a node in the barrier band of a moving shape.
+  WorldRollout rollout(world, params);
+  rollout.run(initial, {}, steps);
+  for (int t = 0; t < steps; ++t) ASSERT_TRUE(rollout.status(t).soft->converged) << rollout.status(t).soft->message;
+  // How many soft steps had a node in the barrier band of a moving shape (posed by its body
+  // at the step's end).
   *contact_steps = 0;
   for (int t = 1; t <= steps; ++t) {
-    const soft::SoftParams& theta = rollout.soft_step_params(t - 1);
+    const WorldState state = rollout.state(t);
+    soft::SoftParams theta = soft_params(world, params);
+    for (std::size_t f = 0; f < world.coupling.frame_bodies.size(); ++f) {
+      const auto b = static_cast<std::size_t>(world.coupling.frame_bodies[f]);
+      const Vec3& p = state.rigid.position[b];
+      const Quat& q = state.rigid.orientation[b];
+      soft::set_frame_pose(model, theta, static_cast<int>(f), {p.x, p.y, p.z}, {q.w, q.x, q.y, q.z}, false);
+    }
     bool any = false;
-    for (int i = 0; i < system.soft_model.node_count; ++i)
-      for (const soft::Obstacle& o : system.soft_model.obstacles) {
-        const double* pose = theta.values.data() + system.soft_model.layout.frame_pose[static_cast<std::size_t>(o.frame)];
-        const double d = soft::shape_distance(o, soft::to_frame(pose, soft::load3(rollout.soft_state(t).positions.data() + 3 * i)),
+    for (int i = 0; i < model.node_count; ++i)
+      for (const soft::Obstacle& o : model.obstacles) {
+        const double* pose = theta.values.data() + model.layout.frame_pose[static_cast<std::size_t>(o.frame)];
+        const double d = soft::shape_distance(o, soft::to_frame(pose, soft::load3(state.soft.positions.data() + 3 * i)),
                                               static_cast<soft::V3<double>*>(nullptr));
-        any = any || d < system.soft_model.contact.barrier_distance;
+        any = any || d < model.contact.barrier_distance;
       }
     *contact_steps += any ? 1 : 0;
   }
-  const CoupledGradients g = rollout.backward(loss.gradient());
-  ASSERT_TRUE(g.soft.solver_converged);
+  const WorldGradients g = rollout.backward(loss.gradient());
+  ASSERT_TRUE(g.soft_health.solver_converged);
 
-  const auto evaluate = [&](const State& rigid_initial, const soft::SoftState& soft_initial) {
-    CoupledRollout probe(system.rigid_model, system.rigid_params, system.soft_model, system.soft_params, system.frame_bodies, substeps,
-                         options);
-    probe.run(rigid_initial, rigid_controls_of(), soft_initial, {}, steps);
+  const auto evaluate = [&](const WorldState& start) {
+    WorldRollout probe(world, params);
+    probe.run(start, {}, steps);
     return loss.value(probe);
   };
   // Rigid initial state: every body, every tangent component.
-  for (int b = 1; b < system.rigid_model.body_count(); ++b) {
+  for (int b = 1; b < world.rigid->model.body_count(); ++b) {
     const auto i = static_cast<std::size_t>(b);
     for (int component = 0; component < 12; ++component) {
       const double epsilon = state_epsilon;
       const auto perturbed = [&](double sign) {
-        State state = system.rigid_state;
+        WorldState start = initial;
+        State& state = start.rigid;
         const double e = sign * epsilon;
         const int r = component % 3;
         Vec3 delta{r == 0 ? e : 0.0, r == 1 ? e : 0.0, r == 2 ? e : 0.0};
@@ -160,51 +175,51 @@ void check_coupled_gradients(const CoupledSystem& original, int steps, const std
           case 2: state.linear_velocity[i] = state.linear_velocity[i] + delta; break;
           default: state.angular_velocity[i] = state.angular_velocity[i] + delta; break;
         }
-        return evaluate(state, system.soft_state);
+        return evaluate(start);
       };
       const double numeric = (perturbed(1.0) - perturbed(-1.0)) / (2 * epsilon);
-      expect_close(g.rigid.initial_state[12 * i + static_cast<std::size_t>(component)], numeric,
+      expect_close(g.initial_state[12 * i + static_cast<std::size_t>(component)], numeric,
                    "dL/d rigid x0, body " + std::to_string(b) + " component " + std::to_string(component));
     }
   }
   // Every component of a parameter slice, by a relative step (inertias are ~1e-4).
-  const auto check_slice = [&](std::span<double> slice, std::span<const double> analytic, const std::string& label) {
+  const auto check_slice = [&](const std::string& name, const std::string& label) {
+    const std::span<double> slice = params.slice(world, name);
+    const std::span<const double> analytic = g.param(world, name);
     for (std::size_t k = 0; k < slice.size(); ++k) {
       const double original_value = slice[k];
       const double epsilon = original_value != 0.0 ? 1e-6 * std::abs(original_value) : 1e-6;
       slice[k] = original_value + epsilon;
-      const double plus = evaluate(system.rigid_state, system.soft_state);
+      const double plus = evaluate(initial);
       slice[k] = original_value - epsilon;
-      const double minus = evaluate(system.rigid_state, system.soft_state);
+      const double minus = evaluate(initial);
       slice[k] = original_value;
       expect_close(analytic[k], (plus - minus) / (2 * epsilon), label + "[" + std::to_string(k) + "]");
     }
   };
-  for (const std::string& name : rigid_slices)
-    check_slice(system.rigid_params.slice(system.rigid_model, name), g.rigid.param(system.rigid_model, name),
-                "dL/d rigid " + name);
-  for (const std::string& name : soft_slices)
-    check_slice(system.soft_params.slice(system.soft_model, name), g.soft.param(system.soft_model, name),
-                "dL/d soft " + name);
+  for (const std::string& name : rigid_slices) check_slice(name, "dL/d rigid " + name);
+  for (const std::string& name : soft_slices) check_slice("soft/" + name, "dL/d soft " + name);
   // Soft initial state (a few DOFs).
-  for (std::size_t k = 1; k < system.soft_state.positions.size(); k += 4)
+  const auto offset = static_cast<std::size_t>(world.layout().soft_tangent_offset);
+  const auto dofs = static_cast<std::size_t>(model.dof_count());
+  for (std::size_t k = 1; k < initial.soft.positions.size(); k += 4)
     for (const bool velocity : {false, true}) {
-      soft::SoftState plus = system.soft_state, minus = system.soft_state;
+      WorldState plus = initial, minus = initial;
       const double epsilon = 1e-7;
-      (velocity ? plus.velocities : plus.positions)[k] += epsilon;
-      (velocity ? minus.velocities : minus.positions)[k] -= epsilon;
-      const double numeric = (evaluate(system.rigid_state, plus) - evaluate(system.rigid_state, minus)) / (2 * epsilon);
-      expect_close(velocity ? g.soft.initial_velocities[k] : g.soft.initial_positions[k], numeric,
+      (velocity ? plus.soft.velocities : plus.soft.positions)[k] += epsilon;
+      (velocity ? minus.soft.velocities : minus.soft.positions)[k] -= epsilon;
+      const double numeric = (evaluate(plus) - evaluate(minus)) / (2 * epsilon);
+      expect_close(g.initial_state[offset + (velocity ? dofs : 0) + k], numeric,
                    std::string(velocity ? "dL/d soft v0[" : "dL/d soft x0[") + std::to_string(k) + "]");
     }
 }
 
 TEST(SoftCoupled, GradientsThroughAMovingPaddleMatchCentralDifferences) {
-  const CoupledSystem system = parse_coupled_scene(kPaddleScene, "paddle");
-  ASSERT_EQ(system.substeps, 2);
-  ASSERT_EQ(system.frame_bodies, std::vector<int>{1});
+  CoupledWorld coupled(kPaddleScene, "paddle");
+  ASSERT_EQ(coupled.world.coupling.substeps, 2);
+  ASSERT_EQ(coupled.world.coupling.frame_bodies, std::vector<int>{1});
   int contact_steps = 0;
-  check_coupled_gradients(system, 5, {"gravity"},
+  check_coupled_gradients(coupled, 5, {"gravity"},
                           {"contact_stiffness", "obstacle/paddle/plate/friction", "frame_attachment_stiffness",
                            "cloth_material/cotton/stretch_modulus"},
                           &contact_steps,
@@ -216,11 +231,11 @@ TEST(SoftCoupled, GradientsThroughAMovingPaddleMatchCentralDifferences) {
 }
 
 TEST(SoftCoupled, GradientsOfAClothHangingFromASwingingPendulum) {
-  const CoupledSystem system = parse_coupled_scene(kPendulumScene, "pendulum");
-  ASSERT_EQ(system.substeps, 4);
-  ASSERT_EQ(system.soft_model.frame_attachment_nodes.size(), 3u);  // the top row of the cloth
+  CoupledWorld coupled(kPendulumScene, "pendulum");
+  ASSERT_EQ(coupled.world.coupling.substeps, 4);
+  ASSERT_EQ(coupled.soft_model().frame_attachment_nodes.size(), 3u);  // the top row of the cloth
   int contact_steps = 0;
-  check_coupled_gradients(system, 6, {"gravity", "joint/hinge/damping"},
+  check_coupled_gradients(coupled, 6, {"gravity", "joint/hinge/damping"},
                           {"frame_attachment_stiffness", "cloth_material/silk/stretch_modulus", "gravity"}, &contact_steps,
                           // A perturbed orientation leaves the hinge, and the joint projection
                           // stops at 1e-10 m: steps of 1e-7 would see that as 0.1 % noise.
@@ -230,15 +245,14 @@ TEST(SoftCoupled, GradientsOfAClothHangingFromASwingingPendulum) {
 // Two-way: the attachment springs' reactions act on the rigid bodies (staggered by one soft
 // step), and the gradient goes through that loop too.
 TEST(SoftCoupled, TwoWayGradientsThroughAMovingPaddleMatchCentralDifferences) {
-  CoupledSystem system = parse_coupled_scene(kPaddleScene, "paddle");
-  system.two_way = true;
+  CoupledWorld coupled(kPaddleScene, "paddle", true);
   // A light paddle (20 g against the 8 g cloth), so that the cloth's attachment and contact
   // reactions move it measurably.
-  const double scale = 0.02 / system.rigid_params.slice(system.rigid_model, "body/paddle/mass")[0];
-  system.rigid_params.slice(system.rigid_model, "body/paddle/mass")[0] *= scale;
-  for (double& moment : system.rigid_params.slice(system.rigid_model, "body/paddle/inertia")) moment *= scale;
+  const double scale = 0.02 / coupled.rigid("body/paddle/mass")[0];
+  coupled.rigid("body/paddle/mass")[0] *= scale;
+  for (double& moment : coupled.rigid("body/paddle/inertia")) moment *= scale;
   int contact_steps = 0;
-  check_coupled_gradients(system, 5, {"gravity", "body/paddle/mass", "body/paddle/inertia"},
+  check_coupled_gradients(coupled, 5, {"gravity", "body/paddle/mass", "body/paddle/inertia"},
                           {"contact_stiffness", "obstacle/paddle/plate/friction", "frame_attachment_stiffness",
                            "cloth_material/cotton/stretch_modulus", "cloth_material/cotton/areal_density"},
                           &contact_steps, 1e-7);
@@ -246,12 +260,11 @@ TEST(SoftCoupled, TwoWayGradientsThroughAMovingPaddleMatchCentralDifferences) {
 }
 
 TEST(SoftCoupled, TwoWayGradientsOfAClothHangingFromASwingingPendulum) {
-  CoupledSystem system = parse_coupled_scene(kPendulumScene, "pendulum");
-  system.two_way = true;
+  CoupledWorld coupled(kPendulumScene, "pendulum", true);
   // A heavy cloth (0.2 kg against the 0.8 kg bob), so that its pull on the arm matters.
-  system.soft_params.slice(system.soft_model, "cloth_material/silk/areal_density")[0] = 5.0;
+  coupled.soft("cloth_material/silk/areal_density")[0] = 5.0;
   int contact_steps = 0;
-  check_coupled_gradients(system, 6, {"gravity", "joint/hinge/damping", "body/arm/mass"},
+  check_coupled_gradients(coupled, 6, {"gravity", "joint/hinge/damping", "body/arm/mass"},
                           {"frame_attachment_stiffness", "cloth_material/silk/areal_density", "gravity"}, &contact_steps, 1e-6);
 }
 
@@ -273,34 +286,37 @@ TEST(SoftCoupled, TwoWayMomentumBalanceOfAFreeBodyCarryingACloth) {
                  "attachments": [{"body": "block", "region": {"min": [-0.2, 0.059, 0.99], "max": [0.2, 0.061, 1.01]}, "stiffness": 50}]}
   })";
   for (const bool two_way : {true, false}) {
-    CoupledSystem system = parse_coupled_scene(scene, "block");
-    system.two_way = two_way;
-    CoupledRollout rollout(system);
+    CoupledWorld coupled(scene.c_str(), "block");
+    coupled.world.coupling.two_way = two_way;
+    WorldRollout rollout(coupled.world, coupled.params);
     const int steps = 40;
-    rollout.run(system.rigid_state, {}, system.soft_state, {}, steps);
-    const soft::SoftModel& model = system.soft_model;
+    rollout.run(coupled.world.initial_state(), {}, steps);
+    const soft::SoftModel& model = coupled.soft_model();
+    const soft::SoftParams soft_theta = soft_params(coupled.world, coupled.params);
     std::vector<double> masses(static_cast<std::size_t>(model.node_count));
-    soft::lumped_masses(model, system.soft_params, masses);
+    soft::lumped_masses(model, soft_theta, masses);
     double cloth_mass = 0.0;
     for (const double m : masses) cloth_mass += m;
-    const double body_mass = system.rigid_params.slice(system.rigid_model, "body/block/mass")[0];
+    const double body_mass = coupled.rigid("body/block/mass")[0];
     const auto momentum = [&](int t) {
-      Vec3 total = rollout.rigid_state(t).linear_velocity[1] * body_mass;
-      const soft::SoftState& s = rollout.soft_state(t);
+      const WorldState state = rollout.state(t);
+      Vec3 total = state.rigid.linear_velocity[1] * body_mass;
+      const soft::SoftState& s = state.soft;
       for (std::size_t i = 0; i < masses.size(); ++i)
         total = total + Vec3{s.velocities[3 * i], s.velocities[3 * i + 1], s.velocities[3 * i + 2]} * masses[i];
       return total;
     };
     const auto spring_force = [&](int t) {  // on the body, Σ k (x − p − R r)
       Vec3 total;
-      const State& rigid = rollout.rigid_state(t);
+      const WorldState state = rollout.state(t);
+      const State& rigid = state.rigid;
       for (std::size_t a = 0; a < model.frame_attachment_nodes.size(); ++a) {
         const soft::Vector3& r = model.frame_attachment_points[a];
         const auto node = static_cast<std::size_t>(model.frame_attachment_nodes[a]);
-        const auto& x = rollout.soft_state(t).positions;
+        const auto& x = state.soft.positions;
         const Vec3 stretch = Vec3{x[3 * node], x[3 * node + 1], x[3 * node + 2]} - rigid.position[1] -
                              rigid.orientation[1].rotate(Vec3{r[0], r[1], r[2]});
-        total = total + stretch * system.soft_params.values[static_cast<std::size_t>(model.layout.frame_attachment_stiffness) + a];
+        total = total + stretch * soft_theta.values[static_cast<std::size_t>(model.layout.frame_attachment_stiffness) + a];
       }
       return total;
     };
@@ -310,7 +326,7 @@ TEST(SoftCoupled, TwoWayMomentumBalanceOfAFreeBodyCarryingACloth) {
     const double error = std::sqrt(dot(change - expected, change - expected));
     if (two_way) {
       EXPECT_LT(error, 1e-9) << "two-way momentum balance";
-      EXPECT_LT(rollout.rigid_state(steps).linear_velocity[1].z, -0.5) << "the cloth pulls the block down";
+      EXPECT_LT(rollout.state(steps).rigid.linear_velocity[1].z, -0.5) << "the cloth pulls the block down";
     } else {
       EXPECT_GT(error, 1e-2) << "one-way coupling ignores the reaction on the block";
     }
@@ -324,20 +340,22 @@ TEST(SoftCoupled, TwoWayContactPushesALightTray) {
   const std::string scene = soft::testing::cloth_on_tray_scene(false);
   const int steps = 40;
   for (const bool two_way : {true, false}) {
-    CoupledSystem system = parse_coupled_scene(scene, "tray");
-    system.two_way = two_way;
-    CoupledRollout rollout(system);
-    rollout.run(system.rigid_state, {}, system.soft_state, {}, steps);
-    for (const soft::SoftStepStatus& status : rollout.soft_statuses()) ASSERT_TRUE(status.converged) << status.message;
-    std::vector<double> masses(static_cast<std::size_t>(system.soft_model.node_count));
-    soft::lumped_masses(system.soft_model, system.soft_params, masses);
+    CoupledWorld coupled(scene.c_str(), "tray");
+    coupled.world.coupling.two_way = two_way;
+    WorldRollout rollout(coupled.world, coupled.params);
+    rollout.run(coupled.world.initial_state(), {}, steps);
+    for (int t = 0; t < steps; ++t) ASSERT_TRUE(rollout.status(t).soft->converged) << rollout.status(t).soft->message;
+    const soft::SoftModel& model = coupled.soft_model();
+    std::vector<double> masses(static_cast<std::size_t>(model.node_count));
+    soft::lumped_masses(model, soft_params(coupled.world, coupled.params), masses);
+    const WorldState last = rollout.state(steps);
     double cloth_mass = 0.0, cloth_momentum = 0.0;
     for (std::size_t i = 0; i < masses.size(); ++i) {
       cloth_mass += masses[i];
-      cloth_momentum += masses[i] * rollout.soft_state(steps).velocities[3 * i + 2];
+      cloth_momentum += masses[i] * last.soft.velocities[3 * i + 2];
     }
-    const double tray_velocity = rollout.rigid_state(steps).linear_velocity[1].z;
-    const double impulse = -9.81 * cloth_mass * steps * system.soft_model.dt;
+    const double tray_velocity = last.rigid.linear_velocity[1].z;
+    const double impulse = -9.81 * cloth_mass * steps * model.dt;
     const double total = cloth_momentum + 0.02 * tray_velocity;
     if (two_way) {
       // The last step's contact impulse (≈ the cloth's weight × h) is the only mismatch.
@@ -354,19 +372,20 @@ TEST(SoftCoupled, TwoWayContactPushesALightTray) {
 TEST(SoftCoupled, AttachedNodesFollowTheRigidBody) {
   // The pendulum swings for 0.3 s; the attached nodes stay near their points on the arm (the
   // springs are stiff against the cloth's weight) while the arm has turned by a large angle.
-  const CoupledSystem system = parse_coupled_scene(kPendulumScene, "pendulum");
-  CoupledRollout rollout(system);
+  CoupledWorld coupled(kPendulumScene, "pendulum");
+  WorldRollout rollout(coupled.world, coupled.params);
   const int steps = 30;
-  rollout.run(system.rigid_state, {}, system.soft_state, {}, steps);
-  const State rigid = rollout.rigid_state(steps);
+  rollout.run(coupled.world.initial_state(), {}, steps);
+  const WorldState last = rollout.state(steps);
+  const State& rigid = last.rigid;
   const Quat& q = rigid.orientation[1];
   EXPECT_GT(2 * std::acos(std::min(1.0, std::abs(q.w))), 0.5) << "the pendulum should have swung";
-  const soft::SoftModel& model = system.soft_model;
+  const soft::SoftModel& model = coupled.soft_model();
   for (std::size_t a = 0; a < model.frame_attachment_nodes.size(); ++a) {
     const soft::Vector3& r = model.frame_attachment_points[a];
     const Vec3 target = rigid.position[1] + q.rotate(Vec3{r[0], r[1], r[2]});
     const int node = model.frame_attachment_nodes[a];
-    const auto& x = rollout.soft_state(steps).positions;
+    const auto& x = last.soft.positions;
     const double gap = std::hypot(x[static_cast<std::size_t>(3 * node)] - target.x, x[static_cast<std::size_t>(3 * node + 1)] - target.y,
                                   x[static_cast<std::size_t>(3 * node + 2)] - target.z);
     EXPECT_LT(gap, 0.02) << "attached node " << node;
@@ -398,10 +417,10 @@ TEST(SoftCoupled, SceneErrorsNameThePathAndValue) {
   refuses(replace(R"("body": "paddle", "node": 0)", R"("body": "world", "node": 0)"), "the world does not move");
   refuses(replace(R"("stiffness": 1.0})", R"("stiffness": 1.0, "stiffness": 2.0})"), "duplicate key \"stiffness\"");
   // The C++ API checks the binding too.
-  const CoupledSystem system = parse_coupled_scene(kPaddleScene, "paddle");
+  const World paddle_world = parse_world(kPaddleScene, "paddle");
   const auto refuses_rollout = [&](std::vector<int> bodies, int substeps, const std::string& needle) {
     try {
-      CoupledRollout rollout(system.rigid_model, system.rigid_params, system.soft_model, system.soft_params, bodies, substeps);
+      const World world("paddle", "paddle", paddle_world.rigid, paddle_world.soft, WorldCoupling{std::move(bodies), substeps, false});
       ADD_FAILURE() << "accepted";
     } catch (const Error& error) {
       EXPECT_NE(std::string(error.what()).find(needle), std::string::npos) << error.what();

@@ -1,10 +1,13 @@
 // tests/world_test.cpp — one world (diffphys/world.hpp): any scene file loads into a World;
-// WorldRollout reproduces each part's own rollout bit for bit (rigid Rollout, SoftRollout,
-// CoupledRollout) with the same gradients in the world's flat layouts; the world's gradients
+// WorldRollout reproduces each part's own rollout bit for bit (rigid Rollout, SoftRollout)
+// with the same gradients in the world's flat layouts; the world's gradients
 // match central differences through the world API alone (parameters of both parts, initial
 // states, controls of both parts) on a two-way coupled scene; bad input is refused by name.
 #include "test_paths.hpp"
 #include <gtest/gtest.h>
+
+#include <optional>
+#include <tuple>
 
 #include <algorithm>
 #include <cmath>
@@ -210,15 +213,59 @@ TEST(World, CheckpointAccountingIsThePartsEngines) {
     EXPECT_EQ(rollout.stored_record_bytes(), reference.stored_record_bytes());
     EXPECT_EQ(rollout.stored_record_bytes() > 0, interval == 0);
   }
+  // A world of both parts: the schedule's own accounting — every state and every step's
+  // records (the rigid substeps' Workspaces, each part's step θ) when they fit, checkpoints
+  // every k steps otherwise (the rigid and soft states, and the state before each
+  // checkpoint, which the two-way contact reaction reads).
   const World coupled = load_world(example("soft/cloth_on_pendulum.json"));
   const WorldParams coupled_theta = coupled.default_params();
-  WorldRolloutOptions options;
-  options.rollout.checkpoint_interval = 7;
-  WorldRollout rollout(coupled, coupled_theta, options);
-  rollout.run(coupled.initial_state(), {}, 2);
-  EXPECT_EQ(rollout.checkpoint_interval(), 1);
-  EXPECT_EQ(rollout.stored_state_bytes(), 0U);
-  EXPECT_EQ(rollout.stored_record_bytes(), 0U);
+  const std::size_t world_state_bytes =
+      static_cast<std::size_t>(coupled.rigid->model.body_count()) * (sizeof(Vec3) * 3 + sizeof(Quat)) + sizeof(State) +
+      2 * static_cast<std::size_t>(coupled.soft->model.dof_count()) * sizeof(double) + sizeof(soft::SoftState);
+  for (const int interval : {0, 7}) {
+    WorldRolloutOptions options;
+    options.rollout.checkpoint_interval = interval;
+    WorldRollout rollout(coupled, coupled_theta, options);
+    rollout.run(coupled.initial_state(), {}, 20);
+    EXPECT_EQ(rollout.checkpoint_interval(), interval == 0 ? 1 : 7);
+    const std::size_t kept = interval == 0 ? 20 : 3;  // states 0..19 (the final one is separate), or 0, 7, 14
+    const bool lagged = coupled.coupling.two_way && std::any_of(coupled.soft->model.obstacles.begin(), coupled.soft->model.obstacles.end(),
+                                                                 [](const soft::Obstacle& o) { return o.frame >= 0; });
+    EXPECT_EQ(rollout.stored_state_bytes(), (lagged ? 2 : 1) * kept * world_state_bytes);
+    EXPECT_EQ(rollout.stored_record_bytes() > 0, interval == 0);
+  }
+}
+
+// The schedule's checkpoints change what is stored, not the result: recomputed segments (with
+// their records, or each step re-run before it is reversed) repeat the forward steps bit for
+// bit, so the gradients are the same numbers as when everything is kept.
+TEST(World, CoupledCheckpointsGiveTheSameGradients) {
+  const World world = load_world(example("soft/cloth_on_pendulum.json"));
+  ASSERT_TRUE(world.coupling.two_way);
+  const WorldParams params = world.default_params();
+  const int steps = 12;
+  const auto loss = [&](int t, const WorldState&, WorldStateGradient& g) {
+    for (std::size_t i = 0; i < g.all.size(); ++i) g.all[i] += weight(i + static_cast<std::size_t>(t));
+  };
+  const auto run = [&](int interval, bool keep_records, std::size_t budget) {
+    WorldRolloutOptions options;
+    options.rollout.checkpoint_interval = interval;
+    options.rollout.keep_step_records = keep_records;
+    options.rollout.memory_budget = budget;
+    WorldRollout rollout(world, params, options);
+    rollout.run(world.initial_state(), {}, steps);
+    return std::make_pair(rollout.backward(loss), pack_state(world, rollout.state(steps / 2 + 1)));
+  };
+  const auto [all, middle] = run(0, true, std::size_t{256} << 20);
+  for (const auto& [interval, keep, budget] : {std::tuple{1, false, std::size_t{256} << 20}, std::tuple{5, true, std::size_t{256} << 20},
+                                               std::tuple{5, false, std::size_t{256} << 20}, std::tuple{0, true, std::size_t{40000}}}) {
+    SCOPED_TRACE(::testing::Message() << "interval " << interval << ", records " << keep << ", budget " << budget);
+    const auto [got, got_middle] = run(interval, keep, budget);
+    EXPECT_EQ(got.initial_state, all.initial_state);
+    EXPECT_EQ(got.controls, all.controls);
+    EXPECT_EQ(got.params, all.params);
+    EXPECT_EQ(got_middle, middle);
+  }
 }
 
 // The loss of the coupled test below: every tangent component of every step's state that is
@@ -389,6 +436,16 @@ TEST(World, DecayAndClippingReachTheSoftPartOfACoupledWorld) {
 // differentiated through the controller's own act_backward, against central differences of
 // the closed-loop loss in an initial-state component; rigid (a motor's force from the cart's
 // velocity) and soft (damping forces on every node).
+// A packed state entry's place in the tangent: a rigid body's 13 [p, q, v, ω] map to its 12
+// [p, δθ, v, ω] (the quaternion to none), the soft entries keep their order.
+std::optional<std::size_t> tangent_of(const World& world, std::size_t packed) {
+  const auto soft_state = static_cast<std::size_t>(world.layout().soft_state_offset);
+  if (packed >= soft_state) return packed - soft_state + static_cast<std::size_t>(world.layout().soft_tangent_offset);
+  if (packed % 13 < 3) return 12 * (packed / 13) + packed % 13;
+  if (packed % 13 >= 7) return 12 * (packed / 13) + packed % 13 - 1;
+  return std::nullopt;
+}
+
 class LinearFeedback final : public WorldController {
  public:
   LinearFeedback(const World& world, double gain) : world_(world), gain_(gain) {
@@ -415,14 +472,11 @@ class LinearFeedback final : public WorldController {
     if (world_.has_soft()) return static_cast<std::size_t>(world_.layout().soft_state_offset + world_.soft->model.dof_count()) + i;
     return 13 * dynamic_[i % dynamic_.size()] + 7;
   }
-  // The packed entry's place in the tangent (velocities: one earlier per rigid body, the quaternion's 4th number).
-  std::size_t tangent(std::size_t packed) const {
-    if (world_.has_soft()) return packed;
-    return 12 * (packed / 13) + packed % 13 - 1;
-  }
+  std::size_t tangent(std::size_t packed) const { return *tangent_of(world_, packed); }
 };
 
-void expect_closed_loop_gradient(const World& world, double gain, int steps, std::size_t packed, std::size_t tangent) {
+void expect_closed_loop_gradient(const World& world, double gain, int steps, std::size_t packed, std::size_t tangent,
+                                 double h = 1e-6) {
   SCOPED_TRACE(world.source);
   const WorldParams params = world.default_params();
   LinearFeedback controller(world, gain);
@@ -431,15 +485,8 @@ void expect_closed_loop_gradient(const World& world, double gain, int steps, std
   EXPECT_EQ(rollout.controls().size(), static_cast<std::size_t>(steps * world.layout().control_count));
   const auto loss_gradient = [&](int, const WorldState& x, WorldStateGradient& dx) {
     const std::vector<double> packed_x = pack_state(world, x);
-    for (std::size_t i = 0; i < packed_x.size(); ++i) {
-      if (world.has_soft()) {
-        dx.all[i] += weight(i);
-      } else if (i % 13 < 3) {
-        dx.all[12 * (i / 13) + i % 13] += weight(i);
-      } else if (i % 13 >= 7) {
-        dx.all[12 * (i / 13) + i % 13 - 1] += weight(i);
-      }  // the quaternion is left out of the loss
-    }
+    for (std::size_t i = 0; i < packed_x.size(); ++i)
+      if (const auto at = tangent_of(world, i)) dx.all[*at] += weight(i);  // the quaternion is left out of the loss
   };
   const WorldGradients g = rollout.backward(loss_gradient);
   const std::vector<double> x0 = pack_state(world, world.initial_state());
@@ -452,11 +499,10 @@ void expect_closed_loop_gradient(const World& world, double gain, int steps, std
     for (int t = 0; t <= steps; ++t) {
       const std::vector<double> x = pack_state(world, r.state(t));
       for (std::size_t i = 0; i < x.size(); ++i)
-        if (world.has_soft() || i % 13 < 3 || i % 13 >= 7) loss += weight(i) * x[i];
+        if (tangent_of(world, i)) loss += weight(i) * x[i];
     }
     return loss;
   };
-  const double h = 1e-6;
   const double numeric = (loss_at(h) - loss_at(-h)) / (2 * h);
   EXPECT_NEAR(g.initial_state[tangent], numeric, 1e-6 * std::max(1.0, std::abs(numeric)));
   // The feedback matters: open loop (the controls the controller chose, held), the gradient differs.
@@ -475,12 +521,18 @@ TEST(World, ClosedLoopGradientsMatchCentralDifferences) {
   const World soft = load_world(example("soft/mass_spring.json"));
   const std::size_t dofs = static_cast<std::size_t>(soft.soft->model.dof_count());
   expect_closed_loop_gradient(soft, -0.05, 10, dofs + 5, dofs + 5);
-  // Both parts: refused, by name.
-  const World both = load_world(example("soft/cloth_on_pendulum.json"));
-  const WorldParams params = both.default_params();
-  LinearFeedback controller(both, 0.0);
-  WorldRollout rollout(both, params);
-  EXPECT_THROW(rollout.run(both.initial_state(), controller, 1), Error);
+  // Both parts (two-way): damping forces on the cloth's nodes from their velocities, through
+  // the world's schedule; node 1's z velocity.
+  // Solved tightly, as in the coupled test above. Its central differences agree with the
+  // analytic gradient to 1e-8 at steps of 1e-3 and 1e-4 and drift from 1e-5 down (the
+  // solvers' stopping noise: 3e-5 at 1e-6, 3e-4 at 1e-7), so the step is 1e-4.
+  World both = load_world(example("soft/cloth_on_pendulum.json"));
+  both.soft->model.newton.tolerance = 1e-12;
+  both.rigid->model.solver.tolerance = 1e-13;
+  ASSERT_EQ(both.layout().control_count, both.soft->model.dof_count());  // no rigid actuators
+  const auto both_dofs = static_cast<std::size_t>(both.soft->model.dof_count());
+  expect_closed_loop_gradient(both, -0.05, 6, static_cast<std::size_t>(both.layout().soft_state_offset) + both_dofs + 5,
+                              static_cast<std::size_t>(both.layout().soft_tangent_offset) + both_dofs + 5, 1e-4);
 }
 
 }  // namespace

@@ -11,10 +11,9 @@
 //   simulator.state().soft.positions; simulator.state().rigid.position;
 //
 // Each part is stepped as its own engine does it: a rigid-only world as Simulator (with the
-// scene's warm start), a soft-only world as soft_step, a rigid + soft world by the same
-// per-step function as CoupledRollout (soft/coupled_step.hpp: the rigid substeps with the
-// two-way reactions, then the soft step with the frame poses; warm start off, as in the
-// rollout). So a simulation and a WorldRollout of the same scene give the same bits (tested).
+// scene's warm start), a soft-only world as soft_step, a world of several parts by the
+// world's schedule, as WorldRollout steps it (src/world/schedule.hpp: the rigid substeps with
+// the two-way reactions, then the soft step with the frame poses; warm start off). So a simulation and a WorldRollout of the same scene give the same bits (tested).
 // After construction, step() allocates nothing.
 #pragma once
 

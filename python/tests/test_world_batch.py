@@ -241,9 +241,15 @@ def test_world_controller_errors():
     wrong.act = lambda step, x, controls: np.zeros(2)
     with pytest.raises(dp.Error, match="WorldController.act: expected 9 values, got an array of shape \\(2,\\)"):
         rollout.run(soft.initial_state(), wrong, 1)
+    # A world of both parts takes a controller too (the world's schedule), with the same checks.
     coupled = dp.load_world(SOFT / "cloth_on_pendulum.json")
-    with pytest.raises(dp.Error, match="a controller in a world of rigid \\+ soft bodies is not supported yet"):
-        dp.WorldRollout(coupled).run(coupled.initial_state(), NoBackward(), 1)
+    expected = f"WorldController.act: expected {coupled.layout.control_count} values, got an array of shape \\(2,\\)"
+    with pytest.raises(dp.Error, match=expected):
+        dp.WorldRollout(coupled).run(coupled.initial_state(), wrong, 1)
+    closed = dp.WorldRollout(coupled)
+    closed.run(coupled.initial_state(), NoBackward(), 2)
+    used = np.asarray(closed.controls())
+    assert used.size == 2 * coupled.layout.control_count and not used.any()
 
 
 def test_checkpoint_accounting_of_a_world_rollout():

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "adjoint/rollout_health.hpp"
 #include "adjoint/step_vjp.hpp"
 #include "diffphys/error.hpp"
 #include "math/finite.hpp"
@@ -18,21 +19,6 @@ namespace {
 
 std::size_t state_bytes(const State& state) {
   return state.position.size() * (sizeof(Vec3) * 3 + sizeof(Quat)) + sizeof(State);
-}
-
-// FNV-1a over the contact set's discrete identity (which shapes, which features).
-std::uint64_t contact_signature(std::span<const Contact> contacts) {
-  std::uint64_t hash = 1469598103934665603ull;
-  const auto mix = [&](std::uint64_t value) {
-    hash ^= value;
-    hash *= 1099511628211ull;
-  };
-  for (const Contact& contact : contacts) {
-    mix(static_cast<std::uint64_t>(contact.shape_a));
-    mix(static_cast<std::uint64_t>(contact.shape_b));
-    mix(static_cast<std::uint64_t>(contact.feature));
-  }
-  return hash;
 }
 
 }  // namespace
@@ -127,7 +113,7 @@ void Rollout::forward(const State& initial, std::span<const double> controls, in
     if (records_kept_ && records_.size() <= static_cast<std::size_t>(t)) records_.emplace_back();
     Workspace& step_workspace = records_kept_ ? records_[static_cast<std::size_t>(t)] : workspace;
     statuses_[static_cast<std::size_t>(t)] = step(model_, params_, current, controls_t, next, step_workspace);
-    contact_signatures_[static_cast<std::size_t>(t)] = contact_signature(step_workspace.contacts());
+    contact_signatures_[static_cast<std::size_t>(t)] = adjoint::contact_signature(step_workspace.contacts());
     if (solutions_kept_) {
       const Workspace::Impl& solved = step_workspace.impl();
       // From the first step, the whole run's solutions are estimated (with room for contacts
@@ -202,39 +188,8 @@ Gradients Rollout::backward(const LossGradient& loss_gradient) const {
                                                                       : std::span<double>(discarded_params);
   GradientHealth& health = gradients.health;
   health.state_gradient_norm.assign(static_cast<std::size_t>(steps_) + 1, 0.0);
-  for (int t = 1; t < steps_; ++t)
-    if (contact_signatures_[static_cast<std::size_t>(t)] != contact_signatures_[static_cast<std::size_t>(t - 1)])
-      health.contact_changes.push_back(t);
-  health.solver_converged =
-      std::all_of(statuses_.begin(), statuses_.end(), [](const StepStatus& s) { return s.converged; });
-  for (std::size_t t = 0; t < statuses_.size(); ++t)
-    if (statuses_[t].health != StateHealth::Ok) {
-      health.first_unhealthy_step = static_cast<int>(t) + 1;
-      health.state_health_message = health_message(model_, statuses_[t]);
-      break;
-    }
-
-  for (int a = 0; a < model_.actuator_count(); ++a) {
-    const auto i = static_cast<std::size_t>(a);
-    if (model_.actuators[i].type == ActuatorType::Motor && params_.at(model_.layout.actuator_max_torque[i]) == 0.0)
-      gradients.not_differentiable.push_back("actuator/" + model_.actuators[i].name + "/max_torque");
-  }
-
-  // A restitution of 0 is where bounces stop being taken at their time of impact (e > 0 only:
-  // rigid/time_of_impact.hpp): the step has only one-sided derivatives in e there, and e < 0
-  // is outside its domain.
-  if (model_.solver.time_of_impact)
-    for (std::size_t b = 0; b < bodies; ++b) {
-      const int offset = model_.layout.body_restitution[b];
-      if (offset >= 0 && params_.at(offset) == 0.0)
-        gradients.not_differentiable.push_back("body/" + model_.bodies[b].name + "/restitution");
-    }
-
-  // Static bodies (the world, fixed obstacles) are fixed scenery, not differentiated state:
-  // their pose reaches the loss through contacts and joint anchors, which the step VJPs do
-  // not all follow, so their rows are zeroed at every step and listed as not differentiable.
-  for (std::size_t b = 0; b < bodies; ++b)
-    if (model_.bodies[b].type == BodyType::Static) gradients.not_differentiable.push_back("x0/" + model_.bodies[b].name);
+  adjoint::note_forward_health(model_, statuses_, contact_signatures_, health);
+  adjoint::note_not_differentiable(model_, params_, gradients.not_differentiable);
   const auto zero_static_rows = [&](std::vector<double>& x) {
     for (std::size_t b = 0; b < bodies; ++b)
       if (model_.bodies[b].type == BodyType::Static)

@@ -236,4 +236,25 @@ bool is_coupled_scene_file(const std::string& path) {
   return !root.is_discarded() && root.is_object() && root.contains("rigid") && root.contains("soft");
 }
 
+void validate_coupling(const Model& rigid, const soft::SoftModel& soft, std::span<const int> frame_bodies, int substeps) {
+  if (frame_bodies.size() != soft.frames.size())
+    throw Error(message("coupled system: expected one rigid body per soft frame (", soft.frames.size(), "), got ",
+                        frame_bodies.size()));
+  for (std::size_t f = 0; f < frame_bodies.size(); ++f) {
+    const int body = frame_bodies[f];
+    if (body < 1 || body >= rigid.body_count())
+      throw Error(message("coupled system: soft frame '", soft.frames[f], "' is bound to rigid body index ", body,
+                          " (valid: 1 to ", rigid.body_count() - 1, "; the world is body 0)"));
+  }
+  if (substeps < 1) throw Error(message("coupled system: substeps must be ≥ 1, got ", substeps));
+  const double expected = substeps * rigid.dt;
+  if (std::abs(soft.dt - expected) > 1e-9 * soft.dt)
+    throw Error(message("coupled system: the soft dt ", soft.dt, " s must equal substeps (", substeps, ") × the rigid dt ",
+                        rigid.dt, " s = ", expected, " s"));
+}
+
+void validate_coupled_system(const CoupledSystem& system) {
+  validate_coupling(system.rigid_model, system.soft_model, system.frame_bodies, system.substeps);
+}
+
 }  // namespace diffphys

@@ -7,7 +7,7 @@
 #include <ostream>
 #include <span>
 
-#include "soft/coupled_step.hpp"
+#include "world/rigid_soft_coupling.hpp"
 #include "world/part_report.hpp"
 
 namespace diffphys::report {
@@ -62,7 +62,7 @@ class SoftReport final : public PartReport {
     SoftParams theta = params_;
     if (world_.rigid)
       for (const bool previous : {true, false})
-        coupled::set_frame_poses(model, theta, world_.coupling.frame_bodies, final_state.rigid, previous);
+        world::set_frame_poses(model, theta, world_.coupling.frame_bodies, final_state.rigid, previous);
     std::vector<double> masses(static_cast<std::size_t>(model.node_count));
     soft::lumped_masses(model, theta, masses);
     double total = 0.0, lowest = 1e300;

@@ -1,17 +1,18 @@
 // world/world_rollout.cpp — WorldRollout (diffphys/world.hpp): one rollout and one gradient for
-// any world. The world's parts are stepped by their own engines — the rigid Rollout
-// (adjoint/rollout.cpp), the soft SoftRollout (soft/soft_rollout.cpp) and, when both parts
-// are present, the coupled schedule that runs the rigid substeps of every soft step and
-// routes the soft side's pose adjoints back into the rigid states (soft/coupled_rollout.cpp).
-// This file splits the world's flat controls and parameters into each engine's, and joins the
-// engines' states and gradients back into the world's flat layouts.
+// any world. A world of several parts runs the world's schedule (world/schedule.cpp: each
+// part's step and step VJP in order, with the couplings between them, the tape and its
+// reverse owned once for all parts). A world of one part runs that part's own rollout — the
+// rigid Rollout (adjoint/rollout.cpp) or SoftRollout (soft/soft_rollout.cpp) — which take the
+// same steps and VJPs and add storage of their own (the rigid steps' solutions, the soft
+// steps' Cholesky factors) that the schedule does not have yet; this file splits the world's
+// flat controls and parameters into theirs and joins their states and gradients back.
 #include "diffphys/world.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "diffphys/coupled.hpp"
 #include "diffphys/error.hpp"
+#include "world/schedule.hpp"
 
 namespace diffphys {
 
@@ -84,14 +85,14 @@ class SoftFeedback final : public soft::SoftController {
 
 }  // namespace
 
-// The parts' engines: a rigid Rollout, a SoftRollout, or the coupled schedule of both. Each
-// refers to this engine's copies of its parameters, refreshed from the WorldParams at run().
+// The engine: the world's schedule, or the one part's rollout. A part's rollout refers to this
+// engine's copy of its parameters, refreshed from the WorldParams at run().
 struct WorldRollout::Engine {
   Params rigid_params;
   soft::SoftParams soft_params;
   std::optional<Rollout> rigid;
   std::optional<soft::SoftRollout> soft;
-  std::optional<CoupledRollout> coupled;
+  std::unique_ptr<world::Schedule> schedule;
   std::vector<double> rigid_controls, soft_controls;  // this run's, in each engine's layout
   std::unique_ptr<Controller> rigid_feedback;          // closed loop: the WorldController, as each engine sees it
   std::unique_ptr<soft::SoftController> soft_feedback;
@@ -103,9 +104,7 @@ WorldRollout::WorldRollout(const World& world, const WorldParams& params, WorldR
   if (world_.has_rigid()) engine.rigid_params = rigid_params(world_, params_);
   if (world_.has_soft()) engine.soft_params = soft_params(world_, params_);
   if (world_.has_rigid() && world_.has_soft()) {
-    engine.coupled.emplace(world_.rigid->model, engine.rigid_params, world_.soft->model, engine.soft_params,
-                           world_.coupling.frame_bodies, world_.coupling.substeps,
-                           CoupledOptions{options_.rollout, world_.coupling.two_way});
+    engine.schedule = std::make_unique<world::Schedule>(world_, params_, options_.rollout);
   } else if (world_.has_rigid()) {
     engine.rigid.emplace(world_.rigid->model, engine.rigid_params, options_.rollout);
   } else {
@@ -134,6 +133,12 @@ void WorldRollout::run(const WorldState& initial, std::span<const double> contro
     }
   refresh_params();
   Engine& engine = *engine_;
+  if (engine.schedule) {
+    engine.schedule->run(initial, controls, steps, nullptr);
+    steps_ = steps;
+    final_state_ = engine.schedule->final_state();
+    return;
+  }
   // Controls: each world step's rigid block (substeps × nactuator, in Rollout's order) and
   // soft block (3 per node); without controls, the scene's defaults held and no forces.
   const auto rigid_block = static_cast<std::size_t>(layout.soft_control_offset);
@@ -153,9 +158,7 @@ void WorldRollout::run(const WorldState& initial, std::span<const double> contro
                 engine.soft_controls.begin() + static_cast<std::ptrdiff_t>(t * dofs));
   }
 
-  if (engine.coupled) {
-    engine.coupled->run(initial.rigid, engine.rigid_controls, initial.soft, engine.soft_controls, steps);
-  } else if (engine.rigid) {
+  if (engine.rigid) {
     engine.rigid->run(initial.rigid, engine.rigid_controls, steps);
   } else {
     engine.soft->run(initial.soft, engine.soft_controls, steps);
@@ -193,11 +196,10 @@ void WorldRollout::refresh_params() {
 void WorldRollout::run(const WorldState& initial, WorldController& controller, int steps) {
   if (steps < 0) throw Error(message("world rollout: steps must be ≥ 0, got ", steps));
   Engine& engine = *engine_;
-  if (engine.coupled)
-    throw Error(message("world rollout: a controller in a world of ", world_.kind(),
-                        " bodies is not supported yet (rigid or soft worlds take one); give the controls instead"));
   refresh_params();
-  if (engine.rigid) {
+  if (engine.schedule) {
+    engine.schedule->run(initial, {}, steps, &controller);
+  } else if (engine.rigid) {
     engine.rigid_feedback = std::make_unique<RigidFeedback>(controller);
     engine.rigid->run(initial.rigid, *engine.rigid_feedback, steps);
   } else {
@@ -212,6 +214,10 @@ std::vector<double> WorldRollout::controls() const {
   const Engine& engine = *engine_;
   const auto per_step = static_cast<std::size_t>(world_.layout().control_count);
   const auto count = static_cast<std::size_t>(steps_);
+  if (engine.schedule) {
+    const std::span<const double> used = engine.schedule->controls();
+    return {used.begin(), used.end()};
+  }
   if (engine.rigid) {
     const std::span<const double> used = engine.rigid->controls();
     return {used.begin(), used.end()};
@@ -236,10 +242,8 @@ WorldState WorldRollout::state(int step) const {
   if (step < 0 || step > steps_) throw Error(message("world rollout: step ", step, " outside [0, ", steps_, "]"));
   WorldState state;
   const Engine& engine = *engine_;
-  if (engine.coupled) {
-    state.rigid = engine.coupled->rigid_state(step);
-    state.soft = engine.coupled->soft_state(step);
-    state.time = state.soft.time;
+  if (engine.schedule) {
+    state = engine.schedule->state(step);
   } else if (engine.rigid) {
     state.rigid = engine.rigid->state(step);
     state.time = state.rigid.time;
@@ -255,10 +259,8 @@ WorldStepStatus WorldRollout::status(int step) const {
   const Engine& engine = *engine_;
   const auto t = static_cast<std::size_t>(step);
   WorldStepStatus status;
-  if (engine.coupled) {
-    const auto substeps = static_cast<std::size_t>(world_.coupling.substeps);
-    status.rigid = engine.coupled->rigid_statuses().subspan(t * substeps, substeps);
-    status.soft = &engine.coupled->soft_statuses()[t];
+  if (engine.schedule) {
+    status = engine.schedule->status(step);
   } else if (engine.rigid) {
     status.rigid = engine.rigid->statuses().subspan(t, 1);
   } else {
@@ -280,18 +282,21 @@ bool WorldRollout::converged() const {
 
 int WorldRollout::checkpoint_interval() const {
   const Engine& engine = *engine_;
+  if (engine.schedule) return engine.schedule->checkpoint_interval();
   if (engine.rigid) return engine.rigid->checkpoint_interval();
   return engine.soft ? engine.soft->checkpoint_interval() : 1;
 }
 
 std::size_t WorldRollout::stored_state_bytes() const {
   const Engine& engine = *engine_;
+  if (engine.schedule) return engine.schedule->stored_state_bytes();
   if (engine.rigid) return engine.rigid->stored_state_bytes();
   return engine.soft ? engine.soft->stored_state_bytes() : 0;
 }
 
 std::size_t WorldRollout::stored_record_bytes() const {
   const Engine& engine = *engine_;
+  if (engine.schedule) return engine.schedule->stored_record_bytes();
   if (engine.rigid) return engine.rigid->stored_record_bytes();
   return engine.soft ? engine.soft->stored_record_bytes() : 0;
 }
@@ -299,6 +304,11 @@ std::size_t WorldRollout::stored_record_bytes() const {
 WorldGradients WorldRollout::backward(const WorldLossGradient& loss_gradient) const {
   const WorldLayout& layout = world_.layout();
   const Engine& engine = *engine_;
+  if (engine.schedule) {
+    WorldGradients result = engine.schedule->backward(loss_gradient, options_.rollout.parameter_gradients);
+    for (const NamedSlice& slice : world_.collider_geometry()) result.not_differentiable.push_back(slice.name);
+    return result;
+  }
   const auto per_step = static_cast<std::size_t>(layout.control_count);
   const auto rigid_block = static_cast<std::size_t>(layout.soft_control_offset);
   const auto soft_tangent = static_cast<std::size_t>(layout.soft_tangent_offset);
@@ -347,22 +357,7 @@ WorldGradients WorldRollout::backward(const WorldLossGradient& loss_gradient) co
     result.solver_converged = result.solver_converged && soft.solver_converged;
   };
 
-  if (engine.coupled) {
-    const CoupledGradients g = engine.coupled->backward(
-        [&](int step, const State& rigid, const soft::SoftState& soft, std::span<double> dL_drigid, std::span<double> dL_dx,
-            std::span<double> dL_dv) {
-          seen.rigid = rigid;
-          seen.soft = soft;
-          seen.time = soft.time;
-          call_loss(step);
-          add_into(dL_drigid, std::span<const double>(tangent).first(soft_tangent));
-          add_into(dL_dx, std::span<const double>(tangent).subspan(soft_tangent, dofs));
-          add_into(dL_dv, std::span<const double>(tangent).subspan(soft_tangent + dofs, dofs));
-        });
-    take_rigid(g.rigid);
-    take_soft(g.soft);
-    for (const NamedSlice& slice : world_.collider_geometry()) result.not_differentiable.push_back(slice.name);
-  } else if (engine.rigid) {
+  if (engine.rigid) {
     // The rigid tangent is the whole world tangent: the loss adds straight into the engine's.
     const Gradients g = engine.rigid->backward([&](int step, const State& state, std::span<double> dL_dx) {
       seen.rigid = state;

@@ -1,7 +1,8 @@
 // world/world_simulator.cpp — WorldSimulator (diffphys/world_simulator.hpp): one world step
-// at a time, no history. Each part is stepped by its own engine's step function (rigid
-// step(), soft_step(); rigid + soft: coupled::coupled_step, the per-step function of
-// CoupledRollout::run), on buffers sized once here so that step() allocates nothing.
+// at a time, no history. A world of one part is stepped by that part's step function (rigid
+// step() with the scene's warm start, soft_step()); a world of several parts by the world's
+// schedule (world/schedule.cpp), the same steps WorldRollout takes. Buffers are sized once
+// here so that step() allocates nothing.
 #include "diffphys/world_simulator.hpp"
 
 #include <algorithm>
@@ -9,24 +10,24 @@
 
 #include "diffphys/error.hpp"
 #include "rigid/articulated.hpp"
-#include "soft/coupled_step.hpp"
+#include "world/schedule.hpp"
 
 namespace diffphys {
 
-// The parts' engines and their scratch. Rigid + soft: the rigid window steps the rigid state
-// in place, substep by substep, recording each substep's status.
-struct WorldSimulator::Engine final : coupled::RigidWindow {
+// A one-part world's engine and scratch, or the schedule of a world of several parts.
+struct WorldSimulator::Engine {
   Engine(const World& world, const WorldParams& params)
-      : soft_workspace(world.soft ? std::make_optional<soft::SoftWorkspace>(world.soft->model) : std::nullopt) {
+      : soft_workspace(world.soft && !world.rigid ? std::make_optional<soft::SoftWorkspace>(world.soft->model) : std::nullopt) {
+    if (world.rigid && world.soft) {
+      schedule = std::make_unique<world::Schedule>(world, params);
+      return;
+    }
     if (world.rigid) {
       rigid_model = world.rigid->model;
-      // As CoupledRollout (and Rollout): a coupled world's rigid steps start cold.
-      if (world.soft) rigid_model.solver.warm_start = false;
       rigid_params = diffphys::rigid_params(world, params);
       validate_params(rigid_model, rigid_params);
       if (rigid_model.solver.coordinates == Coordinates::Reduced) rigid::validate_reduced_coordinates(rigid_model);
-      rigid_statuses.assign(static_cast<std::size_t>(world.rigid_steps_per_step()), StepStatus{});
-      actuators = static_cast<std::size_t>(rigid_model.actuator_count());
+      rigid_statuses.assign(1, StepStatus{});
     }
     if (world.soft) {
       soft_params = diffphys::soft_params(world, params);
@@ -35,34 +36,20 @@ struct WorldSimulator::Engine final : coupled::RigidWindow {
     default_controls = world.default_controls();
   }
 
-  // The rigid window of a coupled step: `substeps` rigid steps of *rigid_state in place.
-  const State& run(const Params& theta) override {
-    for (std::size_t k = 0; k < rigid_statuses.size(); ++k) {
-      rigid_statuses[k] = diffphys::step(rigid_model, theta, *rigid_state, window_controls.subspan(k * actuators, actuators),
-                                         rigid_next, rigid_workspace);
-      std::swap(*rigid_state, rigid_next);
-    }
-    return *rigid_state;
-  }
+  std::unique_ptr<world::Schedule> schedule;
 
   Model rigid_model;
   Params rigid_params;
   Workspace rigid_workspace;
-  State rigid_next, rigid_window_start;
-  State* rigid_state = nullptr;                 // the simulator's, during a coupled step
-  std::span<const double> window_controls;      // this world step's rigid controls
-  std::vector<StepStatus> rigid_statuses;       // (substeps) of the last world step
-  std::size_t actuators = 0;
+  State rigid_next;
+  std::vector<StepStatus> rigid_statuses;  // (1) of the last world step
 
   soft::SoftParams soft_params;
   std::optional<soft::SoftWorkspace> soft_workspace;
-  soft::SoftState soft_next, soft_previous;     // x_{t+1} being written; x_{t−1} (two-way contact)
-  soft::SoftParams step_params, previous_step_params;  // soft θ with this and the last step's poses
-  Params window_params;                          // two-way: rigid θ with the reactions
-  coupled::CoupledStepScratch scratch;
+  soft::SoftState soft_next;
   soft::SoftStepStatus soft_status;
 
-  std::vector<double> default_controls;         // (control_count) the scene's
+  std::vector<double> default_controls;  // (control_count) the scene's
 };
 
 WorldSimulator::WorldSimulator(const World& world, WorldParams params, WorldState initial)
@@ -71,29 +58,21 @@ WorldSimulator::WorldSimulator(const World& world, WorldParams params, WorldStat
     throw Error(message("world simulator: expected ", world_.layout().param_count, " parameter values, got ", params_.values.size()));
   engine_ = std::make_unique<Engine>(world_, params_);
   Engine& engine = *engine_;
-  if (world_.rigid) {
+  if (engine.schedule) {
+    engine.schedule->begin(state_);
+  } else if (world_.rigid) {
     validate_state(engine.rigid_model, state_.rigid);
     engine.rigid_next = state_.rigid;
-    engine.rigid_window_start = state_.rigid;
-  }
-  if (world_.soft) {
+  } else {
     soft::prepare_soft_state(world_.soft->model, state_.soft);
     engine.soft_next = state_.soft;
-    engine.soft_previous = state_.soft;
-    engine.step_params = engine.soft_params;
-    engine.previous_step_params = engine.soft_params;
-  }
-  if (world_.rigid && world_.soft) {
-    engine.window_params = engine.rigid_params;
-    const coupled::CoupledStepModel model{engine.rigid_model, world_.soft->model, world_.coupling.frame_bodies,
-                                          world_.coupling.substeps, world_.coupling.two_way};
-    coupled::check_initial_coupled_state(model, engine.soft_params, state_.rigid, state_.soft);
   }
 }
 
 WorldSimulator::~WorldSimulator() = default;
 
 std::span<const Contact> WorldSimulator::rigid_contacts() const {
+  if (engine_->schedule) return engine_->schedule->rigid_contacts();
   return world_.rigid ? engine_->rigid_workspace.contacts() : std::span<const Contact>();
 }
 
@@ -103,30 +82,17 @@ WorldStepStatus WorldSimulator::step(std::span<const double> controls) {
     throw Error(message("world simulator: expected ", layout.control_count, " control values (", world_.kind(),
                         " world) or none, got ", controls.size()));
   Engine& engine = *engine_;
+  WorldStepStatus status;
+  if (engine.schedule) {
+    status = engine.schedule->step(state_, controls);
+    ++steps_;
+    return status;
+  }
   const std::span<const double> all = controls.empty() ? std::span<const double>(engine.default_controls) : controls;
   const auto rigid_block = static_cast<std::size_t>(layout.soft_control_offset);
-  // No soft forces unless given (an empty span, as CoupledRollout and SoftRollout take none).
+  // No soft forces unless given (an empty span, as SoftRollout takes none).
   const std::span<const double> forces = controls.empty() ? std::span<const double>() : controls.subspan(rigid_block);
-  WorldStepStatus status;
-  if (world_.rigid && world_.soft) {
-    engine.rigid_window_start = state_.rigid;
-    engine.rigid_state = &state_.rigid;
-    engine.window_controls = all.first(rigid_block);
-    const coupled::CoupledStepModel model{engine.rigid_model, world_.soft->model, world_.coupling.frame_bodies,
-                                          world_.coupling.substeps, world_.coupling.two_way};
-    const bool first = steps_ == 0;
-    const coupled::CoupledStepInputs in{engine.rigid_params, engine.soft_params, engine.rigid_window_start, state_.soft, forces,
-                                        first ? nullptr : &engine.previous_step_params,
-                                        first ? nullptr : &engine.soft_previous};
-    engine.soft_status = coupled::coupled_step(model, in, engine, engine.window_params, engine.step_params, engine.soft_next,
-                                               *engine.soft_workspace, engine.scratch);
-    std::swap(engine.soft_previous, state_.soft);  // x_t becomes x_{t−1}
-    std::swap(state_.soft, engine.soft_next);
-    std::swap(engine.previous_step_params, engine.step_params);  // θ_{t+1} is the next step's `previous`
-    status.rigid = engine.rigid_statuses;
-    status.soft = &engine.soft_status;
-    state_.time = state_.soft.time;
-  } else if (world_.rigid) {
+  if (world_.rigid) {
     engine.rigid_statuses[0] = diffphys::step(engine.rigid_model, engine.rigid_params, state_.rigid, all.first(rigid_block),
                                               engine.rigid_next, engine.rigid_workspace);
     std::swap(state_.rigid, engine.rigid_next);

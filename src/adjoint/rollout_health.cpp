@@ -1,0 +1,57 @@
+// adjoint/rollout_health.cpp — the rigid backward passes' health report (rollout_health.hpp).
+#include "adjoint/rollout_health.hpp"
+
+#include <algorithm>
+
+namespace diffphys::adjoint {
+
+std::uint64_t contact_signature(std::span<const Contact> contacts) {
+  std::uint64_t hash = 1469598103934665603ull;
+  const auto mix = [&](std::uint64_t value) {
+    hash ^= value;
+    hash *= 1099511628211ull;
+  };
+  for (const Contact& contact : contacts) {
+    mix(static_cast<std::uint64_t>(contact.shape_a));
+    mix(static_cast<std::uint64_t>(contact.shape_b));
+    mix(static_cast<std::uint64_t>(contact.feature));
+  }
+  return hash;
+}
+
+void note_forward_health(const Model& model, std::span<const StepStatus> statuses,
+                         std::span<const std::uint64_t> contact_signatures, GradientHealth& health) {
+  for (std::size_t t = 1; t < contact_signatures.size(); ++t)
+    if (contact_signatures[t] != contact_signatures[t - 1]) health.contact_changes.push_back(static_cast<int>(t));
+  health.solver_converged = std::all_of(statuses.begin(), statuses.end(), [](const StepStatus& s) { return s.converged; });
+  for (std::size_t t = 0; t < statuses.size(); ++t)
+    if (statuses[t].health != StateHealth::Ok) {
+      health.first_unhealthy_step = static_cast<int>(t) + 1;
+      health.state_health_message = health_message(model, statuses[t]);
+      break;
+    }
+}
+
+void note_not_differentiable(const Model& model, const Params& params, std::vector<std::string>& names) {
+  for (int a = 0; a < model.actuator_count(); ++a) {
+    const auto i = static_cast<std::size_t>(a);
+    if (model.actuators[i].type == ActuatorType::Motor && params.at(model.layout.actuator_max_torque[i]) == 0.0)
+      names.push_back("actuator/" + model.actuators[i].name + "/max_torque");
+  }
+  // A restitution of 0 is where bounces stop being taken at their time of impact (e > 0 only:
+  // rigid/time_of_impact.hpp): the step has only one-sided derivatives in e there, and e < 0
+  // is outside its domain.
+  const auto bodies = static_cast<std::size_t>(model.body_count());
+  if (model.solver.time_of_impact)
+    for (std::size_t b = 0; b < bodies; ++b) {
+      const int offset = model.layout.body_restitution[b];
+      if (offset >= 0 && params.at(offset) == 0.0) names.push_back("body/" + model.bodies[b].name + "/restitution");
+    }
+  // Static bodies (the world, fixed obstacles) are fixed scenery, not differentiated state:
+  // their pose reaches the loss through contacts and joint anchors, which the step VJPs do
+  // not all follow, so their rows are zeroed at every step and listed as not differentiable.
+  for (std::size_t b = 0; b < bodies; ++b)
+    if (model.bodies[b].type == BodyType::Static) names.push_back("x0/" + model.bodies[b].name);
+}
+
+}  // namespace diffphys::adjoint

@@ -1,0 +1,145 @@
+// world/rigid_part.cpp — RigidPart (rigid_part.hpp): the rigid bodies' world step (the
+// coupling's substeps with one step θ) and its reverse, substep by substep through
+// adjoint::step_vjp, for the world's schedule.
+#include "world/rigid_part.hpp"
+
+#include <algorithm>
+
+#include "adjoint/rollout_health.hpp"
+#include "math/finite.hpp"
+#include "rigid/articulated.hpp"
+#include "rigid/step_workspace.hpp"
+
+namespace diffphys::world {
+
+RigidPart::RigidPart(const World& world)
+    : model_(world.rigid->model),
+      substeps_(world.rigid_steps_per_step()),
+      actuators_(static_cast<std::size_t>(world.rigid->model.actuator_count())),
+      control_size_(static_cast<std::size_t>(world.layout().soft_control_offset)) {
+  // As Rollout: a step recomputed in the backward pass must repeat the forward one's bits.
+  model_.solver.warm_start = false;
+  const std::vector<double> defaults = world.default_controls();
+  default_controls_.assign(defaults.begin(), defaults.begin() + static_cast<std::ptrdiff_t>(control_size_));
+}
+
+void RigidPart::begin(const WorldParams& params, WorldState& initial, int steps) {
+  params_.values.assign(params.values.begin(), params.values.begin() + model_.param_count());
+  validate_params(model_, params_);
+  if (model_.solver.coordinates == Coordinates::Reduced) rigid::validate_reduced_coordinates(model_);
+  validate_state(model_, initial.rigid);
+  const auto count = static_cast<std::size_t>(std::max(steps, 1) * substeps_);
+  statuses_.assign(count, StepStatus{});
+  contact_signatures_.assign(count, 0);
+}
+
+void RigidPart::reserve_records(int slots) {
+  if (records_.size() < static_cast<std::size_t>(slots)) records_.resize(static_cast<std::size_t>(slots));
+}
+
+void RigidPart::release_records() { std::vector<Record>().swap(records_); }
+
+std::size_t RigidPart::record_bytes(int slot) const {
+  const Record& r = record(slot);
+  std::size_t bytes = sizeof(Record) + r.params.values.capacity() * sizeof(double);
+  for (const Workspace& workspace : r.workspaces) bytes += workspace_bytes(workspace.impl());
+  for (const State& state : r.between) bytes += state_bytes(WorldState{state.time, state, {}});
+  return bytes;
+}
+
+std::size_t RigidPart::state_bytes(const WorldState& state) const {
+  return state.rigid.position.size() * (sizeof(Vec3) * 3 + sizeof(Quat)) + sizeof(State);
+}
+
+void RigidPart::reset_step_params(int slot) {
+  Params& params = record(slot).params;
+  params.values.assign(params_.values.begin(), params_.values.end());
+}
+
+void RigidPart::step(const StepInputs& in, int slot, int status_step) {
+  Record& r = record(slot);
+  const auto substeps = static_cast<std::size_t>(substeps_);
+  if (r.workspaces.size() != substeps) r.workspaces.resize(substeps);
+  if (r.between.size() != substeps - 1) r.between.resize(substeps - 1);
+  const std::span<const double> controls =
+      in.controls.empty() ? std::span<const double>(default_controls_) : in.controls.first(control_size_);
+  const State* current = &in.before.rigid;
+  for (std::size_t k = 0; k < substeps; ++k) {
+    State& next = k + 1 == substeps ? in.after.rigid : r.between[k];
+    if (next.position.size() != current->position.size()) next = *current;
+    const StepStatus status =
+        diffphys::step(model_, r.params, *current, controls.subspan(k * actuators_, actuators_), next, r.workspaces[k]);
+    if (status_step >= 0) {
+      const std::size_t i = static_cast<std::size_t>(status_step) * substeps + k;
+      statuses_[i] = status;
+      contact_signatures_[i] = adjoint::contact_signature(r.workspaces[k].contacts());
+    }
+    current = &next;
+  }
+}
+
+std::span<double> RigidPart::step_vjp(const StepAdjoints& out, int step, int slot) {
+  const Record& r = record(slot);
+  const auto width = static_cast<std::size_t>(tangent_size());
+  const auto substeps = static_cast<std::size_t>(substeps_);
+  running_.assign(out.after_bar.begin(), out.after_bar.begin() + static_cast<std::ptrdiff_t>(width));
+  previous_.resize(width);
+  param_bar_.assign(static_cast<std::size_t>(model_.param_count()), 0.0);
+  for (std::size_t k = substeps; k-- > 0;) {
+    const State& start = k == 0 ? out.before.rigid : r.between[k - 1];
+    const State& end = k + 1 == substeps ? out.after.rigid : r.between[k];
+    std::fill(previous_.begin(), previous_.end(), 0.0);
+    adjoint::step_vjp(model_, r.params, start, out.controls.subspan(k * actuators_, actuators_), r.workspaces[k], end,
+                      running_, previous_, out.controls_bar.subspan(k * actuators_, actuators_), param_bar_, vjp_);
+    if (!all_finite(previous_) && result_ != nullptr)
+      note_non_finite(step, vjp_.non_finite_stage.empty() ? "step" : vjp_.non_finite_stage.c_str(), *result_);
+    if (vjp_.lcp.used_sparse && result_ != nullptr)
+      result_->rigid_health.lcp_adjoint_residual = std::max(result_->rigid_health.lcp_adjoint_residual, vjp_.lcp.relative_residual);
+    std::swap(running_, previous_);
+  }
+  for (std::size_t i = 0; i < width; ++i) out.before_bar[i] += running_[i];
+  return param_bar_;
+}
+
+void RigidPart::add_param_adjoint(std::span<const double> step_param_bar, std::span<double> params_bar) const {
+  for (std::size_t p = 0; p < step_param_bar.size(); ++p) params_bar[p] += step_param_bar[p];
+}
+
+void RigidPart::begin_backward(int steps, WorldGradients& result) {
+  result_ = &result;
+  result.rigid_health = GradientHealth{};
+  result.rigid_health.state_gradient_norm.assign(static_cast<std::size_t>(steps) + 1, 0.0);
+}
+
+void RigidPart::mask_state_adjoint(std::span<double> world_tangent) const {
+  for (std::size_t b = 0; b < model_.bodies.size(); ++b)
+    if (model_.bodies[b].type == BodyType::Static)
+      std::fill_n(world_tangent.begin() + static_cast<std::ptrdiff_t>(kStateTangentPerBody * b), kStateTangentPerBody, 0.0);
+}
+
+void RigidPart::note_state_adjoint(int step, double norm, bool clipped, WorldGradients& result) {
+  result.rigid_health.state_gradient_norm[static_cast<std::size_t>(step)] = norm;
+  if (clipped) ++result.rigid_health.clipped_steps;
+}
+
+void RigidPart::note_non_finite(int step, const char* stage, WorldGradients& result) {
+  GradientHealth& health = result.rigid_health;
+  if (health.first_non_finite_step < 0) {
+    health.first_non_finite_step = step;
+    health.first_non_finite_stage = stage;
+  }
+}
+
+void RigidPart::finish_backward(std::span<double> initial_adjoint, WorldGradients& result) const {
+  (void)initial_adjoint;
+  adjoint::note_forward_health(model_, statuses_, contact_signatures_, result.rigid_health);
+  adjoint::note_not_differentiable(model_, params_, result.not_differentiable);
+  result.solver_converged = result.solver_converged && result.rigid_health.solver_converged;
+}
+
+void RigidPart::fill_status(int step, WorldStepStatus& status) const {
+  status.rigid = std::span<const StepStatus>(statuses_).subspan(static_cast<std::size_t>(step * substeps_),
+                                                               static_cast<std::size_t>(substeps_));
+}
+
+}  // namespace diffphys::world

@@ -1,0 +1,69 @@
+// world/rigid_part.hpp — the rigid bodies as a part of the world (world/part.hpp): a world step
+// is the coupling's `substeps` rigid steps (rigid/step, adjoint/step_vjp) with one step θ, the
+// scene's θ plus what couplings add (two-way: the soft bodies' reactions as body forces).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "adjoint/step_vjp.hpp"
+#include "world/part.hpp"
+
+namespace diffphys::world {
+
+class RigidPart final : public Part {
+ public:
+  explicit RigidPart(const World& world);
+
+  const Model& model() const { return model_; }
+  // The step θ of record `slot` (couplings add their terms to it).
+  Params& step_params(int slot) { return record(slot).params; }
+  const Params& step_params(int slot) const { return record(slot).params; }
+  // The contacts of the last substep taken into `slot`.
+  std::span<const Contact> contacts(int slot) const { return record(slot).workspaces.back().contacts(); }
+
+  std::string_view kind() const override { return "rigid"; }
+  int tangent_offset() const override { return 0; }
+  int tangent_size() const override { return kStateTangentPerBody * model_.body_count(); }
+  void begin(const WorldParams& params, WorldState& initial, int steps) override;
+  void reserve_records(int slots) override;
+  void release_records() override;
+  std::size_t record_bytes(int slot) const override;
+  std::size_t state_bytes(const WorldState& state) const override;
+  void reset_step_params(int slot) override;
+  void step(const StepInputs& in, int slot, int status_step) override;
+  double time(const WorldState& state) const override { return state.rigid.time; }
+  std::span<double> step_vjp(const StepAdjoints& out, int step, int slot) override;
+  void add_param_adjoint(std::span<const double> step_param_bar, std::span<double> params_bar) const override;
+  void begin_backward(int steps, WorldGradients& result) override;
+  void mask_state_adjoint(std::span<double> world_tangent) const override;
+  void note_state_adjoint(int step, double norm, bool clipped, WorldGradients& result) override;
+  void note_non_finite(int step, const char* stage, WorldGradients& result) override;
+  void finish_backward(std::span<double> initial_adjoint, WorldGradients& result) const override;
+  void fill_status(int step, WorldStepStatus& status) const override;
+
+ private:
+  // One world step's record: its θ, each substep's Workspace, the states between substeps.
+  struct Record {
+    Params params;
+    std::vector<Workspace> workspaces;  // (substeps)
+    std::vector<State> between;         // (substeps − 1)
+  };
+  Record& record(int slot) { return slot < 0 ? scratch_ : records_[static_cast<std::size_t>(slot)]; }
+  const Record& record(int slot) const { return slot < 0 ? scratch_ : records_[static_cast<std::size_t>(slot)]; }
+
+  Model model_;  // the world's, PGS warm start off: recomputed steps repeat the forward bits
+  int substeps_ = 1;
+  std::size_t actuators_ = 0, control_size_ = 0;
+  std::vector<double> default_controls_;  // (substeps × actuators) the scene's, held
+  Params params_;                         // the world's rigid θ of this run
+  std::vector<Record> records_;
+  Record scratch_;
+  std::vector<StepStatus> statuses_;               // (steps × substeps) of the last run
+  std::vector<std::uint64_t> contact_signatures_;  // (steps × substeps)
+  std::vector<double> running_, previous_, param_bar_;
+  adjoint::StepVjpWorkspace vjp_;
+  WorldGradients* result_ = nullptr;  // the backward pass under way
+};
+
+}  // namespace diffphys::world

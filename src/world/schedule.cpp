@@ -1,0 +1,361 @@
+// world/schedule.cpp — Schedule (schedule.hpp): the world's parts and couplings stepped in
+// order, the tape of a rollout and its reverse. The memory policy is the rigid Rollout's
+// (adjoint/rollout.cpp): every state when they fit the budget, else a checkpoint every
+// ⌈√T⌉ steps (grown until they fit) with each segment recomputed in the backward pass; each
+// step's records kept when the whole run's fit beside the states (estimated from the first
+// step), else one segment's, else each step re-run just before it is reversed.
+#include "world/schedule.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "diffphys/error.hpp"
+#include "math/finite.hpp"
+#include "world/rigid_part.hpp"
+#include "world/rigid_soft_coupling.hpp"
+#include "world/soft_part.hpp"
+
+namespace diffphys::world {
+namespace {
+
+// The parts a world holds, in the order they step, and the couplings between them: the one
+// place that lists the kinds of parts.
+void make_parts(const World& world, std::vector<std::unique_ptr<Part>>& parts, std::vector<std::unique_ptr<Coupling>>& couplings) {
+  RigidPart* rigid = nullptr;
+  SoftPart* soft = nullptr;
+  if (world.has_rigid()) {
+    auto part = std::make_unique<RigidPart>(world);
+    rigid = part.get();
+    parts.push_back(std::move(part));
+  }
+  if (world.has_soft()) {
+    auto part = std::make_unique<SoftPart>(world);
+    soft = part.get();
+    parts.push_back(std::move(part));
+  }
+  if (rigid != nullptr && soft != nullptr) {
+    if (world.coupling.two_way) couplings.push_back(std::make_unique<Reactions>(world, *rigid, *soft, 0));
+    couplings.push_back(std::make_unique<FramePoses>(world, *rigid, *soft, 1));
+  }
+}
+
+WorldStateGradient gradient_view(const World& world, std::span<double> tangent) {
+  const auto soft = static_cast<std::size_t>(world.layout().soft_tangent_offset);
+  const auto dofs = world.has_soft() ? static_cast<std::size_t>(world.soft->model.dof_count()) : 0;
+  return {tangent, tangent.first(soft), tangent.subspan(soft, dofs), tangent.subspan(soft + dofs, dofs)};
+}
+
+}  // namespace
+
+Schedule::Schedule(const World& world, const WorldParams& params, RolloutOptions options)
+    : world_(world), params_(params), options_(options) {
+  if (!(options_.gradient_decay > 0 && options_.gradient_decay <= 1))
+    throw Error(message("world rollout: gradient_decay must lie in (0, 1], got ", options_.gradient_decay));
+  if (!(options_.gradient_clip >= 0))
+    throw Error(message("world rollout: gradient_clip must be non-negative, got ", options_.gradient_clip));
+  if (options_.checkpoint_interval < 0)
+    throw Error(message("world rollout: checkpoint_interval must be non-negative, got ", options_.checkpoint_interval));
+  make_parts(world_, parts_, couplings_);
+  lagged_ = std::any_of(couplings_.begin(), couplings_.end(), [](const auto& c) { return c->lags(); });
+}
+
+Schedule::~Schedule() = default;
+
+void Schedule::begin_parts(WorldState& initial, int steps) {
+  for (const auto& part : parts_) part->begin(params_, initial, steps);
+  for (const auto& coupling : couplings_) coupling->begin(params_, initial);
+}
+
+void Schedule::forward_step(const WorldState& before, const WorldState* previous, WorldState& after,
+                            std::span<const double> controls, int slot, int status_step) const {
+  const StepInputs in{before, lagged_ ? previous : nullptr, after, controls};
+  for (std::size_t i = 0; i < parts_.size(); ++i) {
+    parts_[i]->reset_step_params(slot);
+    for (const auto& coupling : couplings_)
+      if (coupling->target() == static_cast<int>(i)) coupling->apply(in, slot);
+    parts_[i]->step(in, slot, status_step);
+  }
+  after.time = parts_.back()->time(after);
+}
+
+std::size_t Schedule::state_bytes(const WorldState& state) const {
+  std::size_t bytes = 0;
+  for (const auto& part : parts_) bytes += part->state_bytes(state);
+  return bytes;
+}
+
+std::size_t Schedule::record_bytes(int slot) const {
+  std::size_t bytes = 0;
+  for (const auto& part : parts_) bytes += part->record_bytes(slot);
+  return bytes;
+}
+
+std::size_t Schedule::stored_state_bytes() const {
+  if (checkpoints_.empty()) return 0;
+  return (checkpoints_.size() + (lagged_ ? checkpoint_previous_.size() : 0)) * state_bytes(checkpoints_.front());
+}
+
+void Schedule::begin(WorldState& state) {
+  begin_parts(state, 0);
+  simulated_any_ = false;
+}
+
+WorldStepStatus Schedule::step(WorldState& state, std::span<const double> controls) {
+  forward_step(state, simulated_any_ ? &simulated_previous_ : nullptr, scratch_after_, controls, kScratchSlot, 0);
+  std::swap(simulated_previous_, state);  // x_t becomes x_{t−1}
+  std::swap(state, scratch_after_);
+  simulated_any_ = true;
+  WorldStepStatus status;
+  for (const auto& part : parts_) part->fill_status(0, status);
+  return status;
+}
+
+std::span<const Contact> Schedule::rigid_contacts() const {
+  for (const auto& part : parts_)
+    if (const auto* rigid = dynamic_cast<const RigidPart*>(part.get())) return rigid->contacts(kScratchSlot);
+  return {};
+}
+
+std::span<const double> Schedule::step_controls(int step) const {
+  if (!controls_given_) return {};
+  const auto per_step = static_cast<std::size_t>(world_.layout().control_count);
+  return std::span<const double>(controls_).subspan(static_cast<std::size_t>(step) * per_step, per_step);
+}
+
+void Schedule::run(const WorldState& initial, std::span<const double> controls, int steps, WorldController* controller) {
+  const WorldLayout& layout = world_.layout();
+  const auto per_step = static_cast<std::size_t>(layout.control_count);
+  const auto count = static_cast<std::size_t>(steps);
+  controller_ = controller;
+  steps_ = steps;
+  controls_given_ = !controls.empty() || controller != nullptr;
+  if (!controls.empty()) {
+    controls_.assign(controls.begin(), controls.end());
+  } else {
+    // The controls as used: a controller's (filled below), or the scene's defaults held.
+    const std::vector<double> defaults = world_.default_controls();
+    controls_.resize(count * per_step);
+    for (std::size_t t = 0; t < count; ++t)
+      std::copy(defaults.begin(), defaults.end(), controls_.begin() + static_cast<std::ptrdiff_t>(t * per_step));
+  }
+  WorldState current = initial;
+  begin_parts(current, steps);
+
+  // Checkpoint spacing: every state if all fit, else ⌈√T⌉ (grown until the budget holds).
+  const std::size_t bytes = state_bytes(current) * (lagged_ ? 2 : 1);
+  interval_ = options_.checkpoint_interval;
+  if (interval_ == 0) {
+    interval_ = 1;
+    if ((count + 1) * bytes > options_.memory_budget) {
+      interval_ = std::max(1, static_cast<int>(std::ceil(std::sqrt(static_cast<double>(steps)))));
+      while (interval_ < steps &&
+             (count / static_cast<std::size_t>(interval_) + 1 + static_cast<std::size_t>(interval_)) * bytes > options_.memory_budget)
+        interval_ *= 2;
+    }
+  }
+  const auto interval = static_cast<std::size_t>(interval_);
+  const std::size_t checkpoint_count = steps == 0 ? 1 : (count + interval - 1) / interval;
+  checkpoints_.resize(checkpoint_count);
+  checkpoint_previous_.resize(lagged_ ? checkpoint_count : 0);
+  const std::size_t state_storage = (count / interval + 1) * bytes;
+  records_kept_ = options_.keep_step_records && interval_ == 1 && steps > 0;
+  record_bytes_ = 0;
+  largest_record_bytes_ = 0;
+
+  WorldState previous, next;
+  std::size_t checkpoint = 0;
+  for (int t = 0; t < steps; ++t) {
+    const auto i = static_cast<std::size_t>(t);
+    if (i % interval == 0) {
+      if (lagged_) checkpoint_previous_[checkpoint] = t > 0 ? previous : WorldState{};
+      checkpoints_[checkpoint++] = current;
+    }
+    if (controller_ != nullptr) {
+      const std::span<double> row = std::span<double>(controls_).subspan(i * per_step, per_step);
+      std::fill(row.begin(), row.end(), 0.0);
+      controller_->act(t, current, row);
+      for (std::size_t k = 0; k < per_step; ++k)
+        if (!std::isfinite(row[k])) {
+          const int within = static_cast<int>(k);
+          const auto slice = std::find_if(layout.controls.begin(), layout.controls.end(), [&](const NamedSlice& s) {
+            return within >= s.offset && within < s.offset + s.size;
+          });
+          throw Error(message("world rollout: the controller returned a non-finite control ", row[k], " for '", slice->name,
+                              "'[", within - slice->offset, "] at step ", t));
+        }
+    }
+    const int slot = records_kept_ ? t : kScratchSlot;
+    if (records_kept_)
+      for (const auto& part : parts_) part->reserve_records(t + 1);
+    forward_step(current, t > 0 ? &previous : nullptr, next, step_controls(t), slot, t);
+    if (records_kept_) {
+      const std::size_t now = record_bytes(t);
+      record_bytes_ += now;
+      largest_record_bytes_ = std::max(largest_record_bytes_, now);
+      // After the first step, the whole run's records are estimated from it (with room for
+      // contacts to come): if they would not fit, none are kept.
+      const std::size_t projected = t == 0 ? now * count / 4 * 5 : record_bytes_;
+      if (state_storage + projected > options_.memory_budget) {
+        records_kept_ = false;
+        record_bytes_ = 0;
+        for (const auto& part : parts_) part->release_records();
+      }
+    }
+    std::swap(previous, current);
+    std::swap(current, next);
+  }
+  if (!records_kept_ && steps > 0) largest_record_bytes_ = std::max(largest_record_bytes_, record_bytes(kScratchSlot));
+  if (steps == 0) checkpoints_[0] = current;
+  final_state_ = std::move(current);
+}
+
+WorldState Schedule::state(int t) const {
+  if (t < 0 || t > steps_) throw Error(message("world rollout: step ", t, " outside [0, ", steps_, "]"));
+  if (t == steps_) return final_state_;
+  const auto checkpoint = static_cast<std::size_t>(t / interval_);
+  WorldState current = checkpoints_[checkpoint], previous = lagged_ ? checkpoint_previous_[checkpoint] : WorldState{}, next;
+  for (int s = static_cast<int>(checkpoint) * interval_; s < t; ++s) {
+    forward_step(current, s > 0 ? &previous : nullptr, next, step_controls(s), kScratchSlot, -1);
+    std::swap(previous, current);
+    std::swap(current, next);
+  }
+  return current;
+}
+
+WorldStepStatus Schedule::status(int t) const {
+  if (t < 0 || t >= steps_) throw Error(message("world rollout: step ", t, " outside [0, ", steps_, ")"));
+  WorldStepStatus status;
+  for (const auto& part : parts_) part->fill_status(t, status);
+  return status;
+}
+
+WorldGradients Schedule::backward(const WorldLossGradient& loss_gradient, bool parameter_gradients) const {
+  const WorldLayout& layout = world_.layout();
+  const auto tangent = static_cast<std::size_t>(layout.tangent_size);
+  const auto per_step = static_cast<std::size_t>(layout.control_count);
+  WorldGradients result;
+  result.controls.assign(static_cast<std::size_t>(steps_) * per_step, 0.0);
+  result.params.assign(static_cast<std::size_t>(layout.param_count), 0.0);
+  for (const auto& part : parts_) part->begin_backward(steps_, result);
+  const auto slice_of = [](const Part& part, std::span<double> values) {
+    return values.subspan(static_cast<std::size_t>(part.tangent_offset()), static_cast<std::size_t>(part.tangent_size()));
+  };
+
+  // x̄_t once every step after t is reversed: the loss's dL/dx_t added (the static rows of
+  // both zeroed), then each part's slice clipped to gradient_clip in norm and its norm noted.
+  std::vector<double> loss(tangent, 0.0);
+  const auto finish_state_adjoint = [&](int t, const WorldState& state, std::vector<double>& adjoint) {
+    std::fill(loss.begin(), loss.end(), 0.0);
+    if (loss_gradient) {
+      WorldStateGradient gradient = gradient_view(world_, loss);
+      loss_gradient(t, state, gradient);
+    }
+    for (const auto& part : parts_) {
+      if (!all_finite(slice_of(*part, loss))) part->note_non_finite(t, "loss gradient", result);
+      part->mask_state_adjoint(loss);
+      part->mask_state_adjoint(adjoint);
+    }
+    for (std::size_t k = 0; k < tangent; ++k) adjoint[k] += loss[k];
+    for (const auto& part : parts_) {
+      const std::span<double> mine = slice_of(*part, adjoint);
+      double squared = 0.0;
+      for (const double v : mine) squared += v * v;
+      double norm = std::sqrt(squared);
+      const bool clipped = options_.gradient_clip > 0 && norm > options_.gradient_clip;
+      if (clipped) {
+        for (double& v : mine) v *= options_.gradient_clip / norm;
+        norm = options_.gradient_clip;
+      }
+      part->note_state_adjoint(t, norm, clipped, result);
+    }
+  };
+
+  std::vector<double> adjoint(tangent, 0.0), before(tangent, 0.0), carry_in(tangent, 0.0), carry_out(tangent, 0.0);
+  finish_state_adjoint(steps_, final_state_, adjoint);
+  // Reverses world step t (x_t → x_{t+1}, the parts' records in `slot`) and finishes x̄_t.
+  const auto reverse_step = [&](int t, const WorldState& state_t, const WorldState* previous, const WorldState& state_next, int slot) {
+    const auto i = static_cast<std::size_t>(t);
+    std::copy(carry_in.begin(), carry_in.end(), before.begin());  // x̄_t from step t + 1's lagged couplings
+    std::fill(carry_out.begin(), carry_out.end(), 0.0);
+    const std::span<double> controls_bar = std::span<double>(result.controls).subspan(i * per_step, per_step);
+    const StepAdjoints out{state_t,
+                           lagged_ && t > 0 ? previous : nullptr,
+                           state_next,
+                           std::span<const double>(controls_).subspan(i * per_step, per_step),
+                           adjoint,
+                           before,
+                           t > 0 ? std::span<double>(carry_out) : std::span<double>(),
+                           controls_bar,
+                           result.params};
+    for (std::size_t p = parts_.size(); p-- > 0;) {
+      const std::span<double> step_param_bar = parts_[p]->step_vjp(out, t, slot);
+      for (std::size_t c = couplings_.size(); c-- > 0;)
+        if (couplings_[c]->target() == static_cast<int>(p)) couplings_[c]->apply_vjp(out, slot, step_param_bar);
+      parts_[p]->add_param_adjoint(step_param_bar, result.params);
+    }
+    // Closed loop: u_t = π(x_t), so ū_t also reaches x_t through the controller.
+    if (controller_ != nullptr) {
+      WorldStateGradient gradient = gradient_view(world_, before);
+      controller_->act_backward(t, state_t, controls_bar, gradient);
+      for (const auto& part : parts_)
+        if (!all_finite(slice_of(*part, before))) part->note_non_finite(t, "controller", result);
+    }
+    if (options_.gradient_decay != 1.0)
+      for (double& v : before) v *= options_.gradient_decay;
+    std::swap(adjoint, before);
+    std::swap(carry_in, carry_out);
+    finish_state_adjoint(t, state_t, adjoint);
+  };
+
+  if (records_kept_) {
+    // Every state and every step's records were kept: no step is re-run.
+    for (int t = steps_ - 1; t >= 0; --t) {
+      const auto i = static_cast<std::size_t>(t);
+      const WorldState& next = t + 1 < steps_ ? checkpoints_[i + 1] : final_state_;
+      reverse_step(t, checkpoints_[i], t > 0 ? &checkpoints_[i - 1] : nullptr, next, t);
+    }
+  } else {
+    // Segment by segment: recompute the segment's states from its checkpoint, keeping each
+    // step's records when a segment's worth fits half the budget, else re-run each step for
+    // its records just before reversing it.
+    const bool segment_records = options_.keep_step_records && interval_ > 1 &&
+                                 static_cast<std::size_t>(interval_) * largest_record_bytes_ <= options_.memory_budget / 2;
+    if (segment_records)
+      for (const auto& part : parts_) part->reserve_records(interval_);
+    std::vector<WorldState> segment;
+    WorldState segment_previous, next;
+    for (int start = ((steps_ - 1) / interval_) * interval_; start >= 0 && steps_ > 0; start -= interval_) {
+      const auto checkpoint = static_cast<std::size_t>(start / interval_);
+      const int end = std::min(start + interval_, steps_);
+      segment.assign(1, checkpoints_[checkpoint]);
+      segment_previous = lagged_ ? checkpoint_previous_[checkpoint] : WorldState{};
+      // The state before x_t: x_{t−1} within the segment, the checkpoint's previous at its start.
+      const auto previous_of = [&](int t) -> const WorldState* {
+        if (t == 0) return nullptr;
+        return t == start ? &segment_previous : &segment[static_cast<std::size_t>(t - 1 - start)];
+      };
+      const int recomputed_end = segment_records ? end : end - 1;
+      for (int t = start; t < recomputed_end; ++t) {
+        next = segment.back();
+        forward_step(segment[static_cast<std::size_t>(t - start)], previous_of(t), next, step_controls(t),
+                     segment_records ? t - start : kScratchSlot, -1);
+        segment.push_back(next);
+      }
+      for (int t = end - 1; t >= start; --t) {
+        const WorldState& state_t = segment[static_cast<std::size_t>(t - start)];
+        if (segment_records) {
+          reverse_step(t, state_t, previous_of(t), segment[static_cast<std::size_t>(t + 1 - start)], t - start);
+        } else {
+          forward_step(state_t, previous_of(t), next, step_controls(t), kScratchSlot, -1);
+          reverse_step(t, state_t, previous_of(t), next, kScratchSlot);
+        }
+      }
+    }
+  }
+  result.initial_state = adjoint;
+  for (const auto& part : parts_) part->finish_backward(result.initial_state, result);
+  if (!parameter_gradients) result.params.clear();
+  return result;
+}
+
+}  // namespace diffphys::world

@@ -1,0 +1,151 @@
+// world/soft_part.cpp — SoftPart (soft_part.hpp): one soft step per world step and its
+// implicit-function-theorem reverse, for the world's schedule.
+#include "world/soft_part.hpp"
+
+#include <algorithm>
+
+#include "math/finite.hpp"
+#include "soft/shape_distance.hpp"
+#include "soft/step_system.hpp"
+
+namespace diffphys::world {
+
+SoftPart::SoftPart(const World& world)
+    : model_(world.soft->model),
+      workspace_(model_),
+      tangent_offset_(world.layout().soft_tangent_offset),
+      param_offset_(world.layout().soft_param_offset),
+      control_offset_(world.layout().soft_control_offset) {}
+
+void SoftPart::begin(const WorldParams& params, WorldState& initial, int steps) {
+  params_.values.assign(params.values.begin() + param_offset_, params.values.end());
+  soft::validate_soft_params(model_, params_);
+  soft::prepare_soft_state(model_, initial.soft);
+  statuses_.assign(static_cast<std::size_t>(std::max(steps, 1)), soft::SoftStepStatus{});
+}
+
+void SoftPart::reserve_records(int slots) {
+  if (records_.size() < static_cast<std::size_t>(slots)) records_.resize(static_cast<std::size_t>(slots));
+}
+
+void SoftPart::release_records() { std::vector<soft::SoftParams>().swap(records_); }
+
+std::size_t SoftPart::record_bytes(int slot) const {
+  return sizeof(soft::SoftParams) + record(slot).values.capacity() * sizeof(double);
+}
+
+std::size_t SoftPart::state_bytes(const WorldState& state) const {
+  return (state.soft.positions.size() + state.soft.velocities.size()) * sizeof(double) + sizeof(soft::SoftState);
+}
+
+void SoftPart::reset_step_params(int slot) {
+  soft::SoftParams& theta = record(slot);
+  theta.values.assign(params_.values.begin(), params_.values.end());
+}
+
+std::span<const double> SoftPart::forces(std::span<const double> controls) const {
+  // No forces unless controls are given (as SoftRollout with none).
+  if (controls.empty()) return {};
+  return controls.subspan(static_cast<std::size_t>(control_offset_), static_cast<std::size_t>(model_.dof_count()));
+}
+
+void SoftPart::step(const StepInputs& in, int slot, int status_step) {
+  const soft::SoftParams& theta = record(slot);
+  // Newton starts at x_t, except that nodes in contact with (or swallowed by) a shape that
+  // moves with its frame start where the shape carries them: x_t would be infeasible once
+  // the shape moved (frame poses at the step's start, previous_pose, and end, pose).
+  const soft::SoftState& before = in.before.soft;
+  start_positions_.assign(before.positions.begin(), before.positions.end());
+  const double band = model_.contact.barrier_distance;
+  for (int i = 0; i < model_.node_count; ++i) {
+    if (model_.pinned[static_cast<std::size_t>(i)]) continue;
+    const soft::V3<double> x = soft::load3(before.positions.data() + 3 * i);
+    for (const soft::Obstacle& shape : model_.obstacles) {
+      if (shape.frame < 0) continue;
+      const auto frame = static_cast<std::size_t>(shape.frame);
+      const double* pose = theta.values.data() + model_.layout.frame_pose[frame];
+      const double* previous = theta.values.data() + model_.layout.frame_previous_pose[frame];
+      if (soft::shape_distance(shape, soft::to_frame(pose, x), static_cast<soft::V3<double>*>(nullptr)) >= band) continue;
+      const soft::V3<double> carried = soft::from_frame(pose, soft::to_frame(previous, x));
+      bool feasible = true;
+      for (const soft::Obstacle& other : model_.obstacles)
+        if (other.frame < 0 && !(soft::shape_distance(other, carried, static_cast<soft::V3<double>*>(nullptr)) > 0.0))
+          feasible = false;
+      if (!feasible) continue;
+      start_positions_[static_cast<std::size_t>(3 * i)] = carried.x;
+      start_positions_[static_cast<std::size_t>(3 * i + 1)] = carried.y;
+      start_positions_[static_cast<std::size_t>(3 * i + 2)] = carried.z;
+    }
+  }
+  soft::SoftStepOptions options;
+  options.start_positions = start_positions_;
+  const soft::SoftStepStatus status = soft::soft_step(model_, theta, before, forces(in.controls), in.after.soft, workspace_, options);
+  if (status_step >= 0) statuses_[static_cast<std::size_t>(status_step)] = status;
+}
+
+std::span<double> SoftPart::step_vjp(const StepAdjoints& out, int step, int slot) {
+  const soft::SoftParams& theta = record(slot);
+  const auto dofs = static_cast<std::size_t>(model_.dof_count());
+  const auto offset = static_cast<std::size_t>(tangent_offset_);
+  soft::SoftWorkspace::Impl& system = workspace_.impl();
+  system.set_problem(theta, out.before.soft.positions, out.before.soft.velocities, forces(out.controls), true);
+  system.derivatives(out.after.soft.positions, true);
+  if (!system.factorise_for_adjoint() && result_ != nullptr) result_->soft_health.indefinite_steps.push_back(step);
+  if (result_ != nullptr) ++result_->soft_health.refactorised_steps;
+  adjoint_x_.assign(out.after_bar.begin() + static_cast<std::ptrdiff_t>(offset),
+                    out.after_bar.begin() + static_cast<std::ptrdiff_t>(offset + dofs));
+  adjoint_v_.assign(out.after_bar.begin() + static_cast<std::ptrdiff_t>(offset + dofs),
+                    out.after_bar.begin() + static_cast<std::ptrdiff_t>(offset + 2 * dofs));
+  param_bar_.assign(theta.values.size(), 0.0);
+  const std::span<double> force_bar = out.controls_bar.subspan(static_cast<std::size_t>(control_offset_), dofs);
+  if (const char* stage = soft::soft_step_vjp(system, model_, theta, out.after.soft, adjoint_x_, adjoint_v_, force_bar, param_bar_, vjp_);
+      stage != nullptr && result_ != nullptr)
+    note_non_finite(step, stage, *result_);
+  for (std::size_t k = 0; k < dofs; ++k) {
+    out.before_bar[offset + k] += adjoint_x_[k];
+    out.before_bar[offset + dofs + k] += adjoint_v_[k];
+  }
+  return param_bar_;
+}
+
+void SoftPart::add_param_adjoint(std::span<const double> step_param_bar, std::span<double> params_bar) const {
+  for (std::size_t p = 0; p < step_param_bar.size(); ++p) params_bar[static_cast<std::size_t>(param_offset_) + p] += step_param_bar[p];
+}
+
+void SoftPart::begin_backward(int steps, WorldGradients& result) {
+  result_ = &result;
+  result.soft_health = soft::SoftGradientHealth{};
+  result.soft_health.state_gradient_norm.assign(static_cast<std::size_t>(steps) + 1, 0.0);
+}
+
+void SoftPart::note_state_adjoint(int step, double norm, bool clipped, WorldGradients& result) {
+  result.soft_health.state_gradient_norm[static_cast<std::size_t>(step)] = norm;
+  if (clipped) ++result.soft_health.clipped_steps;
+}
+
+void SoftPart::note_non_finite(int step, const char* stage, WorldGradients& result) {
+  soft::SoftGradientHealth& health = result.soft_health;
+  if (health.first_non_finite_step < 0) {
+    health.first_non_finite_step = step;
+    health.first_non_finite_stage = stage;
+  }
+}
+
+void SoftPart::finish_backward(std::span<double> initial_adjoint, WorldGradients& result) const {
+  // A pinned node does not move whatever x_0 says: its initial-state gradient is 0.
+  const auto dofs = static_cast<std::size_t>(model_.dof_count());
+  for (std::size_t k = 0; k < dofs; ++k)
+    if (model_.pinned[k / 3]) {
+      initial_adjoint[static_cast<std::size_t>(tangent_offset_) + k] = 0.0;
+      initial_adjoint[static_cast<std::size_t>(tangent_offset_) + dofs + k] = 0.0;
+    }
+  soft::SoftGradientHealth& health = result.soft_health;
+  for (std::size_t t = 0; t + 1 < health.state_gradient_norm.size(); ++t)
+    if (!statuses_[t].converged) health.non_converged_steps.push_back(static_cast<int>(t));
+  health.solver_converged = health.non_converged_steps.empty();
+  result.solver_converged = result.solver_converged && health.solver_converged;
+}
+
+void SoftPart::fill_status(int step, WorldStepStatus& status) const { status.soft = &statuses_[static_cast<std::size_t>(step)]; }
+
+}  // namespace diffphys::world
