@@ -20,6 +20,7 @@
 #include "diffphys/scene.hpp"
 #include "diffphys/soft_scene.hpp"
 #include "diffphys/world.hpp"
+#include "world/schedule.hpp"
 
 namespace diffphys {
 namespace {
@@ -239,6 +240,41 @@ TEST(World, CheckpointAccountingIsThePartsEngines) {
 // The schedule's checkpoints change what is stored, not the result: recomputed segments (with
 // their records, or each step re-run before it is reversed) repeat the forward steps bit for
 // bit, so the gradients are the same numbers as when everything is kept.
+// The schedule is the generic path: a world of one part stepped by it gives the states of
+// that part's own rollout bit for bit and the same gradients (a rigid scene with contacts
+// and actuators, a soft scene), with checkpoints as well as with everything kept.
+TEST(World, TheScheduleStepsAOnePartWorldAsItsOwnRollout) {
+  for (const std::string path : {"scenes/servo_arm.json", "scenes/bouncing_ball.json", "soft/mass_spring.json"}) {
+    SCOPED_TRACE(path);
+    const World world = load_world(example(path));
+    const WorldParams params = world.default_params();
+    const int steps = 30;
+    const auto loss = [&](int t, const WorldState&, WorldStateGradient& g) {
+      for (std::size_t i = 0; i < g.all.size(); ++i) g.all[i] += weight(i + static_cast<std::size_t>(t));
+    };
+    WorldRollout own(world, params);
+    own.run(world.initial_state(), {}, steps);
+    const WorldGradients expected = own.backward(loss);
+    for (const int interval : {0, 4}) {
+      RolloutOptions options;
+      options.checkpoint_interval = interval;
+      world::Schedule schedule(world, params, options);
+      schedule.run(world.initial_state(), {}, steps, nullptr);
+      for (const int t : {1, steps / 2, steps}) EXPECT_EQ(pack_state(world, schedule.state(t)), pack_state(world, own.state(t))) << t;
+      const WorldGradients got = schedule.backward(loss, true);
+      ASSERT_EQ(got.initial_state.size(), expected.initial_state.size());
+      const auto expect_same = [](const std::vector<double>& a, const std::vector<double>& b, const char* what) {
+        double scale = 0.0;
+        for (const double v : b) scale = std::max(scale, std::abs(v));
+        for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-12 * scale) << what << "[" << i << "]";
+      };
+      expect_same(got.initial_state, expected.initial_state, "x0");
+      expect_same(got.controls, expected.controls, "u");
+      expect_same(got.params, expected.params, "θ");
+    }
+  }
+}
+
 TEST(World, CoupledCheckpointsGiveTheSameGradients) {
   const World world = load_world(example("soft/cloth_on_pendulum.json"));
   ASSERT_TRUE(world.coupling.two_way);

@@ -1,5 +1,5 @@
 // soft/soft_step_vjp.hpp — the vector–Jacobian product of one soft step, shared by SoftRollout
-// (soft_rollout.cpp) and the rigid + soft rollout (coupled_rollout.cpp): the implicit function
+// (soft_rollout.cpp) and the world's soft part (world/soft_part.cpp): the implicit function
 // theorem at the step's minimiser, and the state adjoint's clipping and bookkeeping.
 #pragma once
 
