@@ -84,6 +84,17 @@ TEST(World, RefusesBadInputByName) {
   } catch (const Error& error) {
     EXPECT_NE(std::string(error.what()).find("unknown key 'bodies'"), std::string::npos) << error.what();
   }
+  // A key given twice inside a section, or a section given twice, is refused as at the top
+  // level (not the last value kept), by its JSON path.
+  for (const auto& [twice, expected] :
+       {std::pair{R"({"rigid": {"dt": 0.5, "dt": 0.001, "bodies": []}})", "twice.json: rigid: duplicate key \"dt\""},
+        std::pair{R"({"rigid": {"bodies": []}, "rigid": {"bodies": []}})", "twice.json: duplicate key \"rigid\""}})
+    try {
+      parse_world(twice, "twice.json");
+      ADD_FAILURE() << "accepted: " << twice;
+    } catch (const Error& error) {
+      EXPECT_NE(std::string(error.what()).find(expected), std::string::npos) << error.what();
+    }
   const World world = load_world(example("soft/cloth_on_pendulum.json"));
   WorldParams params = world.default_params();
   try {

@@ -18,6 +18,7 @@
 #include "diffphys/error.hpp"
 #include "diffphys/scene.hpp"
 #include "diffphys/soft_scene.hpp"
+#include "model/json_reader.hpp"
 #include "model/nearest_name.hpp"
 
 namespace diffphys {
@@ -109,6 +110,10 @@ World parse_json_world(std::string_view text, const std::string& source, const s
     std::string name = scene.model.name;
     return World(std::move(name), source, std::move(scene), std::nullopt);
   }
+  // The strict reader over the whole file first: a key given twice (in a section or at the top
+  // level) and over-deep nesting are refused with the file's own line and column, before a
+  // section is re-read from its serialised copy (which would have lost both).
+  json::parse(text, source);
   for (const auto& [key, value] : root.items())
     if (key != "rigid" && key != "soft" && key != "coupling")
       throw Error(message(source, ": (top level): unknown key '", key, "' beside \"rigid\"/\"soft\" (a scene with sections holds ",
