@@ -440,12 +440,15 @@ TEST(SoftCoupled, SimulateWritesATrajectory) {
   ASSERT_EQ(std::system(command.c_str()), 0) << command;
   std::ifstream file(out);
   const nlohmann::json trajectory = nlohmann::json::parse(file);
-  EXPECT_EQ(trajectory.at("format"), "diffphys-coupled-trajectory");
-  ASSERT_EQ(trajectory.at("frames").size(), 21u);
-  const nlohmann::json& last = trajectory.at("frames").back();
+  EXPECT_EQ(trajectory.at("format"), "diffphys-world-trajectory");
+  const nlohmann::json& soft = trajectory.at("parts").at("soft");
+  ASSERT_EQ(soft.at("frames").size(), 21u);
+  const nlohmann::json& last = soft.at("frames").back();
   EXPECT_EQ(last.at("positions").size(), static_cast<std::size_t>(3 * system.soft_model.node_count));
   EXPECT_TRUE(last.at("converged").get<bool>());
-  EXPECT_EQ(last.at("bodies").size(), static_cast<std::size_t>(system.rigid_model.body_count() - 1));
+  const nlohmann::json& rigid = trajectory.at("parts").at("rigid");
+  ASSERT_EQ(rigid.at("frames").size(), 21u);
+  EXPECT_EQ(rigid.at("frames").back().at("bodies").size(), rigid.at("bodies").size());
   std::remove(out.c_str());
 }
 

@@ -133,17 +133,19 @@ TEST(SoftView, CoupledTrajectoryFileHasTheRigidModelAndTheTopology) {
   const std::string path = ::testing::TempDir() + "soft_view_coupled.json";
   const auto [code, text] = run_cli("simulate " + kSoftExamples + "cloth_on_pendulum.json -n 2 --quiet -o " + path, "soft_view_coupled");
   ASSERT_EQ(code, 0) << text;
-  const nlohmann::json trajectory = nlohmann::json::parse(read_text(path));
-  EXPECT_EQ(trajectory["format"], "diffphys-coupled-trajectory");
-  EXPECT_EQ(trajectory["topology"]["surface_triangles"].size(), 2u * 6u * 6u);
-  // The model block names the world and the pendulum with its two shapes.
+  const nlohmann::json world = nlohmann::json::parse(read_text(path));
+  EXPECT_EQ(world["format"], "diffphys-world-trajectory");
+  const nlohmann::json& rigid = world["parts"]["rigid"];
+  const nlohmann::json& soft = world["parts"]["soft"];
+  EXPECT_EQ(soft["topology"]["surface_triangles"].size(), 2u * 6u * 6u);
+  // The rigid part's model block names the world and the pendulum with its two shapes.
   bool pendulum = false;
-  for (const nlohmann::json& body : trajectory["model"]["bodies"])
+  for (const nlohmann::json& body : rigid["model"]["bodies"])
     if (body["name"] == "pendulum") pendulum = body["shapes"].size() == 2;
-  EXPECT_TRUE(pendulum) << trajectory["model"].dump().substr(0, 400);
+  EXPECT_TRUE(pendulum) << rigid["model"].dump().substr(0, 400);
   // Static obstacles (the post, the ground) and the colliders moving with the pendulum.
   int moving = 0, fixed = 0;
-  for (const nlohmann::json& obstacle : trajectory["obstacles"]) (obstacle["frame"].is_null() ? fixed : moving) += 1;
+  for (const nlohmann::json& obstacle : soft["obstacles"]) (obstacle["frame"].is_null() ? fixed : moving) += 1;
   EXPECT_EQ(fixed, 2);
   EXPECT_EQ(moving, 2);
   EXPECT_NO_THROW(viewer::check_trajectory(read_text(path), path));
@@ -151,7 +153,7 @@ TEST(SoftView, CoupledTrajectoryFileHasTheRigidModelAndTheTopology) {
   if (!viewer::replay_page_built()) return;  // built without the viewer: no page to write
   const auto [view_code, view_text] = run_cli("view " + path + " -o " + page + " --quiet", "soft_view_coupled_view");
   EXPECT_EQ(view_code, 0) << view_text;
-  EXPECT_NE(read_text(page).find("diffphys-coupled-trajectory"), std::string::npos);
+  EXPECT_NE(read_text(page).find("diffphys-world-trajectory"), std::string::npos);
 }
 
 TEST(SoftView, SimulateViewWritesAPageForSoftScenes) {
@@ -191,11 +193,28 @@ TEST(SoftView, MalformedSoftTrajectoriesAreRefusedNamingTheKey) {
   nlohmann::json short_frame = good;
   short_frame["frames"][0]["positions"] = {0, 0, 0};
   EXPECT_NE(refusal(short_frame).find("frames[0].positions must be 6 numbers"), std::string::npos) << refusal(short_frame);
-  nlohmann::json coupled = good;
-  coupled["format"] = "diffphys-coupled-trajectory";
-  EXPECT_NE(refusal(coupled).find("frames[0].bodies must be an array"), std::string::npos) << refusal(coupled);
-  coupled["frames"][0]["bodies"] = {{{"name", "b"}, {"position", {0, 0, 1}}, {"orientation", {1, 0, 0, 0}}}};
-  EXPECT_EQ(refusal(coupled), "");
+  // A world of several parts: each part's document under "parts", checked as a file of its
+  // own and named by its path; every part with the same number of frames.
+  const nlohmann::json rigid = {{"format", "diffphys-trajectory"},
+                                {"bodies", {"b"}},
+                                {"frames", {{{"time", 0.0}, {"bodies", {{{"position", {0, 0, 1}}, {"orientation", {1, 0, 0, 0}}}}}}}}};
+  nlohmann::json world = {{"format", "diffphys-world-trajectory"}, {"version", 1}, {"parts", {{"rigid", rigid}, {"soft", good}}}};
+  EXPECT_EQ(refusal(world), "");
+  nlohmann::json unknown = world;
+  unknown["parts"]["fluid"] = good;
+  EXPECT_NE(refusal(unknown).find("soft.json: parts.fluid: unknown kind of part"), std::string::npos) << refusal(unknown);
+  nlohmann::json broken = world;
+  broken["parts"]["soft"]["frames"][0]["positions"] = {0, 0, 0};
+  EXPECT_NE(refusal(broken).find("soft.json: parts.soft: frames[0].positions must be 6 numbers"), std::string::npos)
+      << refusal(broken);
+  nlohmann::json uneven = world;
+  uneven["parts"]["soft"]["frames"].push_back({{"time", 0.1}, {"positions", {0, 0, 0, 1, 0, 0}}});
+  EXPECT_NE(refusal(uneven).find("parts.soft: 2 frames, but the parts before it have 1"), std::string::npos) << refusal(uneven);
+  nlohmann::json old_coupled = good;
+  old_coupled["format"] = "diffphys-coupled-trajectory";
+  EXPECT_NE(refusal(old_coupled).find("expected \"diffphys-trajectory\", \"diffphys-soft-trajectory\" or \"diffphys-world-trajectory\""),
+            std::string::npos)
+      << refusal(old_coupled);
 }
 
 }  // namespace

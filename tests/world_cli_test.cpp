@@ -44,10 +44,12 @@ TEST(WorldCli, SimulateRecordsACoupledSceneLikeAnyOther) {
   EXPECT_NE(text.find("(3 frames, every 2 steps)"), std::string::npos) << text;
   std::ifstream file(path);
   const nlohmann::json document = nlohmann::json::parse(file);
-  EXPECT_EQ(document.at("format"), "diffphys-coupled-trajectory");
-  ASSERT_EQ(document.at("frames").size(), 3u);
-  EXPECT_EQ(document.at("frames")[1].at("step"), 2);
-  EXPECT_EQ(document.at("frames")[2].at("step"), 3);
+  EXPECT_EQ(document.at("format"), "diffphys-world-trajectory");
+  const nlohmann::json& soft = document.at("parts").at("soft");
+  ASSERT_EQ(soft.at("frames").size(), 3u);
+  EXPECT_EQ(soft.at("frames")[1].at("step"), 2);
+  EXPECT_EQ(soft.at("frames")[2].at("step"), 3);
+  EXPECT_EQ(document.at("parts").at("rigid").at("frames").size(), 3u);
 }
 
 }  // namespace

@@ -111,7 +111,7 @@ TEST(WorldReport, TrajectoryFormatFollowsTheParts) {
     const char* format;
   } cases[] = {{"scenes/pendulum.json", "diffphys-trajectory"},
                {"soft/tet_drop.json", "diffphys-soft-trajectory"},
-               {"soft/cloth_on_pendulum.json", "diffphys-coupled-trajectory"}};
+               {"soft/cloth_on_pendulum.json", "diffphys-world-trajectory"}};
   for (const auto& c : cases) {
     SCOPED_TRACE(c.scene);
     const World world = load_world(report_scene(c.scene));
@@ -129,17 +129,29 @@ TEST(WorldReport, TrajectoryFormatFollowsTheParts) {
     EXPECT_EQ(text.back(), '\n');
     const nlohmann::json document = nlohmann::json::parse(text);
     EXPECT_EQ(document.at("format"), c.format);
-    ASSERT_EQ(document.at("frames").size(), 3u);
+    // A world of several parts holds each part's own document, one frame per world step.
+    const bool several = world.has_rigid() && world.has_soft();
+    const auto part = [&](const char* kind) -> const nlohmann::json& { return several ? document.at("parts").at(kind) : document; };
     if (world.has_soft()) {
-      EXPECT_EQ(document.at("frames")[2].at("positions").size(), static_cast<std::size_t>(world.soft->model.dof_count()));
-      EXPECT_EQ(document.at("frames")[2].at("positions")[0].get<double>(), simulator.state().soft.positions[0]);
-      EXPECT_TRUE(document.contains("topology"));
+      const nlohmann::json& soft = part("soft");
+      EXPECT_EQ(soft.at("format"), "diffphys-soft-trajectory");
+      ASSERT_EQ(soft.at("frames").size(), 3u);
+      EXPECT_EQ(soft.at("frames")[2].at("positions").size(), static_cast<std::size_t>(world.soft->model.dof_count()));
+      EXPECT_EQ(soft.at("frames")[2].at("positions")[0].get<double>(), simulator.state().soft.positions[0]);
+      EXPECT_TRUE(soft.contains("topology"));
     }
-    if (world.has_rigid() && world.has_soft()) {
-      EXPECT_EQ(document.at("substeps"), 4);
-      EXPECT_TRUE(document.at("model").contains("bodies"));
-      EXPECT_EQ(document.at("frames")[2].at("bodies")[0].at("name"), "pendulum");
-      EXPECT_FALSE(document.at("frames")[0].contains("converged"));  // frame 0 has no step status
+    if (world.has_rigid()) {
+      const nlohmann::json& rigid = part("rigid");
+      EXPECT_EQ(rigid.at("format"), "diffphys-trajectory");
+      ASSERT_EQ(rigid.at("frames").size(), 3u);
+      EXPECT_TRUE(rigid.at("model").contains("bodies"));
+      const State& now = simulator.state().rigid;
+      const std::size_t last_body = now.position.size() - 1;
+      EXPECT_EQ(rigid.at("frames")[2].at("bodies").back().at("position")[2].get<double>(), now.position[last_body].z);
+    }
+    if (several) {
+      EXPECT_EQ(document.at("version"), 1);
+      EXPECT_EQ(document.at("dt").get<double>(), world.dt());
     }
   }
 }

@@ -79,9 +79,18 @@ void check_index_lists(const nlohmann::json& topology, const char* key, std::siz
   }
 }
 
-// Soft ("diffphys-soft-trajectory") and coupled ("diffphys-coupled-trajectory") files: node
-// positions per frame, the topology block; coupled frames also carry the rigid bodies' poses.
-void check_soft_trajectory(const nlohmann::json& trajectory, const std::string& source, bool coupled) {
+// A null where a number was written (a non-finite value): `at` is its path, empty if none.
+void check_no_null(const std::string& at, const std::string& source) {
+  if (!at.empty())
+    throw Error(message(source, ": ", at, " is null, where a number was written (a non-finite value: NaN or infinity); "
+                        "the trajectory is not one the page can draw"));
+}
+
+// A soft part's document ("diffphys-soft-trajectory"): node positions per frame, the
+// topology block. A fixed obstacle's "frame" is written as null: only the frames are searched
+// for nulls.
+void check_soft_trajectory(const nlohmann::json& trajectory, const std::string& source) {
+  check_no_null(trajectory.contains("frames") ? first_null(trajectory["frames"], "frames") : "", source);
   const auto node_count_item = trajectory.find("node_count");
   if (node_count_item == trajectory.end() || !node_count_item->is_number_integer() || node_count_item->get<long long>() < 1)
     throw Error(message(source, ": \"node_count\" must be a positive integer, got ",
@@ -99,7 +108,6 @@ void check_soft_trajectory(const nlohmann::json& trajectory, const std::string& 
   if (frames == trajectory.end() || !frames->is_array() || frames->empty())
     throw Error(message(source, ": \"frames\" must be a non-empty array"));
   double previous_time = 0.0;
-  std::size_t body_count = 0;
   for (std::size_t f = 0; f < frames->size(); ++f) {
     const nlohmann::json& frame = (*frames)[f];
     const std::string where = message(source, ": frames[", f, "]");
@@ -107,67 +115,28 @@ void check_soft_trajectory(const nlohmann::json& trajectory, const std::string& 
     if (!frame.contains("positions") || !is_number_array(frame["positions"], static_cast<std::size_t>(3 * node_count)))
       throw Error(message(where, ".positions must be ", 3 * node_count, " numbers (x, y, z of each of the ", node_count,
                           " nodes)"));
-    if (!coupled) continue;
-    if (!frame.contains("bodies") || !frame["bodies"].is_array() || (f > 0 && frame["bodies"].size() != body_count))
-      throw Error(message(where, ".bodies must be an array of the rigid bodies' poses, the same bodies in every frame"));
-    body_count = frame["bodies"].size();
-    for (std::size_t b = 0; b < body_count; ++b) {
-      const nlohmann::json& body = frame["bodies"][b];
-      if (!body.is_object() || !body.contains("name") || !body["name"].is_string() || !body.contains("position") ||
-          !is_number_array(body["position"], 3) || !body.contains("orientation") || !is_number_array(body["orientation"], 4))
-        throw Error(message(where, ".bodies[", b, "] needs \"name\", \"position\" [x, y, z] and \"orientation\" [w, x, y, z], got ",
-                            shortened(body)));
-      check_unit_quaternion(body["orientation"], message(where, ".bodies[", b, "]"));
-    }
   }
 }
 
-}  // namespace
-
-bool replay_page_built() { return DIFFPHYS_REPLAY_PAGE_BUILT != 0; }
-
-void require_replay_page() {
-  if (!replay_page_built())
-    throw Error(
-        "this diffphys was built without the web viewer (configured with -DDIFFPHYS_VIEWER=OFF), so it cannot "
-        "write replay pages; configure with -DDIFFPHYS_VIEWER=ON (needs Node.js and npm, docs/viewer.md) and build "
-        "again");
-}
-
-void check_trajectory(std::string_view trajectory_json, std::string_view source_name) {
-  const std::string source(source_name);
-  // The scene reader's parse: line and column of a syntax error without the library's prefix,
-  // NUL bytes, nesting and number overflow refused before anything recurses into the value.
-  const nlohmann::json trajectory = json::parse(trajectory_json, source);
-  if (!trajectory.is_object())
-    throw Error(message(source, ": expected a trajectory (a JSON object), got ", shortened(trajectory)));
+void check_dt(const nlohmann::json& trajectory, const std::string& source) {
   if (const auto dt = trajectory.find("dt");
       dt != trajectory.end() && (!dt->is_number() || !(dt->get<double>() > 0.0)))
     throw Error(message(source, ": \"dt\" is ", shortened(*dt), ", expected the time step in seconds (> 0)"));
-  const auto format = trajectory.find("format");
-  const bool soft = format != trajectory.end() &&
-                    (*format == "diffphys-soft-trajectory" || *format == "diffphys-coupled-trajectory");
-  // Soft and coupled files write a fixed obstacle's "frame" as null: there only the frames
-  // are searched.
-  const std::string null_at =
-      soft ? (trajectory.contains("frames") ? first_null(trajectory["frames"], "frames") : "") : first_null(trajectory, "");
-  if (!null_at.empty())
-    throw Error(message(source, ": ", null_at, " is null, where a number was written (a non-finite value: "
-                        "NaN or infinity); the trajectory is not one the page can draw"));
-  if (soft) {
-    check_soft_trajectory(trajectory, source, *format == "diffphys-coupled-trajectory");
-    return;
-  }
-  if (format == trajectory.end() || *format != "diffphys-trajectory") {
-    throw Error(message(source, ": \"format\" is ", format == trajectory.end() ? "missing" : shortened(*format),
-                        ", expected \"diffphys-trajectory\", \"diffphys-soft-trajectory\" or "
-                        "\"diffphys-coupled-trajectory\" (a file written by 'diffphys simulate --out')"));
-  }
-  // Version 1 is the only layout there has been (docs/scene-format.md#trajectory-files); a
-  // later one may mean something else by the same keys.
+}
+
+// Version 1 is the only layout there has been (docs/scene-format.md#trajectory-files); a later
+// one may mean something else by the same keys.
+void check_version(const nlohmann::json& trajectory, const std::string& source) {
   if (const auto version = trajectory.find("version"); version != trajectory.end() && *version != 1)
     throw Error(message(source, ": \"version\" is ", shortened(*version),
                         ", expected 1 (the only trajectory layout this diffphys reads)"));
+}
+
+// The rigid bodies' document ("diffphys-trajectory"): names, one pose per body per frame, the
+// optional model block and loss curve.
+void check_rigid_trajectory(const nlohmann::json& trajectory, const std::string& source) {
+  check_no_null(first_null(trajectory, ""), source);
+  check_version(trajectory, source);
   const auto bodies = trajectory.find("bodies");
   if (bodies == trajectory.end() || !bodies->is_array())
     throw Error(message(source, ": \"bodies\" must be an array of body names"));
@@ -197,6 +166,65 @@ void check_trajectory(std::string_view trajectory_json, std::string_view source_
     throw Error(message(source, ": \"model\" must be an object with a \"bodies\" array"));
   if (trajectory.contains("loss") && !trajectory["loss"].is_array())
     throw Error(message(source, ": \"loss\" must be an array of numbers"));
+}
+
+// One part's document, by its "format".
+void check_part_trajectory(const nlohmann::json& trajectory, const std::string& source) {
+  check_dt(trajectory, source);
+  const auto format = trajectory.find("format");
+  if (format != trajectory.end() && *format == "diffphys-soft-trajectory") return check_soft_trajectory(trajectory, source);
+  if (format != trajectory.end() && *format == "diffphys-trajectory") return check_rigid_trajectory(trajectory, source);
+  throw Error(message(source, ": \"format\" is ", format == trajectory.end() ? "missing" : shortened(*format),
+                      ", expected \"diffphys-trajectory\", \"diffphys-soft-trajectory\" or \"diffphys-world-trajectory\" (a "
+                      "file written by 'diffphys simulate --out')"));
+}
+
+}  // namespace
+
+bool replay_page_built() { return DIFFPHYS_REPLAY_PAGE_BUILT != 0; }
+
+void require_replay_page() {
+  if (!replay_page_built())
+    throw Error(
+        "this diffphys was built without the web viewer (configured with -DDIFFPHYS_VIEWER=OFF), so it cannot "
+        "write replay pages; configure with -DDIFFPHYS_VIEWER=ON (needs Node.js and npm, docs/viewer.md) and build "
+        "again");
+}
+
+void check_trajectory(std::string_view trajectory_json, std::string_view source_name) {
+  const std::string source(source_name);
+  // The scene reader's parse: line and column of a syntax error without the library's prefix,
+  // NUL bytes, nesting and number overflow refused before anything recurses into the value.
+  const nlohmann::json trajectory = json::parse(trajectory_json, source);
+  if (!trajectory.is_object())
+    throw Error(message(source, ": expected a trajectory (a JSON object), got ", shortened(trajectory)));
+  const auto format = trajectory.find("format");
+  if (format == trajectory.end() || *format != "diffphys-world-trajectory") {
+    check_part_trajectory(trajectory, source);
+    return;
+  }
+  // A world of several parts: each part's own document under "parts", one frame per world step.
+  check_dt(trajectory, source);
+  check_version(trajectory, source);
+  const auto parts = trajectory.find("parts");
+  if (parts == trajectory.end() || !parts->is_object() || parts->empty())
+    throw Error(message(source, ": \"parts\" must be an object holding each part's trajectory (\"rigid\", \"soft\")"));
+  std::size_t frame_count = 0;
+  for (const auto& [kind, document] : parts->items()) {
+    const std::string where = message(source, ": parts.", kind);
+    if (kind != "rigid" && kind != "soft")
+      throw Error(message(where, ": unknown kind of part (this diffphys writes and shows \"rigid\" and \"soft\")"));
+    if (!document.is_object()) throw Error(message(where, ": expected the part's trajectory (a JSON object)"));
+    const std::string expected = kind == "rigid" ? "diffphys-trajectory" : "diffphys-soft-trajectory";
+    if (!document.contains("format") || document["format"] != expected)
+      throw Error(message(where, ": \"format\" must be \"", expected, "\""));
+    check_part_trajectory(document, where);
+    const std::size_t frames = document["frames"].size();
+    if (frame_count != 0 && frames != frame_count)
+      throw Error(message(where, ": ", frames, " frames, but the parts before it have ", frame_count,
+                          " (every part records every world step)"));
+    frame_count = frames;
+  }
 }
 
 std::string replay_html(std::string_view trajectory_json, std::string_view source_name) {

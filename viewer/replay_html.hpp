@@ -26,12 +26,13 @@ bool replay_page_built();
 // build it) unless replay_page_built(). The commands call it before doing any work.
 void require_replay_page();
 
-// Checks that `trajectory_json` is a diffphys trajectory the viewer can show (a JSON object
-// with "format": "diffphys-trajectory", a "bodies" array of names and a non-empty "frames"
-// array whose frames have one position and orientation per body), or a soft or coupled one
-// ("diffphys-soft-trajectory" / "diffphys-coupled-trajectory": "node_count", a "topology"
-// block, node "positions" per frame, and in coupled frames the rigid "bodies" with names and
-// poses); throws diffphys::Error naming `source_name` and the offending key otherwise.
+// Checks that `trajectory_json` is a diffphys trajectory the viewer can show: a rigid part's
+// document ("diffphys-trajectory": a "bodies" array of names and a non-empty "frames" array
+// whose frames have one position and orientation per body), a soft part's
+// ("diffphys-soft-trajectory": "node_count", a "topology" block, node "positions" per frame),
+// or a world's ("diffphys-world-trajectory": each part's document under "parts", every one
+// with the same number of frames); throws diffphys::Error naming `source_name` and the
+// offending key otherwise.
 void check_trajectory(std::string_view trajectory_json, std::string_view source_name);
 
 // The replay page for a trajectory (the text `diffphys simulate --out` writes). The JSON is

@@ -1,5 +1,5 @@
-// viewer/world_trajectory.cpp — WorldTrajectoryRecorder (world_trajectory.hpp): the three
-// trajectory formats the replay page reads, chosen by the parts a world holds.
+// viewer/world_trajectory.cpp — WorldTrajectoryRecorder (world_trajectory.hpp): each part's
+// trajectory writer, and the world's envelope around them.
 #include "world_trajectory.hpp"
 
 #include <sstream>
@@ -10,100 +10,87 @@
 #include "soft_view_json.hpp"
 
 namespace diffphys::viewer {
-
-struct WorldTrajectoryRecorder::Frames {
-  const World& world;
-  WorldParams params;
-  Params rigid;
-  soft::SoftParams soft;
-  std::unique_ptr<TrajectoryRecorder> rigid_recorder;  // rigid-only worlds
-  nlohmann::json frames = nlohmann::json::array();      // soft and coupled worlds
-};
-
 namespace {
 
-// The rigid trajectory files' "model" block (bodies with their shapes, joints, gravity:
-// docs/scene-format.md, "Trajectory files"), so the viewer draws the rigid bodies' shapes.
-nlohmann::json rigid_model_block(const Model& model, const Params& params, const State& state) {
-  TrajectoryRecorder recorder(model, params);
-  recorder.record(state, {}, StepStatus{});
-  std::ostringstream text;
-  recorder.write(text);
-  return nlohmann::json::parse(text.str()).at("model");
+// The rigid bodies: TrajectoryRecorder's document (bodies, model block, contacts, energies).
+class RigidTrajectory final : public PartTrajectory {
+ public:
+  RigidTrajectory(const World& world, const WorldParams& params)
+      : params_(rigid_params(world, params)), recorder_(world.rigid->model, params_) {}
+  std::string kind() const override { return "rigid"; }
+  void record(long long, const WorldSimulator& simulator, const WorldStepStatus* status) override {
+    recorder_.record(simulator.state().rigid, status ? simulator.rigid_contacts() : std::span<const Contact>(),
+                     status ? status->rigid.back() : StepStatus{});
+  }
+  int frame_count() const override { return recorder_.frame_count(); }
+  std::string document() const override {
+    std::ostringstream stream;
+    recorder_.write(stream);
+    return stream.str();
+  }
+
+ private:
+  Params params_;
+  TrajectoryRecorder recorder_;
+};
+
+// The soft bodies: node positions, Newton's status and the energies per frame; the topology
+// and the obstacles once.
+class SoftTrajectory final : public PartTrajectory {
+ public:
+  SoftTrajectory(const World& world, const WorldParams& params) : model_(world.soft->model), params_(soft_params(world, params)) {}
+  std::string kind() const override { return "soft"; }
+  void record(long long step, const WorldSimulator& simulator, const WorldStepStatus* status) override {
+    const soft::SoftState& state = simulator.state().soft;
+    const soft::SoftEnergies energy = soft::soft_energies(model_, params_, state);
+    const soft::SoftStepStatus none;
+    const soft::SoftStepStatus& s = status ? *status->soft : none;
+    frames_.push_back({{"step", step}, {"time", state.time}, {"positions", state.positions}, {"converged", s.converged},
+                       {"iterations", s.iterations}, {"residual", s.residual},
+                       {"energy", {{"kinetic", energy.kinetic}, {"gravity", energy.gravity}, {"elastic", energy.elastic},
+                                   {"contact", energy.contact}}}});
+  }
+  int frame_count() const override { return static_cast<int>(frames_.size()); }
+  std::string document() const override {
+    return nlohmann::json{{"format", "diffphys-soft-trajectory"}, {"model", model_.name}, {"dt", model_.dt},
+                          {"node_count", model_.node_count}, {"topology", soft_topology_json(model_)},
+                          {"obstacles", soft_obstacles_json(model_)}, {"frames", frames_}}
+        .dump();
+  }
+
+ private:
+  const soft::SoftModel& model_;
+  soft::SoftParams params_;
+  nlohmann::json frames_ = nlohmann::json::array();
+};
+
+// The parts' writers, in the world's order: the one place that lists them.
+std::vector<std::unique_ptr<PartTrajectory>> make_part_trajectories(const World& world, const WorldParams& params) {
+  std::vector<std::unique_ptr<PartTrajectory>> parts;
+  if (world.has_rigid()) parts.push_back(std::make_unique<RigidTrajectory>(world, params));
+  if (world.has_soft()) parts.push_back(std::make_unique<SoftTrajectory>(world, params));
+  return parts;
 }
 
 }  // namespace
 
 WorldTrajectoryRecorder::WorldTrajectoryRecorder(const World& world, const WorldParams& params)
-    : frames_(std::make_unique<Frames>(Frames{world, params, {}, {}, {}, nlohmann::json::array()})) {
-  if (world.has_rigid()) frames_->rigid = rigid_params(world, params);
-  if (world.has_soft()) frames_->soft = soft_params(world, params);
-  if (world.has_rigid() && !world.has_soft())
-    frames_->rigid_recorder = std::make_unique<TrajectoryRecorder>(world.rigid->model, frames_->rigid);
-}
+    : world_(world), parts_(make_part_trajectories(world, params)) {}
 
 WorldTrajectoryRecorder::~WorldTrajectoryRecorder() = default;
 
 void WorldTrajectoryRecorder::record(long long step, const WorldSimulator& simulator, const WorldStepStatus* status) {
-  Frames& f = *frames_;
-  const World& world = f.world;
-  const WorldState& state = simulator.state();
-  if (f.rigid_recorder) {
-    f.rigid_recorder->record(state.rigid, status ? simulator.rigid_contacts() : std::span<const Contact>(),
-                             status ? status->rigid.back() : StepStatus{});
-    return;
-  }
-  if (!world.has_rigid()) {
-    const soft::SoftEnergies energy = soft::soft_energies(world.soft->model, f.soft, state.soft);
-    const soft::SoftStepStatus none;
-    const soft::SoftStepStatus& s = status ? *status->soft : none;
-    f.frames.push_back({{"step", step}, {"time", state.soft.time}, {"positions", state.soft.positions},
-                        {"converged", s.converged}, {"iterations", s.iterations}, {"residual", s.residual},
-                        {"energy", {{"kinetic", energy.kinetic}, {"gravity", energy.gravity}, {"elastic", energy.elastic},
-                                    {"contact", energy.contact}}}});
-    return;
-  }
-  const Model& rigid = world.rigid->model;
-  nlohmann::json bodies = nlohmann::json::array();
-  for (int b = 1; b < rigid.body_count(); ++b) {
-    const auto i = static_cast<std::size_t>(b);
-    const Vec3& p = state.rigid.position[i];
-    const Quat& q = state.rigid.orientation[i];
-    bodies.push_back({{"name", rigid.bodies[i].name}, {"position", {p.x, p.y, p.z}}, {"orientation", {q.w, q.x, q.y, q.z}}});
-  }
-  nlohmann::json frame{{"step", step}, {"time", state.soft.time}, {"positions", state.soft.positions}, {"bodies", bodies}};
-  if (status) {
-    frame["converged"] = status->soft->converged;
-    frame["iterations"] = status->soft->iterations;
-    frame["residual"] = status->soft->residual;
-  }
-  f.frames.push_back(frame);
+  for (const auto& part : parts_) part->record(step, simulator, status);
 }
 
-int WorldTrajectoryRecorder::frame_count() const {
-  return frames_->rigid_recorder ? frames_->rigid_recorder->frame_count() : static_cast<int>(frames_->frames.size());
-}
+int WorldTrajectoryRecorder::frame_count() const { return parts_.front()->frame_count(); }
 
 std::string WorldTrajectoryRecorder::document() const {
-  const Frames& f = *frames_;
-  const World& world = f.world;
-  if (f.rigid_recorder) {
-    std::ostringstream stream;
-    f.rigid_recorder->write(stream);
-    return stream.str();
-  }
-  const soft::SoftModel& soft_model = world.soft->model;
-  if (!world.has_rigid())
-    return nlohmann::json{{"format", "diffphys-soft-trajectory"}, {"model", soft_model.name}, {"dt", soft_model.dt},
-                          {"node_count", soft_model.node_count}, {"topology", soft_topology_json(soft_model)},
-                          {"obstacles", soft_obstacles_json(soft_model)}, {"frames", f.frames}}
-        .dump();
-  const Model& rigid = world.rigid->model;
-  return nlohmann::json{{"format", "diffphys-coupled-trajectory"}, {"rigid_model", rigid.name},
-                        {"soft_model", soft_model.name}, {"dt", soft_model.dt}, {"substeps", world.coupling.substeps},
-                        {"node_count", soft_model.node_count}, {"model", rigid_model_block(rigid, f.rigid, world.rigid->state)},
-                        {"topology", soft_topology_json(soft_model)}, {"obstacles", soft_obstacles_json(soft_model)},
-                        {"frames", f.frames}}
+  if (parts_.size() == 1) return parts_.front()->document();
+  nlohmann::json parts = nlohmann::json::object();
+  for (const auto& part : parts_) parts[part->kind()] = nlohmann::json::parse(part->document());
+  return nlohmann::json{{"format", "diffphys-world-trajectory"}, {"version", 1}, {"name", world_.name}, {"dt", world_.dt()},
+                        {"parts", parts}}
       .dump();
 }
 

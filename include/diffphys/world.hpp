@@ -2,7 +2,7 @@
 // join, fluids and sensors) as one model, one state, one parameter vector, one control vector,
 // one rollout and one gradient (docs/architecture.md).
 //
-//   World world = load_world("examples/scenes/cloth_on_box.json");   // any scene file
+//   World world = load_world("examples/soft/cloth_on_pendulum.json");   // any scene file
 //   WorldParams params = world.default_params();
 //   WorldRollout rollout(world, params);
 //   rollout.run(world.initial_state(), {}, T);      // controls: T × world.layout().control_count
@@ -149,7 +149,7 @@ using WorldLossGradient = std::function<void(int step, const WorldState& state, 
 // (layout().control_count, zeroed before each call). As diffphys::Controller: act() once per
 // step going forward; act_backward() once per step going back, t = T−1 … 0, with ū_t, adding
 // (∂π/∂x_t)ᵀ ū_t into `state_gradient` (tangent layout) and accumulating the gradient of its
-// own parameters. Rigid and soft worlds take one; a world with both parts refuses it (not yet).
+// own parameters. Any world takes one (rigid, soft or both).
 class WorldController {
  public:
   virtual ~WorldController() = default;
@@ -172,7 +172,9 @@ struct WorldGradients {
   GradientHealth rigid_health;
   soft::SoftGradientHealth soft_health;
   bool solver_converged = true;  // every forward step of every part converged
-  // As Gradients::not_differentiable (rigid slices at a non-differentiable value, static bodies).
+  // As Gradients::not_differentiable (rigid slices at a non-differentiable value, static
+  // bodies), and in a world of both parts the rigid shape sizes the soft part collides with
+  // (World::collider_geometry).
   std::vector<std::string> not_differentiable;
 
   std::span<const double> param(const World& world, std::string_view name) const;
@@ -198,8 +200,7 @@ class WorldRollout {
   // for the world's default controls held. Throws Error for mismatched sizes or invalid input.
   void run(const WorldState& initial, std::span<const double> controls, int steps);
   // Closed loop: the controls of step t are controller.act(t, x_t). The controller is
-  // referenced until the next run() and must outlive backward(). Throws Error for a world
-  // with both rigid and soft parts.
+  // referenced until the next run() and must outlive backward().
   void run(const WorldState& initial, WorldController& controller, int steps);
   // The controls used at each step (steps × control_count): the given ones, the defaults
   // held, or the controller's.
@@ -210,10 +211,10 @@ class WorldRollout {
   const WorldState& final_state() const { return final_state_; }
   WorldStepStatus status(int step) const;  // step in [0, steps)
   bool converged() const;                  // every step of every part
-  // What the last run() keeps for backward(), as each part's engine reports it: a state every
-  // checkpoint_interval() steps, those states' bytes, and the bytes of the kept step records
-  // (rigid Workspaces, soft Cholesky factors). A world of both parts keeps every state
-  // (interval 1); its coupled schedule does not account for its bytes yet (0).
+  // What the last run() keeps for backward(): a state every checkpoint_interval() steps (a
+  // world whose coupling lags a step keeps the state before each too), those states' bytes,
+  // and the bytes of the kept step records (rigid Workspaces, soft Cholesky factors in a soft
+  // world, each part's step θ in a world of several parts).
   int checkpoint_interval() const;
   std::size_t stored_state_bytes() const;
   std::size_t stored_record_bytes() const;

@@ -1,8 +1,9 @@
 // viewer/src/trajectory.js — reads the trajectory JSON that `diffphys simulate --out` writes
-// (docs/scene-format.md, "Trajectory files"; soft and coupled files: docs/soft-bodies.md) into
-// flat typed arrays per body and per soft node, checks its shape (a malformed file gives a
-// message naming the key, not a blank page), and samples a pose at any time between two
-// recorded frames.
+// (docs/scene-format.md, "Trajectory files"; soft files: docs/soft-bodies.md) into flat typed
+// arrays per body and per soft node, checks its shape (a malformed file gives a message naming
+// the key, not a blank page), and samples a pose at any time between two recorded frames. A
+// world of several parts ("diffphys-world-trajectory") holds each part's own document under
+// "parts"; PART_READERS below is the one table of the kinds of parts the page reads.
 
 function fail(message) {
   throw new Error(`trajectory: ${message}`);
@@ -18,10 +19,54 @@ function isVector(value, length) {
 // Float64Array(frames × 3 or 4); null → NaN.
 export function readTrajectory(data) {
   if (data === null || typeof data !== 'object' || Array.isArray(data)) fail('expected a JSON object');
-  if (data.format === 'diffphys-soft-trajectory' || data.format === 'diffphys-coupled-trajectory')
-    return readSoftTrajectory(data);
-  if (data.format !== 'diffphys-trajectory')
-    fail(`"format" is ${JSON.stringify(data.format)}, expected "diffphys-trajectory", "diffphys-soft-trajectory" or "diffphys-coupled-trajectory"`);
+  if (data.format === 'diffphys-world-trajectory') return readWorldTrajectory(data);
+  if (data.format === 'diffphys-coupled-trajectory')
+    fail('a coupled trajectory of an earlier diffphys; write it again with this version of \'diffphys simulate --out\' ' +
+      '(a world of several parts is now a "diffphys-world-trajectory")');
+  const kind = Object.keys(PART_READERS).find((k) => PART_READERS[k].format === data.format);
+  if (kind === undefined)
+    fail(`"format" is ${JSON.stringify(data.format)}, expected "diffphys-trajectory", "diffphys-soft-trajectory" or "diffphys-world-trajectory"`);
+  return PART_READERS[kind].read(data);
+}
+
+// A world of several parts: each part's document read by its reader, then joined (the rigid
+// bodies and the soft body drawn together, their energies summed), frame by frame.
+function readWorldTrajectory(data) {
+  if (data.version !== undefined && data.version !== 1) fail(`"version" is ${JSON.stringify(data.version)}, expected 1`);
+  const parts = data.parts;
+  if (!parts || typeof parts !== 'object' || Array.isArray(parts) || Object.keys(parts).length === 0)
+    fail('"parts" must be an object holding each part\'s trajectory ("rigid", "soft")');
+  let result = null;
+  for (const [kind, document] of Object.entries(parts)) {
+    const reader = PART_READERS[kind];
+    if (!reader) fail(`parts.${kind}: unknown kind of part (this page shows ${Object.keys(PART_READERS).join(', ')})`);
+    if (!document || typeof document !== 'object' || document.format !== reader.format)
+      fail(`parts.${kind}: expected a "${reader.format}" document`);
+    let part;
+    try {
+      part = reader.read(document);
+    } catch (error) {
+      throw new Error(String(error.message).replace(/^trajectory: /, `trajectory: parts.${kind}: `));
+    }
+    if (result && part.times.length !== result.times.length)
+      fail(`parts.${kind}: ${part.times.length} frames, but the parts before it have ${result.times.length}`);
+    result = result ? reader.join(result, part) : part;
+  }
+  result.name = typeof data.name === 'string' ? data.name : result.name;
+  result.dt = typeof data.dt === 'number' ? data.dt : result.dt;
+  return result;
+}
+
+// Energies of two parts, summed frame by frame (null unless both have them).
+function sumEnergies(a, b) {
+  if (!a || !b) return a ?? b;
+  return {
+    kinetic: a.kinetic.map((v, f) => v + b.kinetic[f]),
+    potential: a.potential.map((v, f) => v + b.potential[f]),
+  };
+}
+
+function readRigidTrajectory(data) {
   if (!Array.isArray(data.bodies)) fail('"bodies" must be an array of body names');
   if (!Array.isArray(data.frames) || data.frames.length === 0) fail('"frames" must be a non-empty array');
   const bodyCount = data.bodies.length;
@@ -93,13 +138,11 @@ function indexList(items, key, width, nodeCount) {
   return flat;
 }
 
-// A soft ("diffphys-soft-trajectory") or coupled ("diffphys-coupled-trajectory") file, in the
-// same shape as readTrajectory's result (rigid bodies: the coupled frames' "bodies", with no
-// velocities, contacts or energies) plus soft: {name, nodeCount, positions: Float64Array(frames
-// × 3 nodeCount), triangles: Uint32Array(3 per surface triangle), edges: Uint32Array(2 per
-// spring), obstacles: [...] as written (docs/soft-bodies.md, "Trajectory files")}.
+// A soft part's document ("diffphys-soft-trajectory"), in the shape of readTrajectory's result
+// with no rigid bodies, plus soft: {name, nodeCount, positions: Float64Array(frames × 3
+// nodeCount), triangles: Uint32Array(3 per surface triangle), edges: Uint32Array(2 per spring),
+// obstacles: [...] as written (docs/soft-bodies.md, "Trajectory files")}.
 function readSoftTrajectory(data) {
-  const coupled = data.format === 'diffphys-coupled-trajectory';
   const nodeCount = data.node_count;
   if (!Number.isInteger(nodeCount) || nodeCount < 1) fail('"node_count" must be a positive integer');
   const topology = data.topology;
@@ -109,17 +152,8 @@ function readSoftTrajectory(data) {
   const edges = indexList(topology.edges, 'edges', 2, nodeCount);
   if (!Array.isArray(data.frames) || data.frames.length === 0) fail('"frames" must be a non-empty array');
   const frameCount = data.frames.length;
-  const bodyNames = coupled && Array.isArray(data.frames[0]?.bodies) ? data.frames[0].bodies.map((body) => String(body?.name)) : [];
-  const bodyCount = bodyNames.length;
   const times = new Float64Array(frameCount);
   const nodes = new Float64Array(frameCount * 3 * nodeCount);
-  const positions = [], orientations = [], linearVelocities = [], angularVelocities = [];
-  for (let b = 0; b < bodyCount; ++b) {
-    positions.push(new Float64Array(frameCount * 3));
-    orientations.push(new Float64Array(frameCount * 4));
-    linearVelocities.push(new Float64Array(frameCount * 3).fill(NaN));
-    angularVelocities.push(new Float64Array(frameCount * 3).fill(NaN));
-  }
   const number = (v) => (typeof v === 'number' ? v : NaN);
   let nonConverged = 0;
   for (let f = 0; f < frameCount; ++f) {
@@ -129,17 +163,6 @@ function readSoftTrajectory(data) {
     times[f] = frame.time;
     if (!isVector(frame.positions, 3 * nodeCount)) fail(`frames[${f}].positions must be ${3 * nodeCount} numbers`);
     for (let k = 0; k < 3 * nodeCount; ++k) nodes[3 * nodeCount * f + k] = number(frame.positions[k]);
-    if (coupled) {
-      if (!Array.isArray(frame.bodies) || frame.bodies.length !== bodyCount)
-        fail(`frames[${f}].bodies must have ${bodyCount} entries (the rigid bodies of the first frame)`);
-      for (let b = 0; b < bodyCount; ++b) {
-        const body = frame.bodies[b];
-        if (!body || !isVector(body.position, 3) || !isVector(body.orientation, 4))
-          fail(`frames[${f}].bodies[${b}] needs "position" [x, y, z] and "orientation" [w, x, y, z]`);
-        for (let k = 0; k < 3; ++k) positions[b][3 * f + k] = number(body.position[k]);
-        for (let k = 0; k < 4; ++k) orientations[b][4 * f + k] = number(body.orientation[k]);
-      }
-    }
     if (frame.converged === false) ++nonConverged;
   }
   // Soft files' energies: kinetic, and gravity + elastic + contact as the potential.
@@ -149,13 +172,11 @@ function readSoftTrajectory(data) {
     potential: Float64Array.from(data.frames, (frame) => number(frame.energy.gravity) + number(frame.energy.elastic) +
       number(frame.energy.contact)),
   } : null;
-  const model = data.model && typeof data.model === 'object' && Array.isArray(data.model.bodies) ? data.model : null;
-  const softName = typeof (coupled ? data.soft_model : data.model) === 'string' ? (coupled ? data.soft_model : data.model) : '';
-  const name = coupled ? [data.rigid_model, data.soft_model].filter((n) => typeof n === 'string' && n).join(' + ') : softName;
+  const softName = typeof data.model === 'string' ? data.model : '';
   return {
-    name,
+    name: softName,
     dt: typeof data.dt === 'number' ? data.dt : NaN,
-    bodyNames, model, loss: null, times, positions, orientations, linearVelocities, angularVelocities,
+    bodyNames: [], model: null, loss: null, times, positions: [], orientations: [], linearVelocities: [], angularVelocities: [],
     contacts: Array.from({ length: frameCount }, () => []),
     energy,
     solver: { nonConverged },
@@ -165,6 +186,24 @@ function readSoftTrajectory(data) {
     },
   };
 }
+
+// The kinds of parts this page reads: each part's document format, its reader, and how it
+// joins the parts read before it in a world's file. A part that joins the world adds its entry
+// here (and its drawing to main.js).
+const PART_READERS = {
+  rigid: {
+    format: 'diffphys-trajectory',
+    read: readRigidTrajectory,
+    join: (world, rigid) => ({ ...rigid, soft: world.soft, energy: sumEnergies(rigid.energy, world.energy),
+      solver: { nonConverged: rigid.solver.nonConverged + world.solver.nonConverged } }),
+  },
+  soft: {
+    format: 'diffphys-soft-trajectory',
+    read: readSoftTrajectory,
+    join: (world, soft) => ({ ...world, soft: soft.soft, energy: sumEnergies(world.energy, soft.energy),
+      solver: { nonConverged: world.solver.nonConverged + soft.solver.nonConverged } }),
+  },
+};
 
 // The frame at or before `time` and the fraction of the way to the next one.
 export function locateTime(times, time) {

@@ -197,7 +197,9 @@ async function checkPage(file, { label, times, expectNotes = [], expectLoss = fa
   const firstAgain = await scrubTo(times[0]);
   if (expectSoft) {
     await check(`${label}: the soft mesh is drawn from the file's topology, at the recorded positions, and moves`, async () => {
-      const data = await page.evaluate(() => JSON.parse(document.getElementById('diffphys-trajectory').textContent));
+      const file = await page.evaluate(() => JSON.parse(document.getElementById('diffphys-trajectory').textContent));
+      // A world of several parts holds the soft part's own document under "parts".
+      const data = file.format === 'diffphys-world-trajectory' ? file.parts.soft : file;
       const soft = await page.evaluate(() => {
         const s = window.diffphysViewer.soft;
         return s && { nodeCount: s.nodeCount, triangleCount: s.triangleCount, edgeCount: s.edgeCount, visible: s.visible };
