@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "adjoint/checkpoint_spacing.hpp"
 #include "adjoint/rollout_health.hpp"
 #include "adjoint/step_vjp.hpp"
 #include "diffphys/error.hpp"
@@ -72,16 +73,7 @@ void Rollout::forward(const State& initial, std::span<const double> controls, in
   if (!controls.empty()) std::copy(controls.begin(), controls.end(), controls_.begin());
   // Checkpoint spacing: every state if all fit, else ⌈√T⌉ (grown until the budget holds).
   const std::size_t bytes = state_bytes(initial);
-  interval_ = options_.checkpoint_interval;
-  if (interval_ == 0) {
-    interval_ = 1;
-    if ((total_steps + 1) * bytes > options_.memory_budget) {
-      interval_ = std::max(1, static_cast<int>(std::ceil(std::sqrt(static_cast<double>(steps)))));
-      while (interval_ < steps && (total_steps / static_cast<std::size_t>(interval_) + 1 + static_cast<std::size_t>(interval_)) * bytes >
-                                      options_.memory_budget)
-        interval_ *= 2;
-    }
-  }
+  interval_ = adjoint::checkpoint_spacing(options_.checkpoint_interval, steps, bytes, options_.memory_budget);
   // The checkpoints' States are kept from run to run and assigned, so that a Rollout run
   // again (an optimisation loop) reuses their buffers instead of allocating 4 per state.
   const auto interval = static_cast<std::size_t>(interval_);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "adjoint/checkpoint_spacing.hpp"
 #include "diffphys/error.hpp"
 #include "math/finite.hpp"
 #include "world/rigid_part.hpp"
@@ -143,16 +144,7 @@ void Schedule::run(const WorldState& initial, std::span<const double> controls, 
 
   // Checkpoint spacing: every state if all fit, else ⌈√T⌉ (grown until the budget holds).
   const std::size_t bytes = state_bytes(current) * (lagged_ ? 2 : 1);
-  interval_ = options_.checkpoint_interval;
-  if (interval_ == 0) {
-    interval_ = 1;
-    if ((count + 1) * bytes > options_.memory_budget) {
-      interval_ = std::max(1, static_cast<int>(std::ceil(std::sqrt(static_cast<double>(steps)))));
-      while (interval_ < steps &&
-             (count / static_cast<std::size_t>(interval_) + 1 + static_cast<std::size_t>(interval_)) * bytes > options_.memory_budget)
-        interval_ *= 2;
-    }
-  }
+  interval_ = adjoint::checkpoint_spacing(options_.checkpoint_interval, steps, bytes, options_.memory_budget);
   const auto interval = static_cast<std::size_t>(interval_);
   const std::size_t checkpoint_count = steps == 0 ? 1 : (count + interval - 1) / interval;
   checkpoints_.resize(checkpoint_count);
