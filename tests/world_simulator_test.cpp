@@ -125,6 +125,7 @@ TEST(WorldSimulator, TwoWayContactReactionIsTheRollout) {
 TEST(WorldSimulator, StatusesPerPart) {
   const World world = load_world(scene_path("soft/cloth_on_pendulum.json"));
   WorldSimulator simulator(world, world.default_params(), world.initial_state());
+  EXPECT_TRUE(simulator.rigid_contacts().empty()) << "no contacts before the first step";
   const WorldStepStatus status = simulator.step();
   EXPECT_EQ(status.rigid.size(), static_cast<std::size_t>(world.coupling.substeps));
   ASSERT_NE(status.soft, nullptr);

@@ -19,8 +19,11 @@ class RigidPart final : public Part {
   // The step θ of record `slot` (couplings add their terms to it).
   Params& step_params(int slot) { return record(slot).params; }
   const Params& step_params(int slot) const { return record(slot).params; }
-  // The contacts of the last substep taken into `slot`.
-  std::span<const Contact> contacts(int slot) const { return record(slot).workspaces.back().contacts(); }
+  // The contacts of the last substep taken into `slot` (none before the first step).
+  std::span<const Contact> contacts(int slot) const {
+    const Record& r = record(slot);
+    return r.workspaces.empty() ? std::span<const Contact>() : r.workspaces.back().contacts();
+  }
 
   std::string_view kind() const override { return "rigid"; }
   int tangent_offset() const override { return 0; }
