@@ -136,7 +136,7 @@ void bind_model_builder(py::module_& module) {
           py::return_value_policy::reference_internal, "Initial state (writable in place).")
       .def_property(
           "controls",
-          [](const Scene& scene) { return copy_of(scene.controls, {static_cast<py::ssize_t>(scene.controls.size())}); },
+          [](const Scene& scene) { return vector_of(scene.controls); },
           [](Scene& scene, const DoubleArray& controls) {
             const auto source = checked_span(controls, scene.controls.size(), "Scene.controls");
             std::copy(source.begin(), source.end(), scene.controls.begin());

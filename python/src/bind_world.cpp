@@ -55,19 +55,8 @@ void call_into(const py::object& function, std::span<double> target, bool add, c
   for (std::size_t i = 0; i < target.size(); ++i) target[i] = add ? target[i] + source[i] : source[i];
 }
 
-py::array vector_of(const std::vector<double>& values) {
-  return copy_of(values, {static_cast<py::ssize_t>(values.size())});
-}
-
-// A 1-D array of exactly `size` values (`what` names it in the error).
-std::span<const double> vector_argument(const DoubleArray& array, int size, const std::string& what) {
-  if (array.ndim() != 1 || array.shape(0) != size)
-    throw Error(message(what, " must have shape (", size, ",), got ", shape_text(array)));
-  return {array.data(), static_cast<std::size_t>(size)};
-}
-
 WorldParams params_argument(const World& world, const DoubleArray& values, const char* what) {
-  const auto span = vector_argument(values, world.layout().param_count, message(what, ": params"));
+  const auto span = shaped(values, {world.layout().param_count}, message(what, ": params"));
   return WorldParams{{span.begin(), span.end()}};
 }
 
@@ -93,8 +82,7 @@ class PythonWorldController : public WorldController {
           "WorldController: closed-loop backward needs act_backward(step, x, control_gradient, state_gradient) "
           "adding (∂π/∂x)ᵀ ū into state_gradient (tangent_size)");
     call_into(override, state_gradient.all, true, "WorldController.act_backward", step,
-              vector_of(pack_state(*world, state)),
-              copy_of(control_gradient, {static_cast<py::ssize_t>(control_gradient.size())}));
+              vector_of(pack_state(*world, state)), vector_of(control_gradient));
   }
 };
 
@@ -109,9 +97,8 @@ WorldLossGradient loss_gradient_of(const py::object& loss_gradient, const World&
                 vector_of(pack_state(world, state)));
     };
   array = py::cast<DoubleArray>(loss_gradient);
-  if (array.ndim() != 2 || array.shape(0) != steps + 1 || static_cast<std::size_t>(array.shape(1)) != width)
-    throw Error(message("WorldRollout.backward: loss gradients must have shape (T + 1, tangent_size) = (", steps + 1,
-                        ", ", width, "), got ", shape_text(array)));
+  shaped(array, {steps + 1, world.layout().tangent_size}, "WorldRollout.backward: loss gradients",
+         "(T + 1, tangent_size)");
   return [data = array.data(), width](int t, const WorldState&, WorldStateGradient& gradient) {
     const double* row = data + static_cast<std::size_t>(t) * width;
     for (std::size_t i = 0; i < width; ++i) gradient.all[i] += row[i];
@@ -273,8 +260,7 @@ void bind_world(py::module_& module) {
         [member, per_step](py::object self) {
           auto& g = self.cast<BoundWorldGradients&>();
           std::vector<double>& values = g.*member;
-          if (per_step) return view(values.data(), {g.steps, g.control_count}, self);
-          return view(values.data(), {static_cast<py::ssize_t>(values.size())}, self);
+          return per_step ? view(values.data(), {g.steps, g.control_count}, self) : vector_view(values, self);
         },
         doc);
   };
@@ -320,20 +306,16 @@ void bind_world(py::module_& module) {
           [](BoundWorldRollout& self, const DoubleArray& x0, const py::object& controls, std::optional<int> steps,
              const std::optional<DoubleArray>& params) {
             const WorldLayout& layout = self.world.layout();
-            const auto state = vector_argument(x0, layout.state_size, "WorldRollout.run: x0");
+            const auto state = shaped(x0, {layout.state_size}, "WorldRollout.run: x0");
             const bool closed_loop = py::isinstance<WorldController>(controls);
-            DoubleArray control_array;
-            if (!controls.is_none() && !closed_loop) {
-              control_array = py::cast<DoubleArray>(controls);
-              if (!steps && control_array.ndim() == 2) steps = static_cast<int>(control_array.shape(0));
-              if (control_array.ndim() != 2 || control_array.shape(0) != steps ||
-                  control_array.shape(1) != layout.control_count)
-                throw Error(message("WorldRollout.run: controls must have shape (steps, control_count) = (",
-                                    steps ? std::to_string(*steps) : "steps", ", ", layout.control_count, "), got ",
-                                    shape_text(control_array)));
-            } else if (!steps) {
-              throw Error("WorldRollout.run: give steps, or controls as a (steps, control_count) array");
-            }
+            const bool given = !controls.is_none() && !closed_loop;  // controls as an array
+            const DoubleArray control_array = given ? py::cast<DoubleArray>(controls) : DoubleArray();
+            if (!steps && given && control_array.ndim() == 2) steps = static_cast<int>(control_array.shape(0));
+            if (!steps) throw Error("WorldRollout.run: give steps, or controls as a (steps, control_count) array");
+            std::span<const double> values;
+            if (given)
+              values = shaped(control_array, {*steps, layout.control_count}, "WorldRollout.run: controls",
+                              "(steps, control_count)");
             if (params) {
               WorldParams replaced = params_argument(self.world, *params, "WorldRollout.run");
               if (self.world.has_rigid()) validate_params(self.world.rigid->model, rigid_params(self.world, replaced));
@@ -347,8 +329,6 @@ void bind_world(py::module_& module) {
               py::gil_scoped_release release;
               self.rollout.run(initial, controller, *steps);
             } else {
-              const std::span<const double> values(control_array.data(),
-                                                   static_cast<std::size_t>(control_array.size()));
               py::gil_scoped_release release;
               self.rollout.run(initial, values, *steps);
             }

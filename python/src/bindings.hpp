@@ -13,6 +13,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <span>
 #include <string>
 #include <vector>
@@ -40,19 +41,25 @@ void bind_world(py::module_& module);
 void bind_world_batch(py::module_& module);
 void bind_gradcheck(py::module_& module);
 
-// "(2, 3)" — for error messages about shapes.
-inline std::string shape_text(const py::array& array) {
+// "(2, 3)", or "(3,)" for one axis — for error messages about shapes.
+inline std::string shape_text(std::span<const py::ssize_t> shape) {
   std::string text = "(";
-  for (py::ssize_t i = 0; i < array.ndim(); ++i) {
-    if (i > 0) text += ", ";
-    text += std::to_string(array.shape(i));
-  }
-  return text + (array.ndim() == 1 ? ",)" : ")");
+  for (std::size_t i = 0; i < shape.size(); ++i) text += (i > 0 ? ", " : "") + std::to_string(shape[i]);
+  return text + (shape.size() == 1 ? ",)" : ")");
 }
 
-// A writable view of `count` doubles at `data`, shaped `shape`, kept alive by `owner`.
+inline std::string shape_text(const py::array& array) {
+  return shape_text({array.shape(), static_cast<std::size_t>(array.ndim())});
+}
+
+// A writable view of the doubles at `data`, shaped `shape`, kept alive by `owner`.
 inline py::array view(double* data, std::vector<py::ssize_t> shape, py::handle owner) {
   return py::array_t<double>(shape, data, owner);
+}
+
+// A writable 1-D view of `values`, kept alive by `owner`.
+inline py::array vector_view(std::span<double> values, py::handle owner) {
+  return view(values.data(), {static_cast<py::ssize_t>(values.size())}, owner);
 }
 
 // A fresh array holding a copy of `values`, shaped `shape`.
@@ -62,10 +69,25 @@ inline py::array copy_of(std::span<const double> values, std::vector<py::ssize_t
   return array;
 }
 
-// `array` as a span after checking it has exactly `expected` elements; `what` names it.
+// A fresh 1-D array holding a copy of `values`.
+inline py::array vector_of(std::span<const double> values) {
+  return copy_of(values, {static_cast<py::ssize_t>(values.size())});
+}
+
+// `array` as a span after checking it has exactly `expected` elements, whatever its shape; `what` names it.
 inline std::span<const double> checked_span(const DoubleArray& array, std::size_t expected, const std::string& what) {
   if (static_cast<std::size_t>(array.size()) != expected)
     throw Error(message(what, ": expected ", expected, " values, got an array of shape ", shape_text(array)));
+  return {array.data(), static_cast<std::size_t>(array.size())};
+}
+
+// `array` as a span after checking that its shape is `expected`; the error names the array
+// (`what`), the meaning of its axes (`axes`, if given) and both shapes.
+inline std::span<const double> shaped(const DoubleArray& array, const std::vector<py::ssize_t>& expected,
+                                      const std::string& what, const char* axes = nullptr) {
+  if (!std::ranges::equal(std::span(array.shape(), static_cast<std::size_t>(array.ndim())), expected))
+    throw Error(message(what, " must have shape ", axes ? message(axes, " = ") : std::string(), shape_text(expected),
+                        ", got ", shape_text(array)));
   return {array.data(), static_cast<std::size_t>(array.size())};
 }
 
