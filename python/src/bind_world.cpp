@@ -12,8 +12,6 @@
 // every t as one (T + 1, tangent_size) array — the fast path, no Python call per step — or a
 // callable. The rigid Rollout, Controller and Gradients of the Python API are a thin layer over
 // these (python/diffphys/_rollout.py).
-#include <pybind11/stl/filesystem.h>
-
 #include "bindings.hpp"
 #include "diffphys/world.hpp"
 
@@ -229,18 +227,10 @@ void bind_world(py::module_& module) {
                        layout.param_count, " parameters, ", layout.control_count, " controls per step>");
       });
 
-  module.def(
-      "load_world",
-      [](const std::filesystem::path& path, std::vector<std::filesystem::path> package_path, bool self_collision) {
-        UrdfOptions options;
-        options.package_path = std::move(package_path);
-        options.self_collision = self_collision;
-        return load_world(path, options);
-      },
-      py::arg("path"), py::kw_only(), py::arg("package_path") = std::vector<std::filesystem::path>{},
-      py::arg("self_collision") = false, py::call_guard<py::gil_scoped_release>(),
-      "Any scene file: JSON with sections 'rigid', 'soft', 'coupling', a rigid JSON scene, a URDF or MJCF robot "
-      "(package_path and self_collision as in load_scene). Raises diffphys.Error naming the file, item and value.");
+  def_loader(module, "load_world", &load_world,
+             "Any scene file: JSON with sections 'rigid', 'soft', 'coupling', a rigid JSON scene, a URDF or MJCF "
+             "robot (package_path and self_collision as in load_scene). Raises diffphys.Error naming the file, item "
+             "and value.");
   module.def("parse_world", &parse_world, py::arg("json_text"), py::arg("source_name") = "<string>",
              py::arg("base_directory") = ".", py::call_guard<py::gil_scoped_release>(),
              "A world from JSON text; files it names (meshes) are found from `base_directory`.");

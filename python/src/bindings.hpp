@@ -1,6 +1,7 @@
 // python/src/bindings.hpp — what every binding file shares: the bind_* entry points (one per
-// public header), the conversions of Vec3 and Quat to and from NumPy arrays, and helpers for
-// zero-copy NumPy views of the library's contiguous buffers.
+// public header), the conversions of Vec3 and Quat to and from NumPy arrays, helpers for
+// zero-copy NumPy views of the library's contiguous buffers, copies and shape checks, and the
+// keyword arguments of the scene-file loaders.
 //
 // Vec3 and Quat cross the boundary as NumPy arrays of 3 and 4 doubles (copies: they are
 // values). Buffers that live inside a C++ object (Params::values, State::position, ...) are
@@ -12,14 +13,17 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "diffphys/error.hpp"
 #include "diffphys/math.hpp"
+#include "diffphys/robot_loaders.hpp"
 
 namespace diffphys::python {
 
@@ -89,6 +93,23 @@ inline std::span<const double> shaped(const DoubleArray& array, const std::vecto
     throw Error(message(what, " must have shape ", axes ? message(axes, " = ") : std::string(), shape_text(expected),
                         ", got ", shape_text(array)));
   return {array.data(), static_cast<std::size_t>(array.size())};
+}
+
+// A scene-file loader (load_scene, load_world) as module.`name`(path, *, package_path=[],
+// self_collision=False): the URDF options as keywords, the GIL released while reading.
+template <typename Result>
+void def_loader(py::module_& module, const char* name, Result (*load)(const std::filesystem::path&, const UrdfOptions&),
+                const char* doc) {
+  module.def(
+      name,
+      [load](const std::filesystem::path& path, std::vector<std::filesystem::path> package_path, bool self_collision) {
+        UrdfOptions options;
+        options.package_path = std::move(package_path);
+        options.self_collision = self_collision;
+        return load(path, options);
+      },
+      py::arg("path"), py::kw_only(), py::arg("package_path") = std::vector<std::filesystem::path>{},
+      py::arg("self_collision") = false, py::call_guard<py::gil_scoped_release>(), doc);
 }
 
 }  // namespace diffphys::python
