@@ -30,13 +30,19 @@ struct BoundWorldGradients : WorldGradients {
   int control_count = 0;
 };
 
-struct BoundWorldRollout {
+// What a Python WorldRollout owns besides the C++ one: its World, θ (referenced by the C++
+// rollout) and the WorldController of its last run (closed loop), kept alive for backward().
+struct RolloutInputs {
   World world;
-  WorldParams params;  // θ, referenced by `rollout`
-  WorldRollout rollout;
-  py::object controller;  // the WorldController of the last run (closed loop), kept alive for backward()
+  WorldParams params;
+  py::object controller;
+};
+
+// A WorldRollout that owns its inputs (constructed first, as the first base).
+struct BoundWorldRollout : RolloutInputs, WorldRollout {
   BoundWorldRollout(const World& world_in, WorldParams params_in, const RolloutOptions& options)
-      : world(world_in), params(std::move(params_in)), rollout(world, params, WorldRolloutOptions{options}) {}
+      : RolloutInputs{world_in, std::move(params_in), py::none()},
+        WorldRollout(world, params, WorldRolloutOptions{options}) {}
 };
 
 // Calls function(arguments..., out), `out` a fresh zeroed array of target.size() values, and
@@ -317,10 +323,10 @@ void bind_world(py::module_& module) {
               auto& controller = dynamic_cast<PythonWorldController&>(controls.cast<WorldController&>());
               controller.world = &self.world;
               py::gil_scoped_release release;
-              self.rollout.run(initial, controller, *steps);
+              self.run(initial, controller, *steps);
             } else {
               py::gil_scoped_release release;
-              self.rollout.run(initial, values, *steps);
+              self.run(initial, values, *steps);
             }
           },
           py::arg("x0"), py::arg("controls") = py::none(), py::arg("steps") = py::none(),
@@ -328,71 +334,64 @@ void bind_world(py::module_& module) {
           "From x0 (state_size) under controls: a (steps, control_count) array, None (the world's defaults held) or "
           "a WorldController (closed loop); `steps` is required unless the controls are an array. `params` "
           "(param_count) replaces θ for this and later runs.")
-      .def("steps", [](const BoundWorldRollout& self) { return self.rollout.steps(); })
+      .def("steps", &WorldRollout::steps)
       .def(
           "params", [](const BoundWorldRollout& self) { return vector_of(self.params.values); }, "θ (a copy).")
       .def(
           "controls",
           [](const BoundWorldRollout& self) {
-            return copy_of(self.rollout.controls(), {self.rollout.steps(), self.world.layout().control_count});
+            return copy_of(self.controls(), {self.steps(), self.world.layout().control_count});
           },
           "(T, control_count) the controls used (given, the defaults held, or the controller's), a copy.")
       .def(
           "state",
-          [](const BoundWorldRollout& self, int step) {
-            return vector_of(pack_state(self.world, self.rollout.state(step)));
-          },
+          [](const BoundWorldRollout& self, int step) { return vector_of(pack_state(self.world, self.state(step))); },
           py::arg("step"), "x_t (state_size), from storage or recomputed from the nearest checkpoint.")
       .def("final_state",
-           [](const BoundWorldRollout& self) { return vector_of(pack_state(self.world, self.rollout.final_state())); })
+           [](const BoundWorldRollout& self) { return vector_of(pack_state(self.world, self.final_state())); })
       .def(
           "states",
           [](const BoundWorldRollout& self) {
-            const int steps = self.rollout.steps();
+            const int steps = self.steps();
             const auto width = static_cast<std::size_t>(self.world.layout().state_size);
             py::array_t<double> result({static_cast<py::ssize_t>(steps) + 1, static_cast<py::ssize_t>(width)});
             double* out = result.mutable_data();
             py::gil_scoped_release release;
             for (int t = 0; t <= steps; ++t) {
-              const std::vector<double> x = pack_state(self.world, self.rollout.state(t));
+              const std::vector<double> x = pack_state(self.world, self.state(t));
               std::copy(x.begin(), x.end(), out + static_cast<std::size_t>(t) * width);
             }
             return result;
           },
           "(T + 1, state_size) every state x_0 … x_T.")
       .def(
-          "status", [](const BoundWorldRollout& self, int step) { return step_status(self.rollout, step); },
-          py::arg("step"), "World step `step`'s WorldStepStatus.")
+          "status", [](const BoundWorldRollout& self, int step) { return step_status(self, step); }, py::arg("step"),
+          "World step `step`'s WorldStepStatus.")
       .def(
           "statuses",
           [](const BoundWorldRollout& self) {
             std::vector<BoundStepStatus> statuses;
-            for (int t = 0; t < self.rollout.steps(); ++t) statuses.push_back(step_status(self.rollout, t));
+            for (int t = 0; t < self.steps(); ++t) statuses.push_back(step_status(self, t));
             return statuses;
           },
           "(T) WorldStepStatus.")
-      .def(
-          "converged", [](const BoundWorldRollout& self) { return self.rollout.converged(); },
-          "Every step of every part converged.")
-      .def(
-          "checkpoint_interval", [](const BoundWorldRollout& self) { return self.rollout.checkpoint_interval(); },
-          "A state kept every k steps by the last run (1 in a world of both parts).")
-      .def(
-          "stored_state_bytes", [](const BoundWorldRollout& self) { return self.rollout.stored_state_bytes(); },
-          "Bytes of the states the last run kept (0 in a world of both parts: not counted yet).")
-      .def(
-          "stored_record_bytes", [](const BoundWorldRollout& self) { return self.rollout.stored_record_bytes(); },
-          "Bytes of the step records the last run kept (0 in a world of both parts: not counted yet).")
+      .def("converged", &WorldRollout::converged, "Every step of every part converged.")
+      .def("checkpoint_interval", &WorldRollout::checkpoint_interval,
+           "A state kept every k steps by the last run (1 in a world of both parts).")
+      .def("stored_state_bytes", &WorldRollout::stored_state_bytes,
+           "Bytes of the states the last run kept (0 in a world of both parts: not counted yet).")
+      .def("stored_record_bytes", &WorldRollout::stored_record_bytes,
+           "Bytes of the step records the last run kept (0 in a world of both parts: not counted yet).")
       .def(
           "backward",
           [](const BoundWorldRollout& self, const py::object& loss_gradient) {
             DoubleArray array;
-            const WorldLossGradient loss = loss_gradient_of(loss_gradient, self.world, self.rollout.steps(), array);
+            const WorldLossGradient loss = loss_gradient_of(loss_gradient, self.world, self.steps(), array);
             BoundWorldGradients gradients;
-            gradients.steps = self.rollout.steps();
+            gradients.steps = self.steps();
             gradients.control_count = self.world.layout().control_count;
             py::gil_scoped_release release;
-            static_cast<WorldGradients&>(gradients) = self.rollout.backward(loss);
+            static_cast<WorldGradients&>(gradients) = self.backward(loss);
             return gradients;
           },
           py::arg("loss_gradient"),
