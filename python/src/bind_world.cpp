@@ -281,7 +281,7 @@ void bind_world(py::module_& module) {
 
   py::class_<WorldController, PythonWorldController>(
       module, "WorldController",
-      "Feedback inside a world rollout (closed loop) of a rigid or a soft world (not yet both). Subclass it and "
+      "Feedback inside a world rollout (closed loop) of any world: rigid, soft or both. Subclass it and "
       "define act(step, x, controls): from x_t (state_size), write the (control_count) controls into `controls` or "
       "return them; and, for backward, act_backward(step, x, control_gradient, state_gradient): add (∂π/∂x_t)ᵀ ū_t "
       "(tangent layout) into the (tangent_size) `state_gradient` or return it, and accumulate the gradient of the "
@@ -376,12 +376,11 @@ void bind_world(py::module_& module) {
           },
           "(T) WorldStepStatus.")
       .def("converged", &WorldRollout::converged, "Every step of every part converged.")
-      .def("checkpoint_interval", &WorldRollout::checkpoint_interval,
-           "A state kept every k steps by the last run (1 in a world of both parts).")
+      .def("checkpoint_interval", &WorldRollout::checkpoint_interval, "A state kept every k steps by the last run.")
       .def("stored_state_bytes", &WorldRollout::stored_state_bytes,
-           "Bytes of the states the last run kept (0 in a world of both parts: not counted yet).")
+           "Bytes of the states the last run kept (a coupled world's: both parts').")
       .def("stored_record_bytes", &WorldRollout::stored_record_bytes,
-           "Bytes of the step records the last run kept (0 in a world of both parts: not counted yet).")
+           "Bytes of the step records the last run kept (a coupled world's: both parts').")
       .def(
           "backward",
           [](const BoundWorldRollout& self, const py::object& loss_gradient) {
