@@ -139,15 +139,9 @@ void bind_soft_reports(py::module_& module) {
 }
 
 void bind_layout(py::module_& module) {
-  py::class_<NamedSlice>(module, "NamedSlice",
+  bind_slice<NamedSlice>(module, "NamedSlice",
                          "A named range of one of a world's flat vectors; `range` is slice(offset, offset + size).")
-      .def_readonly("name", &NamedSlice::name)
-      .def_readonly("offset", &NamedSlice::offset)
-      .def_readonly("size", &NamedSlice::size)
-      .def_property_readonly("range", [](const NamedSlice& s) { return py::slice(s.offset, s.offset + s.size, 1); })
-      .def("__repr__", [](const NamedSlice& s) {
-        return message("<NamedSlice '", s.name, "' [", s.offset, ":", s.offset + s.size, "]>");
-      });
+      .def_property_readonly("range", [](const NamedSlice& s) { return py::slice(s.offset, s.offset + s.size, 1); });
 
   py::class_<WorldLayout> layout(
       module, "WorldLayout",

@@ -1,7 +1,7 @@
 // python/src/bindings.hpp — what every binding file shares: the bind_* entry points (one per
 // public header), the conversions of Vec3 and Quat to and from NumPy arrays, helpers for
-// zero-copy NumPy views of the library's contiguous buffers, copies and shape checks, and the
-// keyword arguments of the scene-file loaders.
+// zero-copy NumPy views of the library's contiguous buffers, copies and shape checks, the
+// keyword arguments of the scene-file loaders and the binding of a named slice.
 //
 // Vec3 and Quat cross the boundary as NumPy arrays of 3 and 4 doubles (copies: they are
 // values). Buffers that live inside a C++ object (Params::values, State::position, ...) are
@@ -110,6 +110,18 @@ void def_loader(py::module_& module, const char* name, Result (*load)(const std:
       },
       py::arg("path"), py::kw_only(), py::arg("package_path") = std::vector<std::filesystem::path>{},
       py::arg("self_collision") = false, py::call_guard<py::gil_scoped_release>(), doc);
+}
+
+// A named range of a flat vector (ParamLayout.Slice, NamedSlice): name, offset, size and a repr.
+template <typename Slice>
+py::class_<Slice> bind_slice(py::handle scope, const char* name, const char* doc) {
+  return py::class_<Slice>(scope, name, doc)
+      .def_readonly("name", &Slice::name)
+      .def_readonly("offset", &Slice::offset)
+      .def_readonly("size", &Slice::size)
+      .def("__repr__", [name](const Slice& slice) {
+        return message("<", name, " '", slice.name, "' [", slice.offset, ":", slice.offset + slice.size, "]>");
+      });
 }
 
 }  // namespace diffphys::python
