@@ -190,17 +190,14 @@ void bind_world(py::module_& module) {
       .def(py::init([](const Scene& scene) { return World(scene.model.name, "<scene>", scene, std::nullopt); }),
            py::arg("scene"), "The rigid world of a Scene (ModelBuilder.build(), load_scene).")
       .def(py::init([](const Model& model, const Params& params, const State& state) {
-             if (params.values.size() != static_cast<std::size_t>(model.param_count()))
-               throw Error(
-                   message("World: params has ", params.values.size(), " values, the model ", model.param_count()));
-             if (state.body_count() != model.body_count())
-               throw Error(message("World: state has ", state.body_count(), " bodies, the model ", model.body_count()));
+             validate_params(model, params);
+             validate_state(model, state);
              Scene scene{
                  model, params, state, std::vector<double>(static_cast<std::size_t>(model.actuator_count())), {}};
              return World(model.name, "<model>", std::move(scene), std::nullopt);
            }),
            py::arg("model"), py::arg("params"), py::arg("state"),
-           "The rigid world of a Model with default θ `params`, initial `state` and zero controls.")
+           "The rigid world of a Model with default θ `params`, initial `state` (both validated) and zero controls.")
       .def_readonly("name", &World::name)
       .def_readonly("source", &World::source, "The file it was read from, or '<string>'.")
       .def_property_readonly(

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -76,6 +77,12 @@ inline py::array copy_of(std::span<const double> values, std::vector<py::ssize_t
 // A fresh 1-D array holding a copy of `values`.
 inline py::array vector_of(std::span<const double> values) {
   return copy_of(values, {static_cast<py::ssize_t>(values.size())});
+}
+
+// The values of an optional array (empty for None), whatever its shape.
+inline std::span<const double> optional_span(const std::optional<DoubleArray>& array) {
+  if (!array) return {};
+  return {array->data(), static_cast<std::size_t>(array->size())};
 }
 
 // `array` as a span after checking it has exactly `expected` elements, whatever its shape; `what` names it.
