@@ -43,8 +43,7 @@ void bind_gradcheck(py::module_& module) {
   module.def(
       "check_gradients",
       [](const Scene& scene, const std::optional<DoubleArray>& controls, const GradientCheckOptions& options) {
-        std::span<const double> span;
-        if (controls) span = {controls->data(), static_cast<std::size_t>(controls->size())};
+        const auto span = optional_span(controls);
         py::gil_scoped_release release;
         return check_gradients(scene, span, options);
       },

@@ -9,21 +9,25 @@
 namespace diffphys::python {
 namespace {
 
-// Enums also accept their name as a string, case-insensitively: ShapeType("sphere").
+std::string lowercase(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+// An enum of `values` whose constructor also takes a value's name as a string,
+// case-insensitively: ShapeType("sphere"); `what` names the enum in the error for an unknown name.
 template <typename Enum>
-void accept_names(py::enum_<Enum>& enumeration, const char* what) {
-  enumeration.def(py::init([enumeration_handle = py::handle(enumeration), what](const std::string& name) {
-                    std::string wanted;
-                    for (const char c : name) wanted += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+void bind_enum(py::module_& module, const char* name, const char* doc, const char* what,
+               std::vector<std::pair<const char*, Enum>> values) {
+  py::enum_<Enum> enumeration(module, name, doc);
+  for (const auto& [value_name, value] : values) enumeration.value(value_name, value);
+  enumeration.def(py::init([values, what](const std::string& wanted) {
                     std::string known;
-                    for (const auto& item : py::cast<py::dict>(enumeration_handle.attr("__members__"))) {
-                      std::string candidate;
-                      for (const char c : py::cast<std::string>(item.first))
-                        candidate += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-                      if (candidate == wanted) return py::cast<Enum>(item.second);
-                      known += (known.empty() ? "" : ", ") + candidate;
+                    for (const auto& [value_name, value] : values) {
+                      if (lowercase(value_name) == lowercase(wanted)) return value;
+                      known += (known.empty() ? "" : ", ") + lowercase(value_name);
                     }
-                    throw Error(message("unknown ", what, " '", name, "' (known: ", known, ")"));
+                    throw Error(message("unknown ", what, " '", wanted, "' (known: ", known, ")"));
                   }),
                   py::arg("name"));
   py::implicitly_convertible<py::str, Enum>();
@@ -32,52 +36,43 @@ void accept_names(py::enum_<Enum>& enumeration, const char* what) {
 }  // namespace
 
 void bind_model(py::module_& module) {
-  py::enum_<BodyType> body_type(module, "BodyType", "A body that moves (Dynamic) or never moves (Static).");
-  body_type.value("Static", BodyType::Static).value("Dynamic", BodyType::Dynamic);
-  accept_names(body_type, "body type");
-
-  py::enum_<ShapeType> shape_type(module, "ShapeType",
-                                  "Collision shape: Sphere (radius), Box (half extents), Capsule (radius, "
-                                  "half length along local z), Cylinder (radius, half length along local z), "
-                                  "Plane (static bodies only, normal +z), ConvexMesh (a hull from an OBJ or STL "
-                                  "file in a scene file; its scale is the size parameter).");
-  shape_type.value("Sphere", ShapeType::Sphere)
-      .value("Box", ShapeType::Box)
-      .value("Capsule", ShapeType::Capsule)
-      .value("Cylinder", ShapeType::Cylinder)
-      .value("Plane", ShapeType::Plane)
-      .value("ConvexMesh", ShapeType::ConvexMesh);
-  accept_names(shape_type, "shape type");
-
-  py::enum_<JointType> joint_type(module, "JointType", "Joint kinds and their degrees of freedom.");
-  joint_type.value("Fixed", JointType::Fixed)
-      .value("Revolute", JointType::Revolute)
-      .value("Prismatic", JointType::Prismatic)
-      .value("Ball", JointType::Ball)
-      .value("Universal", JointType::Universal);
-  accept_names(joint_type, "joint type");
-
-  py::enum_<ActuatorType> actuator_type(
+  bind_enum<BodyType>(module, "BodyType", "A body that moves (Dynamic) or never moves (Static).", "body type",
+                      {{"Static", BodyType::Static}, {"Dynamic", BodyType::Dynamic}});
+  bind_enum<ShapeType>(module, "ShapeType",
+                       "Collision shape: Sphere (radius), Box (half extents), Capsule (radius, "
+                       "half length along local z), Cylinder (radius, half length along local z), "
+                       "Plane (static bodies only, normal +z), ConvexMesh (a hull from an OBJ or STL "
+                       "file in a scene file; its scale is the size parameter).",
+                       "shape type",
+                       {{"Sphere", ShapeType::Sphere},
+                        {"Box", ShapeType::Box},
+                        {"Capsule", ShapeType::Capsule},
+                        {"Cylinder", ShapeType::Cylinder},
+                        {"Plane", ShapeType::Plane},
+                        {"ConvexMesh", ShapeType::ConvexMesh}});
+  bind_enum<JointType>(module, "JointType", "Joint kinds and their degrees of freedom.", "joint type",
+                       {{"Fixed", JointType::Fixed},
+                        {"Revolute", JointType::Revolute},
+                        {"Prismatic", JointType::Prismatic},
+                        {"Ball", JointType::Ball},
+                        {"Universal", JointType::Universal}});
+  bind_enum<ActuatorType>(
       module, "ActuatorType",
-      "Motor: the control is a torque or force. Servo: the control is a target position (Degrave et al. 2019).");
-  actuator_type.value("Motor", ActuatorType::Motor).value("Servo", ActuatorType::Servo);
-  accept_names(actuator_type, "actuator type");
-
+      "Motor: the control is a torque or force. Servo: the control is a target position (Degrave et al. 2019).",
+      "actuator type", {{"Motor", ActuatorType::Motor}, {"Servo", ActuatorType::Servo}});
   py::enum_<Coordinates>(module, "Coordinates",
                          "Maximal (6 per body, joints as constraint rows) or Reduced (one per joint: contact-free "
                          "trees of revolute and prismatic joints with motors and servos; docs/simulation.md).")
       .value("Maximal", Coordinates::Maximal)
       .value("Reduced", Coordinates::Reduced);
-  py::enum_<Formulation> formulation(
+  bind_enum<Formulation>(
       module, "Formulation",
       "Complementarity (the hard mixed LCP, pyramid friction) or Convex (compliant rows, elliptic friction cone, "
-      "Newton; a unique step and smooth gradients; docs/simulation.md). Fixed when the model is built.");
-  formulation.value("Complementarity", Formulation::Complementarity).value("Convex", Formulation::Convex);
-  accept_names(formulation, "formulation");
-  py::enum_<SolverType> solver_type(module, "SolverType", "Solver of the velocity-level mixed LCP.");
-  solver_type.value("InteriorPoint", SolverType::InteriorPoint)
-      .value("ProjectedGaussSeidel", SolverType::ProjectedGaussSeidel);
-  accept_names(solver_type, "solver type");
+      "Newton; a unique step and smooth gradients; docs/simulation.md). Fixed when the model is built.",
+      "formulation", {{"Complementarity", Formulation::Complementarity}, {"Convex", Formulation::Convex}});
+  bind_enum<SolverType>(
+      module, "SolverType", "Solver of the velocity-level mixed LCP.", "solver type",
+      {{"InteriorPoint", SolverType::InteriorPoint}, {"ProjectedGaussSeidel", SolverType::ProjectedGaussSeidel}});
 
   module.def("shape_size_count", &shape_size_count, py::arg("type"), "Size parameters of a shape type.");
   module.def("joint_dof_count", &joint_dof_count, py::arg("type"), "Coordinates (degrees of freedom) of a joint type.");
@@ -152,14 +147,7 @@ void bind_model(py::module_& module) {
 
   py::class_<ParamLayout> layout(module, "ParamLayout",
                                  "Where each physical constant sits in the flat parameter vector θ (Params.values).");
-  py::class_<ParamLayout::Slice>(layout, "Slice", "A named slice of θ: name, offset, size.")
-      .def_readonly("name", &ParamLayout::Slice::name)
-      .def_readonly("offset", &ParamLayout::Slice::offset)
-      .def_readonly("size", &ParamLayout::Slice::size)
-      .def("__repr__", [](const ParamLayout::Slice& slice) {
-        return "<Slice '" + slice.name + "' [" + std::to_string(slice.offset) + ":" +
-               std::to_string(slice.offset + slice.size) + "]>";
-      });
+  bind_slice<ParamLayout::Slice>(layout, "Slice", "A named slice of θ: name, offset, size.");
   layout.def_readonly("slices", &ParamLayout::slices, "The slices in layout order; they tile [0, size).")
       .def_readonly("size", &ParamLayout::size)
       .def_readonly("gravity", &ParamLayout::gravity)

@@ -31,18 +31,22 @@ void init_from_keywords(py::class_<Spec>& spec_class, const char* type_name) {
   }));
 }
 
+// builder.`name`(spec) and builder.`name`(**fields): a Spec, or its fields as keywords.
 template <typename Spec>
-Spec spec_from_keywords(const py::kwargs& fields) {
-  return py::type::of<Spec>()(**fields).template cast<Spec>();
+void def_add(py::class_<ModelBuilder>& builder, const char* name, int (ModelBuilder::*add)(Spec)) {
+  builder.def(name, add, py::arg("spec")).def(name, [add](ModelBuilder& self, const py::kwargs& fields) {
+    return (self.*add)(py::type::of<Spec>()(**fields).template cast<Spec>());
+  });
 }
 
 }  // namespace
 
 void bind_model_builder(py::module_& module) {
-  py::class_<ShapeSpec> shape_spec(module, "ShapeSpec",
-                                   "A collision shape in its body's frame. Fields: name, type (ShapeType or "
-                                   "'sphere'/'box'/'capsule'/'cylinder'/'plane'), position, orientation (w, x, y, z), radius, "
-                                   "half_extents, half_length, collision_group, collision_mask.");
+  py::class_<ShapeSpec> shape_spec(
+      module, "ShapeSpec",
+      "A collision shape in its body's frame. Fields: name, type (ShapeType or "
+      "'sphere'/'box'/'capsule'/'cylinder'/'plane'), position, orientation (w, x, y, z), radius, "
+      "half_extents, half_length, collision_group, collision_mask.");
   init_from_keywords(shape_spec, "ShapeSpec");
   shape_spec.def_readwrite("name", &ShapeSpec::name)
       .def_readwrite("type", &ShapeSpec::type)
@@ -50,7 +54,8 @@ void bind_model_builder(py::module_& module) {
       .def_readwrite("orientation", &ShapeSpec::orientation, "In the body frame (w, x, y, z).")
       .def_readwrite("radius", &ShapeSpec::radius, "Sphere, capsule, cylinder, m.")
       .def_readwrite("half_extents", &ShapeSpec::half_extents, "Box, m.")
-      .def_readwrite("half_length", &ShapeSpec::half_length, "Capsule: half the segment along local z; cylinder: half its length along local z, m.")
+      .def_readwrite("half_length", &ShapeSpec::half_length,
+                     "Capsule: half the segment along local z; cylinder: half its length along local z, m.")
       .def_readwrite("collision_group", &ShapeSpec::collision_group)
       .def_readwrite("collision_mask", &ShapeSpec::collision_mask);
 
@@ -127,16 +132,11 @@ void bind_model_builder(py::module_& module) {
             if (state.body_count() != scene.state.body_count())
               throw Error(message("Scene.state: ", state.body_count(), " bodies given, the model has ",
                                   scene.state.body_count()));
-            scene.state.time = state.time;
-            scene.state.position = state.position;
-            scene.state.orientation = state.orientation;
-            scene.state.linear_velocity = state.linear_velocity;
-            scene.state.angular_velocity = state.angular_velocity;
+            scene.state = state;  // into the same vectors: views of the old state stay valid
           },
           py::return_value_policy::reference_internal, "Initial state (writable in place).")
       .def_property(
-          "controls",
-          [](const Scene& scene) { return copy_of(scene.controls, {static_cast<py::ssize_t>(scene.controls.size())}); },
+          "controls", [](const Scene& scene) { return vector_of(scene.controls); },
           [](Scene& scene, const DoubleArray& controls) {
             const auto source = checked_span(controls, scene.controls.size(), "Scene.controls");
             std::copy(source.begin(), source.end(), scene.controls.begin());
@@ -147,10 +147,11 @@ void bind_model_builder(py::module_& module) {
              "Switches a built scene's formulation in place; Convex adds θ's compliance slices "
              "('compliance/<class>/time_constant', '.../damping_ratio') at the end of θ if it has none.");
 
-  py::class_<ModelBuilder>(module, "ModelBuilder",
-                           "Builds a Model with its default Params and initial State. Each add_* returns the "
-                           "index of what it added and accepts a spec or the spec's fields as keywords.")
-      .def(py::init<>())
+  py::class_<ModelBuilder> builder_class(
+      module, "ModelBuilder",
+      "Builds a Model with its default Params and initial State. Each add_* returns the "
+      "index of what it added and accepts a spec or the spec's fields as keywords.");
+  builder_class.def(py::init<>())
       .def_readwrite("name", &ModelBuilder::name)
       .def_readwrite("dt", &ModelBuilder::dt, "Time step, s.")
       .def_readwrite("gravity", &ModelBuilder::gravity, "m/s².")
@@ -170,23 +171,13 @@ void bind_model_builder(py::module_& module) {
           py::arg("row_class"), py::arg("time_constant"), py::arg("damping_ratio") = 1.0,
           "Initial compliance of a row class of the convex formulation (contact, joint, limit, servo): time "
           "constant τ (s) and damping ratio ζ, θ's 'compliance/<class>/…' (docs/simulation.md).")
-      .def("add_body", &ModelBuilder::add_body, py::arg("spec"))
-      .def("add_body", [](ModelBuilder& builder,
-                          const py::kwargs& fields) { return builder.add_body(spec_from_keywords<BodySpec>(fields)); })
       .def("add_ground_plane", &ModelBuilder::add_ground_plane, py::arg("normal") = Vec3{0, 0, 1},
            py::arg("offset") = 0.0, "A plane n·x = offset on the world body.")
-      .def("add_joint", &ModelBuilder::add_joint, py::arg("spec"))
-      .def("add_joint",
-           [](ModelBuilder& builder, const py::kwargs& fields) {
-             return builder.add_joint(spec_from_keywords<JointSpec>(fields));
-           })
-      .def("add_actuator", &ModelBuilder::add_actuator, py::arg("spec"))
-      .def("add_actuator",
-           [](ModelBuilder& builder, const py::kwargs& fields) {
-             return builder.add_actuator(spec_from_keywords<ActuatorSpec>(fields));
-           })
       .def("build", &ModelBuilder::build, py::call_guard<py::gil_scoped_release>(),
            "Validates everything and builds a Scene; raises diffphys.Error naming the offending item and value.");
+  def_add(builder_class, "add_body", &ModelBuilder::add_body);
+  def_add(builder_class, "add_joint", &ModelBuilder::add_joint);
+  def_add(builder_class, "add_actuator", &ModelBuilder::add_actuator);
 }
 
 }  // namespace diffphys::python

@@ -21,11 +21,7 @@ void bind_params(py::module_& module) {
            }),
            py::arg("values"), "Params holding a copy of `values`.")
       .def_property(
-          "values",
-          [](py::object self) {
-            Params& params = self.cast<Params&>();
-            return view(params.values.data(), {static_cast<py::ssize_t>(params.values.size())}, self);
-          },
+          "values", [](py::object self) { return vector_view(self.cast<Params&>().values, self); },
           [](Params& params, const DoubleArray& values) {
             const auto source = checked_span(values, params.values.size(), "Params.values");
             std::copy(source.begin(), source.end(), params.values.begin());
@@ -34,9 +30,7 @@ void bind_params(py::module_& module) {
       .def(
           "slice",
           [](py::object self, const Model& model, std::string_view name) {
-            Params& params = self.cast<Params&>();
-            const std::span<double> slice = params.slice(model, name);
-            return view(slice.data(), {static_cast<py::ssize_t>(slice.size())}, self);
+            return vector_view(self.cast<Params&>().slice(model, name), self);
           },
           py::arg("model"), py::arg("name"),
           "Writable NumPy view of the slice `name` (e.g. 'body/ball/mass'); raises diffphys.Error for an "
@@ -44,8 +38,7 @@ void bind_params(py::module_& module) {
       .def(
           "get",
           [](const Params& params, const Model& model, std::string_view name) {
-            const std::span<const double> slice = params.slice(model, name);
-            return copy_of(slice, {static_cast<py::ssize_t>(slice.size())});
+            return vector_of(params.slice(model, name));
           },
           py::arg("model"), py::arg("name"), "A copy of the slice `name`.")
       .def(
@@ -62,7 +55,7 @@ void bind_params(py::module_& module) {
           [](const Params& params, const Model& model) {
             py::dict result;
             for (const auto& slice : model.layout.slices)
-              result[py::str(slice.name)] = copy_of(params.slice(model, slice.name), {slice.size});
+              result[py::str(slice.name)] = vector_of(params.slice(model, slice.name));
             return result;
           },
           py::arg("model"), "{slice name: copy of its values} in layout order.")

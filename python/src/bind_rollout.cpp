@@ -28,10 +28,7 @@ void bind_rollout(py::module_& module) {
 
   py::class_<GradientHealth>(module, "GradientHealth", "What the backward pass saw.")
       .def_property_readonly(
-          "state_gradient_norm",
-          [](const GradientHealth& health) {
-            return copy_of(health.state_gradient_norm, {static_cast<py::ssize_t>(health.state_gradient_norm.size())});
-          },
+          "state_gradient_norm", [](const GradientHealth& health) { return vector_of(health.state_gradient_norm); },
           "(T + 1) |dL/dx_t|.")
       .def_readonly("first_non_finite_step", &GradientHealth::first_non_finite_step, "-1 if none.")
       .def_readonly("first_non_finite_stage", &GradientHealth::first_non_finite_stage)

@@ -1,31 +1,17 @@
 // python/src/bind_scene.cpp — diffphys/scene.hpp: scene files (JSON, docs/scene-format.md; robot
 // files, docs/robot-formats.md).
-#include <pybind11/stl.h>
-#include <pybind11/stl/filesystem.h>
-
-#include <vector>
-
 #include "bindings.hpp"
 #include "diffphys/scene.hpp"
 
 namespace diffphys::python {
 
 void bind_scene(py::module_& module) {
-  module.def(
-      "load_scene",
-      [](const std::filesystem::path& path, std::vector<std::filesystem::path> package_path, bool self_collision) {
-        UrdfOptions options;
-        options.package_path = std::move(package_path);
-        options.self_collision = self_collision;
-        return load_scene(path, options);
-      },
-      py::arg("path"), py::kw_only(), py::arg("package_path") = std::vector<std::filesystem::path>{},
-      py::arg("self_collision") = false, py::call_guard<py::gil_scoped_release>(),
-      "Loads a scene file (str or os.PathLike): JSON, URDF (.urdf) or MJCF (.xml, .mjcf). Raises "
-      "diffphys.Error naming the file, the field (a JSON path such as bodies[2].mass) and the value.\n\n"
-      "URDF only (UrdfOptions): `package_path`, directories searched first for package://NAME mesh paths "
-      "(then ROS_PACKAGE_PATH, then the file's directory and ancestors); `self_collision`, let links of the "
-      "robot that no joint joins collide (off unless the file asks: docs/robot-formats.md).");
+  def_loader(module, "load_scene", &load_scene,
+             "Loads a scene file (str or os.PathLike): JSON, URDF (.urdf) or MJCF (.xml, .mjcf). Raises "
+             "diffphys.Error naming the file, the field (a JSON path such as bodies[2].mass) and the value.\n\n"
+             "URDF only (UrdfOptions): `package_path`, directories searched first for package://NAME mesh paths "
+             "(then ROS_PACKAGE_PATH, then the file's directory and ancestors); `self_collision`, let links of the "
+             "robot that no joint joins collide (off unless the file asks: docs/robot-formats.md).");
   module.def("parse_scene", &parse_scene, py::arg("json_text"), py::arg("source_name") = "<string>",
              py::call_guard<py::gil_scoped_release>(),
              "Parses a scene from JSON text; `source_name` is used in error messages.");

@@ -10,9 +10,8 @@
 namespace diffphys::python {
 namespace {
 
-std::span<const double> controls_span(const std::optional<DoubleArray>& controls) {
-  if (!controls) return {};
-  return {controls->data(), static_cast<std::size_t>(controls->size())};
+std::vector<Contact> copies(std::span<const Contact> contacts) {
+  return {contacts.begin(), contacts.end()};
 }
 
 }  // namespace
@@ -56,18 +55,14 @@ void bind_simulator(py::module_& module) {
   py::class_<Workspace>(module, "Workspace", "Scratch memory of step(); one per thread, reused without allocation.")
       .def(py::init<>())
       .def(
-          "contacts",
-          [](const Workspace& workspace) {
-            const auto contacts = workspace.contacts();
-            return std::vector<Contact>(contacts.begin(), contacts.end());
-          },
+          "contacts", [](const Workspace& workspace) { return copies(workspace.contacts()); },
           "Contacts of the most recent step (copies).");
 
   module.def(
       "step",
       [](const Model& model, const Params& params, const State& state_in, const std::optional<DoubleArray>& controls,
          State& state_out, Workspace& workspace) {
-        const auto span = controls_span(controls);
+        const auto span = optional_span(controls);
         py::gil_scoped_release release;
         return step(model, params, state_in, span, state_out, workspace);
       },
@@ -92,16 +87,12 @@ void bind_simulator(py::module_& module) {
       .def_property_readonly(
           "state", [](const Simulator& simulator) { return simulator.state(); }, "A copy of the current state.")
       .def(
-          "contacts",
-          [](const Simulator& simulator) {
-            const auto contacts = simulator.contacts();
-            return std::vector<Contact>(contacts.begin(), contacts.end());
-          },
+          "contacts", [](const Simulator& simulator) { return copies(simulator.contacts()); },
           "Contacts of the most recent step (copies).")
       .def(
           "step",
           [](Simulator& simulator, const std::optional<DoubleArray>& controls) {
-            const auto span = controls_span(controls);
+            const auto span = optional_span(controls);
             py::gil_scoped_release release;
             return simulator.step(span);
           },
@@ -112,7 +103,7 @@ void bind_simulator(py::module_& module) {
             if (steps < 0) throw Error(message("Simulator.run: steps must be non-negative, got ", steps));
             const auto actuators = static_cast<std::size_t>(simulator.model().actuator_count());
             const auto total = static_cast<std::size_t>(steps);
-            const std::span<const double> all_controls = controls_span(controls);
+            const std::span<const double> all_controls = optional_span(controls);
             const bool per_step = controls && controls->ndim() == 2;
             if (per_step)
               checked_span(*controls, total * actuators, "Simulator.run: controls (steps × actuators)");

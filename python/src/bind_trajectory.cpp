@@ -1,10 +1,5 @@
 // python/src/bind_trajectory.cpp — diffphys/trajectory.hpp: recording a trajectory and writing
 // it as JSON (the format of `diffphys simulate --out`, read by the viewer).
-#include <filesystem>
-#include <string>
-#include <vector>
-#include <pybind11/stl/filesystem.h>
-
 #include "bindings.hpp"
 #include "diffphys/trajectory.hpp"
 

@@ -12,8 +12,6 @@
 // every t as one (T + 1, tangent_size) array — the fast path, no Python call per step — or a
 // callable. The rigid Rollout, Controller and Gradients of the Python API are a thin layer over
 // these (python/diffphys/_rollout.py).
-#include <pybind11/stl/filesystem.h>
-
 #include "bindings.hpp"
 #include "diffphys/world.hpp"
 
@@ -32,13 +30,19 @@ struct BoundWorldGradients : WorldGradients {
   int control_count = 0;
 };
 
-struct BoundWorldRollout {
+// What a Python WorldRollout owns besides the C++ one: its World, θ (referenced by the C++
+// rollout) and the WorldController of its last run (closed loop), kept alive for backward().
+struct RolloutInputs {
   World world;
-  WorldParams params;  // θ, referenced by `rollout`
-  WorldRollout rollout;
-  py::object controller;  // the WorldController of the last run (closed loop), kept alive for backward()
+  WorldParams params;
+  py::object controller;
+};
+
+// A WorldRollout that owns its inputs (constructed first, as the first base).
+struct BoundWorldRollout : RolloutInputs, WorldRollout {
   BoundWorldRollout(const World& world_in, WorldParams params_in, const RolloutOptions& options)
-      : world(world_in), params(std::move(params_in)), rollout(world, params, WorldRolloutOptions{options}) {}
+      : RolloutInputs{world_in, std::move(params_in), py::none()},
+        WorldRollout(world, params, WorldRolloutOptions{options}) {}
 };
 
 // Calls function(arguments..., out), `out` a fresh zeroed array of target.size() values, and
@@ -55,19 +59,8 @@ void call_into(const py::object& function, std::span<double> target, bool add, c
   for (std::size_t i = 0; i < target.size(); ++i) target[i] = add ? target[i] + source[i] : source[i];
 }
 
-py::array vector_of(const std::vector<double>& values) {
-  return copy_of(values, {static_cast<py::ssize_t>(values.size())});
-}
-
-// A 1-D array of exactly `size` values (`what` names it in the error).
-std::span<const double> vector_argument(const DoubleArray& array, int size, const std::string& what) {
-  if (array.ndim() != 1 || array.shape(0) != size)
-    throw Error(message(what, " must have shape (", size, ",), got ", shape_text(array)));
-  return {array.data(), static_cast<std::size_t>(size)};
-}
-
 WorldParams params_argument(const World& world, const DoubleArray& values, const char* what) {
-  const auto span = vector_argument(values, world.layout().param_count, message(what, ": params"));
+  const auto span = shaped(values, {world.layout().param_count}, message(what, ": params"));
   return WorldParams{{span.begin(), span.end()}};
 }
 
@@ -93,8 +86,7 @@ class PythonWorldController : public WorldController {
           "WorldController: closed-loop backward needs act_backward(step, x, control_gradient, state_gradient) "
           "adding (∂π/∂x)ᵀ ū into state_gradient (tangent_size)");
     call_into(override, state_gradient.all, true, "WorldController.act_backward", step,
-              vector_of(pack_state(*world, state)),
-              copy_of(control_gradient, {static_cast<py::ssize_t>(control_gradient.size())}));
+              vector_of(pack_state(*world, state)), vector_of(control_gradient));
   }
 };
 
@@ -109,9 +101,8 @@ WorldLossGradient loss_gradient_of(const py::object& loss_gradient, const World&
                 vector_of(pack_state(world, state)));
     };
   array = py::cast<DoubleArray>(loss_gradient);
-  if (array.ndim() != 2 || array.shape(0) != steps + 1 || static_cast<std::size_t>(array.shape(1)) != width)
-    throw Error(message("WorldRollout.backward: loss gradients must have shape (T + 1, tangent_size) = (", steps + 1,
-                        ", ", width, "), got ", shape_text(array)));
+  shaped(array, {steps + 1, world.layout().tangent_size}, "WorldRollout.backward: loss gradients",
+         "(T + 1, tangent_size)");
   return [data = array.data(), width](int t, const WorldState&, WorldStateGradient& gradient) {
     const double* row = data + static_cast<std::size_t>(t) * width;
     for (std::size_t i = 0; i < width; ++i) gradient.all[i] += row[i];
@@ -148,15 +139,9 @@ void bind_soft_reports(py::module_& module) {
 }
 
 void bind_layout(py::module_& module) {
-  py::class_<NamedSlice>(module, "NamedSlice",
+  bind_slice<NamedSlice>(module, "NamedSlice",
                          "A named range of one of a world's flat vectors; `range` is slice(offset, offset + size).")
-      .def_readonly("name", &NamedSlice::name)
-      .def_readonly("offset", &NamedSlice::offset)
-      .def_readonly("size", &NamedSlice::size)
-      .def_property_readonly("range", [](const NamedSlice& s) { return py::slice(s.offset, s.offset + s.size, 1); })
-      .def("__repr__", [](const NamedSlice& s) {
-        return message("<NamedSlice '", s.name, "' [", s.offset, ":", s.offset + s.size, "]>");
-      });
+      .def_property_readonly("range", [](const NamedSlice& s) { return py::slice(s.offset, s.offset + s.size, 1); });
 
   py::class_<WorldLayout> layout(
       module, "WorldLayout",
@@ -205,17 +190,14 @@ void bind_world(py::module_& module) {
       .def(py::init([](const Scene& scene) { return World(scene.model.name, "<scene>", scene, std::nullopt); }),
            py::arg("scene"), "The rigid world of a Scene (ModelBuilder.build(), load_scene).")
       .def(py::init([](const Model& model, const Params& params, const State& state) {
-             if (params.values.size() != static_cast<std::size_t>(model.param_count()))
-               throw Error(
-                   message("World: params has ", params.values.size(), " values, the model ", model.param_count()));
-             if (state.body_count() != model.body_count())
-               throw Error(message("World: state has ", state.body_count(), " bodies, the model ", model.body_count()));
+             validate_params(model, params);
+             validate_state(model, state);
              Scene scene{
                  model, params, state, std::vector<double>(static_cast<std::size_t>(model.actuator_count())), {}};
              return World(model.name, "<model>", std::move(scene), std::nullopt);
            }),
            py::arg("model"), py::arg("params"), py::arg("state"),
-           "The rigid world of a Model with default θ `params`, initial `state` and zero controls.")
+           "The rigid world of a Model with default θ `params`, initial `state` (both validated) and zero controls.")
       .def_readonly("name", &World::name)
       .def_readonly("source", &World::source, "The file it was read from, or '<string>'.")
       .def_property_readonly(
@@ -242,18 +224,10 @@ void bind_world(py::module_& module) {
                        layout.param_count, " parameters, ", layout.control_count, " controls per step>");
       });
 
-  module.def(
-      "load_world",
-      [](const std::filesystem::path& path, std::vector<std::filesystem::path> package_path, bool self_collision) {
-        UrdfOptions options;
-        options.package_path = std::move(package_path);
-        options.self_collision = self_collision;
-        return load_world(path, options);
-      },
-      py::arg("path"), py::kw_only(), py::arg("package_path") = std::vector<std::filesystem::path>{},
-      py::arg("self_collision") = false, py::call_guard<py::gil_scoped_release>(),
-      "Any scene file: JSON with sections 'rigid', 'soft', 'coupling', a rigid JSON scene, a URDF or MJCF robot "
-      "(package_path and self_collision as in load_scene). Raises diffphys.Error naming the file, item and value.");
+  def_loader(module, "load_world", &load_world,
+             "Any scene file: JSON with sections 'rigid', 'soft', 'coupling', a rigid JSON scene, a URDF or MJCF "
+             "robot (package_path and self_collision as in load_scene). Raises diffphys.Error naming the file, item "
+             "and value.");
   module.def("parse_world", &parse_world, py::arg("json_text"), py::arg("source_name") = "<string>",
              py::arg("base_directory") = ".", py::call_guard<py::gil_scoped_release>(),
              "A world from JSON text; files it names (meshes) are found from `base_directory`.");
@@ -273,8 +247,7 @@ void bind_world(py::module_& module) {
         [member, per_step](py::object self) {
           auto& g = self.cast<BoundWorldGradients&>();
           std::vector<double>& values = g.*member;
-          if (per_step) return view(values.data(), {g.steps, g.control_count}, self);
-          return view(values.data(), {static_cast<py::ssize_t>(values.size())}, self);
+          return per_step ? view(values.data(), {g.steps, g.control_count}, self) : vector_view(values, self);
         },
         doc);
   };
@@ -299,7 +272,7 @@ void bind_world(py::module_& module) {
 
   py::class_<WorldController, PythonWorldController>(
       module, "WorldController",
-      "Feedback inside a world rollout (closed loop) of a rigid or a soft world (not yet both). Subclass it and "
+      "Feedback inside a world rollout (closed loop) of any world: rigid, soft or both. Subclass it and "
       "define act(step, x, controls): from x_t (state_size), write the (control_count) controls into `controls` or "
       "return them; and, for backward, act_backward(step, x, control_gradient, state_gradient): add (∂π/∂x_t)ᵀ ū_t "
       "(tangent layout) into the (tangent_size) `state_gradient` or return it, and accumulate the gradient of the "
@@ -320,20 +293,16 @@ void bind_world(py::module_& module) {
           [](BoundWorldRollout& self, const DoubleArray& x0, const py::object& controls, std::optional<int> steps,
              const std::optional<DoubleArray>& params) {
             const WorldLayout& layout = self.world.layout();
-            const auto state = vector_argument(x0, layout.state_size, "WorldRollout.run: x0");
+            const auto state = shaped(x0, {layout.state_size}, "WorldRollout.run: x0");
             const bool closed_loop = py::isinstance<WorldController>(controls);
-            DoubleArray control_array;
-            if (!controls.is_none() && !closed_loop) {
-              control_array = py::cast<DoubleArray>(controls);
-              if (!steps && control_array.ndim() == 2) steps = static_cast<int>(control_array.shape(0));
-              if (control_array.ndim() != 2 || control_array.shape(0) != steps ||
-                  control_array.shape(1) != layout.control_count)
-                throw Error(message("WorldRollout.run: controls must have shape (steps, control_count) = (",
-                                    steps ? std::to_string(*steps) : "steps", ", ", layout.control_count, "), got ",
-                                    shape_text(control_array)));
-            } else if (!steps) {
-              throw Error("WorldRollout.run: give steps, or controls as a (steps, control_count) array");
-            }
+            const bool given = !controls.is_none() && !closed_loop;  // controls as an array
+            const DoubleArray control_array = given ? py::cast<DoubleArray>(controls) : DoubleArray();
+            if (!steps && given && control_array.ndim() == 2) steps = static_cast<int>(control_array.shape(0));
+            if (!steps) throw Error("WorldRollout.run: give steps, or controls as a (steps, control_count) array");
+            std::span<const double> values;
+            if (given)
+              values = shaped(control_array, {*steps, layout.control_count}, "WorldRollout.run: controls",
+                              "(steps, control_count)");
             if (params) {
               WorldParams replaced = params_argument(self.world, *params, "WorldRollout.run");
               if (self.world.has_rigid()) validate_params(self.world.rigid->model, rigid_params(self.world, replaced));
@@ -345,12 +314,10 @@ void bind_world(py::module_& module) {
               auto& controller = dynamic_cast<PythonWorldController&>(controls.cast<WorldController&>());
               controller.world = &self.world;
               py::gil_scoped_release release;
-              self.rollout.run(initial, controller, *steps);
+              self.run(initial, controller, *steps);
             } else {
-              const std::span<const double> values(control_array.data(),
-                                                   static_cast<std::size_t>(control_array.size()));
               py::gil_scoped_release release;
-              self.rollout.run(initial, values, *steps);
+              self.run(initial, values, *steps);
             }
           },
           py::arg("x0"), py::arg("controls") = py::none(), py::arg("steps") = py::none(),
@@ -358,71 +325,63 @@ void bind_world(py::module_& module) {
           "From x0 (state_size) under controls: a (steps, control_count) array, None (the world's defaults held) or "
           "a WorldController (closed loop); `steps` is required unless the controls are an array. `params` "
           "(param_count) replaces θ for this and later runs.")
-      .def("steps", [](const BoundWorldRollout& self) { return self.rollout.steps(); })
+      .def("steps", &WorldRollout::steps)
       .def(
           "params", [](const BoundWorldRollout& self) { return vector_of(self.params.values); }, "θ (a copy).")
       .def(
           "controls",
           [](const BoundWorldRollout& self) {
-            return copy_of(self.rollout.controls(), {self.rollout.steps(), self.world.layout().control_count});
+            return copy_of(self.controls(), {self.steps(), self.world.layout().control_count});
           },
           "(T, control_count) the controls used (given, the defaults held, or the controller's), a copy.")
       .def(
           "state",
-          [](const BoundWorldRollout& self, int step) {
-            return vector_of(pack_state(self.world, self.rollout.state(step)));
-          },
+          [](const BoundWorldRollout& self, int step) { return vector_of(pack_state(self.world, self.state(step))); },
           py::arg("step"), "x_t (state_size), from storage or recomputed from the nearest checkpoint.")
       .def("final_state",
-           [](const BoundWorldRollout& self) { return vector_of(pack_state(self.world, self.rollout.final_state())); })
+           [](const BoundWorldRollout& self) { return vector_of(pack_state(self.world, self.final_state())); })
       .def(
           "states",
           [](const BoundWorldRollout& self) {
-            const int steps = self.rollout.steps();
+            const int steps = self.steps();
             const auto width = static_cast<std::size_t>(self.world.layout().state_size);
             py::array_t<double> result({static_cast<py::ssize_t>(steps) + 1, static_cast<py::ssize_t>(width)});
             double* out = result.mutable_data();
             py::gil_scoped_release release;
             for (int t = 0; t <= steps; ++t) {
-              const std::vector<double> x = pack_state(self.world, self.rollout.state(t));
+              const std::vector<double> x = pack_state(self.world, self.state(t));
               std::copy(x.begin(), x.end(), out + static_cast<std::size_t>(t) * width);
             }
             return result;
           },
           "(T + 1, state_size) every state x_0 … x_T.")
       .def(
-          "status", [](const BoundWorldRollout& self, int step) { return step_status(self.rollout, step); },
-          py::arg("step"), "World step `step`'s WorldStepStatus.")
+          "status", [](const BoundWorldRollout& self, int step) { return step_status(self, step); }, py::arg("step"),
+          "World step `step`'s WorldStepStatus.")
       .def(
           "statuses",
           [](const BoundWorldRollout& self) {
             std::vector<BoundStepStatus> statuses;
-            for (int t = 0; t < self.rollout.steps(); ++t) statuses.push_back(step_status(self.rollout, t));
+            for (int t = 0; t < self.steps(); ++t) statuses.push_back(step_status(self, t));
             return statuses;
           },
           "(T) WorldStepStatus.")
-      .def(
-          "converged", [](const BoundWorldRollout& self) { return self.rollout.converged(); },
-          "Every step of every part converged.")
-      .def(
-          "checkpoint_interval", [](const BoundWorldRollout& self) { return self.rollout.checkpoint_interval(); },
-          "A state kept every k steps by the last run (1 in a world of both parts).")
-      .def(
-          "stored_state_bytes", [](const BoundWorldRollout& self) { return self.rollout.stored_state_bytes(); },
-          "Bytes of the states the last run kept (0 in a world of both parts: not counted yet).")
-      .def(
-          "stored_record_bytes", [](const BoundWorldRollout& self) { return self.rollout.stored_record_bytes(); },
-          "Bytes of the step records the last run kept (0 in a world of both parts: not counted yet).")
+      .def("converged", &WorldRollout::converged, "Every step of every part converged.")
+      .def("checkpoint_interval", &WorldRollout::checkpoint_interval, "A state kept every k steps by the last run.")
+      .def("stored_state_bytes", &WorldRollout::stored_state_bytes,
+           "Bytes of the states the last run kept (a coupled world's: both parts').")
+      .def("stored_record_bytes", &WorldRollout::stored_record_bytes,
+           "Bytes of the step records the last run kept (a coupled world's: both parts').")
       .def(
           "backward",
           [](const BoundWorldRollout& self, const py::object& loss_gradient) {
             DoubleArray array;
-            const WorldLossGradient loss = loss_gradient_of(loss_gradient, self.world, self.rollout.steps(), array);
+            const WorldLossGradient loss = loss_gradient_of(loss_gradient, self.world, self.steps(), array);
             BoundWorldGradients gradients;
-            gradients.steps = self.rollout.steps();
+            gradients.steps = self.steps();
             gradients.control_count = self.world.layout().control_count;
             py::gil_scoped_release release;
-            static_cast<WorldGradients&>(gradients) = self.rollout.backward(loss);
+            static_cast<WorldGradients&>(gradients) = self.backward(loss);
             return gradients;
           },
           py::arg("loss_gradient"),

@@ -18,21 +18,6 @@ struct BoundWorldBatch {
         parameter_gradients(options.parameter_gradients) {}
 };
 
-// `array` as a span after checking that its shape is `expected`; the error names the method,
-// the argument, the meaning of its axes (`axes`) and both shapes.
-std::span<const double> shaped(const DoubleArray& array, const std::vector<py::ssize_t>& expected, const char* what,
-                               const char* axes) {
-  bool same = array.ndim() == static_cast<py::ssize_t>(expected.size());
-  std::string text = "(";
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    same = same && array.shape(static_cast<py::ssize_t>(i)) == expected[i];
-    text += (i > 0 ? ", " : "") + std::to_string(expected[i]);
-  }
-  if (!same)
-    throw Error(message("WorldBatch.", what, " must have shape ", axes, " = ", text, "), got ", shape_text(array)));
-  return {array.data(), static_cast<std::size_t>(array.size())};
-}
-
 }  // namespace
 
 void bind_world_batch(py::module_& module) {
@@ -59,12 +44,14 @@ void bind_world_batch(py::module_& module) {
             if (!steps && (!controls || controls->ndim() != 3))
               throw Error("WorldBatch.run: give steps, or controls as a (B, steps, control_count) array");
             if (!steps) steps = static_cast<int>(controls->shape(1));
-            const auto states = shaped(x0, {worlds, layout.state_size}, "run: x0", "(B, state_size)");
+            const auto states = shaped(x0, {worlds, layout.state_size}, "WorldBatch.run: x0", "(B, state_size)");
             std::span<const double> control_values, param_values;
             if (controls)
-              control_values = shaped(*controls, {worlds, *steps, layout.control_count}, "run: controls",
+              control_values = shaped(*controls, {worlds, *steps, layout.control_count}, "WorldBatch.run: controls",
                                       "(B, steps, control_count)");
-            if (params) param_values = shaped(*params, {worlds, layout.param_count}, "run: params", "(B, param_count)");
+            if (params)
+              param_values =
+                  shaped(*params, {worlds, layout.param_count}, "WorldBatch.run: params", "(B, param_count)");
             py::gil_scoped_release release;
             self.batch.run(states, control_values, param_values, *steps);
           },
@@ -90,7 +77,7 @@ void bind_world_batch(py::module_& module) {
             const WorldLayout& layout = self.batch.world().layout();
             const py::ssize_t worlds = self.batch.size(), steps = self.batch.steps();
             const auto loss = shaped(state_gradients, {worlds, steps + 1, layout.tangent_size},
-                                     "backward: state_gradients", "(B, T + 1, tangent_size)");
+                                     "WorldBatch.backward: state_gradients", "(B, T + 1, tangent_size)");
             py::array_t<double> initial({worlds, static_cast<py::ssize_t>(layout.tangent_size)});
             py::array_t<double> controls({worlds, steps, static_cast<py::ssize_t>(layout.control_count)});
             py::array_t<double> params(

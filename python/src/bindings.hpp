@@ -1,6 +1,7 @@
 // python/src/bindings.hpp — what every binding file shares: the bind_* entry points (one per
-// public header), the conversions of Vec3 and Quat to and from NumPy arrays, and helpers for
-// zero-copy NumPy views of the library's contiguous buffers.
+// public header), the conversions of Vec3 and Quat to and from NumPy arrays, helpers for
+// zero-copy NumPy views of the library's contiguous buffers, copies and shape checks, the
+// keyword arguments of the scene-file loaders and the binding of a named slice.
 //
 // Vec3 and Quat cross the boundary as NumPy arrays of 3 and 4 doubles (copies: they are
 // values). Buffers that live inside a C++ object (Params::values, State::position, ...) are
@@ -12,13 +13,18 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "diffphys/error.hpp"
 #include "diffphys/math.hpp"
+#include "diffphys/robot_loaders.hpp"
 
 namespace diffphys::python {
 
@@ -40,19 +46,25 @@ void bind_world(py::module_& module);
 void bind_world_batch(py::module_& module);
 void bind_gradcheck(py::module_& module);
 
-// "(2, 3)" — for error messages about shapes.
-inline std::string shape_text(const py::array& array) {
+// "(2, 3)", or "(3,)" for one axis — for error messages about shapes.
+inline std::string shape_text(std::span<const py::ssize_t> shape) {
   std::string text = "(";
-  for (py::ssize_t i = 0; i < array.ndim(); ++i) {
-    if (i > 0) text += ", ";
-    text += std::to_string(array.shape(i));
-  }
-  return text + (array.ndim() == 1 ? ",)" : ")");
+  for (std::size_t i = 0; i < shape.size(); ++i) text += (i > 0 ? ", " : "") + std::to_string(shape[i]);
+  return text + (shape.size() == 1 ? ",)" : ")");
 }
 
-// A writable view of `count` doubles at `data`, shaped `shape`, kept alive by `owner`.
+inline std::string shape_text(const py::array& array) {
+  return shape_text({array.shape(), static_cast<std::size_t>(array.ndim())});
+}
+
+// A writable view of the doubles at `data`, shaped `shape`, kept alive by `owner`.
 inline py::array view(double* data, std::vector<py::ssize_t> shape, py::handle owner) {
   return py::array_t<double>(shape, data, owner);
+}
+
+// A writable 1-D view of `values`, kept alive by `owner`.
+inline py::array vector_view(std::span<double> values, py::handle owner) {
+  return view(values.data(), {static_cast<py::ssize_t>(values.size())}, owner);
 }
 
 // A fresh array holding a copy of `values`, shaped `shape`.
@@ -62,11 +74,61 @@ inline py::array copy_of(std::span<const double> values, std::vector<py::ssize_t
   return array;
 }
 
-// `array` as a span after checking it has exactly `expected` elements; `what` names it.
+// A fresh 1-D array holding a copy of `values`.
+inline py::array vector_of(std::span<const double> values) {
+  return copy_of(values, {static_cast<py::ssize_t>(values.size())});
+}
+
+// The values of an optional array (empty for None), whatever its shape.
+inline std::span<const double> optional_span(const std::optional<DoubleArray>& array) {
+  if (!array) return {};
+  return {array->data(), static_cast<std::size_t>(array->size())};
+}
+
+// `array` as a span after checking it has exactly `expected` elements, whatever its shape; `what` names it.
 inline std::span<const double> checked_span(const DoubleArray& array, std::size_t expected, const std::string& what) {
   if (static_cast<std::size_t>(array.size()) != expected)
     throw Error(message(what, ": expected ", expected, " values, got an array of shape ", shape_text(array)));
   return {array.data(), static_cast<std::size_t>(array.size())};
+}
+
+// `array` as a span after checking that its shape is `expected`; the error names the array
+// (`what`), the meaning of its axes (`axes`, if given) and both shapes.
+inline std::span<const double> shaped(const DoubleArray& array, const std::vector<py::ssize_t>& expected,
+                                      const std::string& what, const char* axes = nullptr) {
+  if (!std::ranges::equal(std::span(array.shape(), static_cast<std::size_t>(array.ndim())), expected))
+    throw Error(message(what, " must have shape ", axes ? message(axes, " = ") : std::string(), shape_text(expected),
+                        ", got ", shape_text(array)));
+  return {array.data(), static_cast<std::size_t>(array.size())};
+}
+
+// A scene-file loader (load_scene, load_world) as module.`name`(path, *, package_path=[],
+// self_collision=False): the URDF options as keywords, the GIL released while reading.
+template <typename Result>
+void def_loader(py::module_& module, const char* name, Result (*load)(const std::filesystem::path&, const UrdfOptions&),
+                const char* doc) {
+  module.def(
+      name,
+      [load](const std::filesystem::path& path, std::vector<std::filesystem::path> package_path, bool self_collision) {
+        UrdfOptions options;
+        options.package_path = std::move(package_path);
+        options.self_collision = self_collision;
+        return load(path, options);
+      },
+      py::arg("path"), py::kw_only(), py::arg("package_path") = std::vector<std::filesystem::path>{},
+      py::arg("self_collision") = false, py::call_guard<py::gil_scoped_release>(), doc);
+}
+
+// A named range of a flat vector (ParamLayout.Slice, NamedSlice): name, offset, size and a repr.
+template <typename Slice>
+py::class_<Slice> bind_slice(py::handle scope, const char* name, const char* doc) {
+  return py::class_<Slice>(scope, name, doc)
+      .def_readonly("name", &Slice::name)
+      .def_readonly("offset", &Slice::offset)
+      .def_readonly("size", &Slice::size)
+      .def("__repr__", [name](const Slice& slice) {
+        return message("<", name, " '", slice.name, "' [", slice.offset, ":", slice.offset + slice.size, "]>");
+      });
 }
 
 }  // namespace diffphys::python

@@ -1,6 +1,7 @@
 // python/src/state_vector.hpp — the flat state vector of the Python module: 13 numbers per
 // body, [p (3), q (w, x, y, z), v (3), ω (3)], bodies in model order (the world included).
-// Shared by State.to_vector/from_vector, Rollout.states() and Simulator.run().
+// Shared by State.to_vector/from_vector and Simulator.run(); a rigid world's flat state
+// (pack_state, WorldRollout.states()) is the same vector.
 #pragma once
 
 #include <cstddef>
