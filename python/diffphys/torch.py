@@ -24,6 +24,8 @@ forward pass's contact set and active set fixed (docs/gradients.md); double back
 supported.
 """
 
+import weakref
+
 import numpy as np
 import torch
 from torch.autograd.function import once_differentiable
@@ -123,26 +125,92 @@ def _world_static_rows(world):
     return _static_rows(world.rigid.model, VECTOR) if world.has_rigid() else np.zeros(0, dtype=int)
 
 
-def _rollout_forward(ctx, engine, states, world, static):
-    """Keeps what the backward pass needs: the engine (a WorldRollout or a WorldBatch) and its states."""
-    ctx.engine, ctx.static, ctx.rigid = engine, static, world.layout.soft_state_offset
+class _Engine:
+    """An engine (a WorldRollout or a WorldBatch) and the number of forward passes it has run,
+    so that a backward pass can tell whether a later call has reused it since its own."""
+
+    def __init__(self, engine):
+        self.engine, self.runs = engine, 0
+
+
+class _EnginePool:
+    """Engines kept between calls, per world object and per kind of call, so that the calls of a
+    training loop reuse the engines' buffers: an engine's first run allocates every step's
+    records (for 64 arms over 50 steps, the first run of a WorldBatch takes 1.5–10× its later
+    ones). A forward pass takes an idle engine (or makes one); its backward pass gives it back,
+    and so does a forward pass that no gradient can reach. A World cannot be changed from
+    Python, so an engine made for a world object stays right for it; the entry holds the world
+    weakly and is dropped with it."""
+
+    def __init__(self, keep=2):
+        self._idle, self._keep = {}, keep
+
+    def take(self, world, key, make):
+        idle = self._idle.get((id(world),) + key, [])
+        while idle:
+            owner, handle = idle.pop()
+            if owner() is world:
+                handle.runs += 1
+                return handle
+        handle = _Engine(make())
+        handle.runs = 1
+        return handle
+
+    def give(self, world, key, handle):
+        full_key = (id(world),) + key
+        idle = [(owner, h) for owner, h in self._idle.get(full_key, []) if owner() is world]
+        if len(idle) < self._keep:
+            idle.append((weakref.ref(world), handle))
+        self._idle[full_key] = idle
+        for stale in [k for k, entries in self._idle.items() if entries and entries[0][0]() is None]:
+            del self._idle[stale]
+
+
+_engines = _EnginePool()
+
+
+def _options_key(options):
+    return (options.checkpoint_interval, options.memory_budget, options.gradient_decay, options.gradient_clip,
+            options.parameter_gradients)
+
+
+def _backward_possible(*inputs):
+    """Whether a backward pass can reach the rollout's inputs (grad mode on, some input requiring a
+    gradient); decided outside the Function, where grad mode is still the caller's."""
+    return torch.is_grad_enabled() and any(isinstance(t, torch.Tensor) and t.requires_grad for t in inputs)
+
+
+def _rollout_forward(ctx, handle, key, states, world, static, backward_possible):
+    """Keeps what the backward pass needs: the engine (a WorldRollout or a WorldBatch, from the
+    pool) and its states; gives the engine back at once when no backward pass can come."""
+    ctx.handle, ctx.runs, ctx.key, ctx.world = handle, handle.runs, key, world
+    ctx.static, ctx.rigid = static, world.layout.soft_state_offset
+    if not backward_possible:
+        _engines.give(world, key, handle)
     states = torch.from_numpy(states)
     ctx.save_for_backward(states)
     return states
 
 
-def _world_rollout_forward(ctx, x0, controls, params, world, options, static):
-    engine = _core.WorldRollout(world, params.detach().cpu().numpy(), options)
-    engine.run(x0.detach().cpu().numpy(), controls.detach().cpu().numpy(), controls.shape[0])
-    return _rollout_forward(ctx, engine, engine.states(), world, static)
+def _world_rollout_forward(ctx, x0, controls, params, world, options, static, backward_possible):
+    key = ("rollout", _options_key(options))
+    theta = params.detach().cpu().numpy()
+    handle = _engines.take(world, key, lambda: _core.WorldRollout(world, theta, options))
+    handle.engine.run(x0.detach().cpu().numpy(), controls.detach().cpu().numpy(), controls.shape[0], params=theta)
+    return _rollout_forward(ctx, handle, key, handle.engine.states(), world, static, backward_possible)
 
 
 def _rollout_backward(ctx, states_gradient):
     """(dL/dx0, dL/dcontrols, dL/dθ) through WorldRollout.backward or WorldBatch.backward."""
     (states,) = ctx.saved_tensors
+    if ctx.handle.runs != ctx.runs:
+        raise _core.Error("diffphys.torch: this rollout's engine has run a later call since its forward pass, so its "
+                          "tape is gone; a graph is reversed once (call backward before the next rollout, or do not "
+                          "rely on retain_graph for diffphys rollouts)")
     states_numpy = states.numpy()
     tangent = _tangent_gradient(states_gradient.detach().cpu().numpy(), states_numpy, ctx.rigid)
-    gradients = ctx.engine.backward(tangent)
+    gradients = ctx.handle.engine.backward(tangent)
+    _engines.give(ctx.world, ctx.key, ctx.handle)
     if not isinstance(gradients, tuple):
         gradients = gradients.initial_state, gradients.controls, gradients.params
     x0_gradient = _state_gradient(np.array(gradients[0]), states_numpy[..., 0, :], ctx.rigid)
@@ -161,13 +229,13 @@ class WorldRolloutFunction(torch.autograd.Function):
     any world. Use ``world_rollout()``, which checks shapes and normalises the quaternions first."""
 
     @staticmethod
-    def forward(ctx, x0, controls, params, world, options, static):
-        return _world_rollout_forward(ctx, x0, controls, params, world, options, static)
+    def forward(ctx, x0, controls, params, world, options, static, backward_possible):
+        return _world_rollout_forward(ctx, x0, controls, params, world, options, static, backward_possible)
 
     @staticmethod
     @once_differentiable
     def backward(ctx, states_gradient):
-        return _rollout_backward(ctx, states_gradient) + (None, None, None)
+        return _rollout_backward(ctx, states_gradient) + (None, None, None, None)
 
 
 class WorldBatchRolloutFunction(torch.autograd.Function):
@@ -176,16 +244,17 @@ class WorldBatchRolloutFunction(torch.autograd.Function):
     `threads` threads. Use ``world_rollout()``, which checks shapes and normalises first."""
 
     @staticmethod
-    def forward(ctx, x0, controls, params, world, options, static, threads):
-        engine = _core.WorldBatch(world, x0.shape[0], threads=threads, options=options)
-        engine.run(x0.detach().cpu().numpy(), controls.detach().cpu().numpy(), params.detach().cpu().numpy(),
-                   controls.shape[1])
-        return _rollout_forward(ctx, engine, engine.states(), world, static)
+    def forward(ctx, x0, controls, params, world, options, static, threads, backward_possible):
+        key = ("batch", x0.shape[0], threads, _options_key(options))
+        handle = _engines.take(world, key, lambda: _core.WorldBatch(world, x0.shape[0], threads=threads, options=options))
+        handle.engine.run(x0.detach().cpu().numpy(), controls.detach().cpu().numpy(), params.detach().cpu().numpy(),
+                          controls.shape[1])
+        return _rollout_forward(ctx, handle, key, handle.engine.states(), world, static, backward_possible)
 
     @staticmethod
     @once_differentiable
     def backward(ctx, states_gradient):
-        return _rollout_backward(ctx, states_gradient) + (None, None, None, None)
+        return _rollout_backward(ctx, states_gradient) + (None, None, None, None, None)
 
 
 class RolloutFunction(torch.autograd.Function):
@@ -194,14 +263,14 @@ class RolloutFunction(torch.autograd.Function):
     quaternions first."""
 
     @staticmethod
-    def forward(ctx, x0, controls, params, model, options):
+    def forward(ctx, x0, controls, params, model, options, backward_possible=True):
         return _world_rollout_forward(ctx, x0, controls, params, _rigid_world(model, params), options,
-                                      _static_rows(model, VECTOR))
+                                      _static_rows(model, VECTOR), backward_possible)
 
     @staticmethod
     @once_differentiable
     def backward(ctx, states_gradient):
-        return _rollout_backward(ctx, states_gradient) + (None, None)
+        return _rollout_backward(ctx, states_gradient) + (None, None, None)
 
 
 def _check_shape(what, name, tensor, expected, meaning):
@@ -237,9 +306,10 @@ def world_rollout(world, x0, controls, params, options=None, threads=1):
     options = options if options is not None else _core.RolloutOptions()
     arguments = (_normalize_rigid(x0, sizes.soft_state_offset), controls, params, world, options,
                  _world_static_rows(world))
+    possible = _backward_possible(x0, controls, params)
     if batch:
-        return WorldBatchRolloutFunction.apply(*arguments, threads)
-    return WorldRolloutFunction.apply(*arguments)
+        return WorldBatchRolloutFunction.apply(*arguments, threads, possible)
+    return WorldRolloutFunction.apply(*arguments, possible)
 
 
 def _rigid_world(model, params):
@@ -269,7 +339,8 @@ def rollout(model, x0, controls, params, options=None):
         raise _core.Error(f"diffphys.torch.rollout: params must have shape ({model.param_count()},), "
                           f"got {tuple(params.shape)}")
     return RolloutFunction.apply(normalize_quaternions(x0), controls, params, model,
-                                 options if options is not None else _core.RolloutOptions())
+                                 options if options is not None else _core.RolloutOptions(),
+                                 _backward_possible(x0, controls, params))
 
 
 class StepFunction(torch.autograd.Function):

@@ -262,3 +262,48 @@ def test_checkpoint_accounting_of_a_world_rollout():
     assert 0 < sparse.stored_state_bytes() < full.stored_state_bytes()
     assert full.stored_record_bytes() > 0 and sparse.stored_record_bytes() == 0
     assert np.array_equal(sparse.states(), full.states())
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_torch_calls_reuse_their_engines(batched):
+    """Calls of the torch bridge reuse an idle engine (a training loop does not allocate every
+    step's records again): repeated calls, on the same engine, give the bits of the first one;
+    a graph whose engine a later call has reused refuses a second backward pass by name, and one
+    reversed before the next call may be reversed again (retain_graph)."""
+    world = dp.load_world(SCENES / "servo_arm.json")
+    x0, controls, params, _ = varied_inputs(world)
+    if not batched:
+        x0, controls, params = x0[0], controls[0], params[0]
+    x0, controls, params = (torch.tensor(v) for v in (x0, controls, params))
+    weights = torch.randn(controls.shape[:-2] + (STEPS + 1, world.layout.state_size), generator=torch.Generator().manual_seed(3),
+                          dtype=torch.float64)
+
+    def gradient():
+        u = controls.clone().requires_grad_()
+        loss = (dpt.world_rollout(world, x0, u, params, threads=2) * weights).sum()
+        loss.backward()
+        return loss.detach(), u.grad
+
+    def idle():  # this world's idle engines
+        return [engine for key, entries in dpt._engines._idle.items() if key[0] == id(world) for _, engine in entries]
+
+    first = gradient()
+    assert len(idle()) == 1, "the engine goes back to the pool"
+    engine = idle()[0]
+    for _ in range(2):
+        again = gradient()
+        assert torch.equal(again[0], first[0]) and torch.equal(again[1], first[1])
+        assert idle() == [engine], "the same engine served every call"
+    # Forward only (no gradient can be asked for): the engine is given back at once.
+    with torch.no_grad():
+        dpt.world_rollout(world, x0, controls, params, threads=2)
+    assert idle() == [engine]
+    # retain_graph: a second backward pass is fine before the next call, refused after it.
+    u = controls.clone().requires_grad_()
+    loss = (dpt.world_rollout(world, x0, u, params, threads=2) * weights).sum()
+    loss.backward(retain_graph=True)
+    loss.backward(retain_graph=True)
+    assert torch.equal(u.grad, 2 * first[1])
+    gradient()
+    with pytest.raises(dp.Error, match="this rollout's engine has run a later call since its forward pass"):
+        loss.backward()
