@@ -1,6 +1,7 @@
 // python/src/bind_world.cpp — diffphys/world.hpp: one world for any scene file (rigid, soft, or
 // both coupled): World (load_world, parse_world, its layout of named slices), WorldRollout,
-// WorldController (subclassable from Python: closed loop) and WorldGradients, everything as
+// WorldController (subclassable from Python: closed loop), WorldGradients and WorldSimulator
+// (stepping without a tape), everything as
 // flat NumPy vectors in the layouts of World.layout — the state (state_size), its gradients in
 // the tangent layout (tangent_size), θ (param_count) and the controls (T, control_count).
 //
@@ -14,6 +15,7 @@
 // these (python/diffphys/_rollout.py).
 #include "bindings.hpp"
 #include "diffphys/world.hpp"
+#include "diffphys/world_simulator.hpp"
 
 namespace diffphys::python {
 namespace {
@@ -107,6 +109,12 @@ WorldLossGradient loss_gradient_of(const py::object& loss_gradient, const World&
     const double* row = data + static_cast<std::size_t>(t) * width;
     for (std::size_t i = 0; i < width; ++i) gradient.all[i] += row[i];
   };
+}
+
+BoundStepStatus bound_status(const WorldStepStatus& status) {
+  BoundStepStatus result{{status.rigid.begin(), status.rigid.end()}, std::nullopt, status.converged()};
+  if (status.soft != nullptr) result.soft = *status.soft;
+  return result;
 }
 
 BoundStepStatus step_status(const WorldRollout& rollout, int step) {
@@ -388,6 +396,64 @@ void bind_world(py::module_& module) {
           "Exact gradients. loss_gradient: a (T + 1, tangent_size) array of dL/dx_t in the tangent layout, or a "
           "callable f(t, x_t, gradient) (x_t: (state_size)) that adds dL/dx_t into the (tangent_size) array "
           "`gradient` or returns it. Returns WorldGradients.");
+
+  py::class_<WorldSimulator>(module, "WorldSimulator",
+                                  "Any world stepped one world step at a time, keeping no history (what 'diffphys "
+                                  "simulate' runs; WorldRollout keeps the tape a gradient needs). The same steps as "
+                                  "a WorldRollout of the world, bit for bit.")
+      .def(py::init([](const World& world, const std::optional<DoubleArray>& x0, const std::optional<DoubleArray>& params) {
+             WorldState initial = x0 ? unpack_state(world, shaped(*x0, {world.layout().state_size}, "WorldSimulator: x0"))
+                                     : world.initial_state();
+             WorldParams theta = params ? params_argument(world, *params, "WorldSimulator") : world.default_params();
+             return std::make_unique<WorldSimulator>(world, std::move(theta), std::move(initial));
+           }),
+           py::arg("world"), py::arg("x0") = py::none(), py::arg("params") = py::none(),
+           "x0: (state_size), None for the scene's initial state; params: (param_count), None for its θ.")
+      .def(
+          "step",
+          [](WorldSimulator& self, const std::optional<DoubleArray>& controls) {
+            const auto values = controls ? shaped(*controls, {self.world().layout().control_count}, "WorldSimulator.step: controls")
+                                         : std::span<const double>();
+            py::gil_scoped_release release;
+            return bound_status(self.step(values));
+          },
+          py::arg("controls") = py::none(),
+          "One world step; controls: (control_count), None for the scene's defaults and no soft forces. Returns "
+          "the step's WorldStepStatus.")
+      .def(
+          "run",
+          [](WorldSimulator& self, int steps, const std::optional<DoubleArray>& controls) {
+            if (steps < 0) throw Error(message("WorldSimulator.run: steps must be >= 0, got ", steps));
+            const WorldLayout& layout = self.world().layout();
+            const auto values =
+                controls ? shaped(*controls, {steps, layout.control_count}, "WorldSimulator.run: controls", "(steps, control_count)")
+                         : std::span<const double>();
+            py::array_t<double> states({static_cast<py::ssize_t>(steps) + 1, static_cast<py::ssize_t>(layout.state_size)});
+            double* out = states.mutable_data();
+            const auto width = static_cast<std::size_t>(layout.state_size);
+            {
+              py::gil_scoped_release release;
+              const auto write = [&](int row) {
+                const std::vector<double> x = pack_state(self.world(), self.state());
+                std::copy(x.begin(), x.end(), out + static_cast<std::size_t>(row) * width);
+              };
+              write(0);
+              for (int t = 0; t < steps; ++t) {
+                self.step(values.empty() ? values : values.subspan(static_cast<std::size_t>(t) * layout.control_count,
+                                                                   static_cast<std::size_t>(layout.control_count)));
+                write(t + 1);
+              }
+            }
+            return states;
+          },
+          py::arg("steps"), py::arg("controls") = py::none(),
+          "`steps` world steps; returns the states (steps + 1, state_size), the current one first. controls: "
+          "(steps, control_count), None for the defaults.")
+      .def(
+          "state", [](const WorldSimulator& self) { return vector_of(pack_state(self.world(), self.state())); },
+          "(state_size) the current state.")
+      .def("time", [](const WorldSimulator& self) { return self.state().time; }, "Seconds simulated.")
+      .def("steps", &WorldSimulator::steps, "World steps taken.");
 }
 
 }  // namespace diffphys::python

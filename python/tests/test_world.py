@@ -259,3 +259,31 @@ def test_bad_input_is_refused_by_name():
         dpt.world_rollout(world, torch.from_numpy(x0), torch.zeros(2, 147), theta[:-1])
     with pytest.raises(dp.Error, match="missing.json: no such file"):
         dp.load_world(SOFT / "missing.json")
+
+
+@pytest.mark.parametrize("scene", [SCENES / "servo_arm.json", SOFT / "mass_spring.json", SOFT / "cloth_on_pendulum.json"])
+def test_world_simulator_steps_any_world_as_the_rollout(scene):
+    """WorldSimulator steps any world without a tape, bit for bit as WorldRollout (given controls
+    and the defaults), with each step's status per part; bad sizes refused by name."""
+    world = dp.load_world(scene)
+    lay = world.layout
+    steps = 5
+    controls = np.tile(world.default_controls(), (steps, 1)) + 0.01 * np.sin(np.arange(steps * lay.control_count)).reshape(
+        steps, lay.control_count)
+    rollout = dp.WorldRollout(world)
+    rollout.run(world.initial_state(), controls)
+    simulator = dp.WorldSimulator(world)
+    assert np.array_equal(simulator.run(steps, controls), rollout.states())
+    assert simulator.steps() == steps and simulator.time() == pytest.approx(steps * world.dt())
+    one = dp.WorldSimulator(world, x0=rollout.state(2))
+    status = one.step(controls[2])
+    assert np.array_equal(one.state(), rollout.state(3))
+    assert status.converged and (status.soft is not None) == world.has_soft()
+    assert len(status.rigid) == (world.rigid_steps_per_step() if world.has_rigid() else 0)
+    defaults = dp.WorldRollout(world)
+    defaults.run(world.initial_state(), steps=3)
+    assert np.array_equal(dp.WorldSimulator(world).run(3), defaults.states())
+    with pytest.raises(dp.Error, match=r"WorldSimulator.step: controls must have shape"):
+        one.step(np.zeros(lay.control_count + 1))
+    with pytest.raises(dp.Error, match=r"WorldSimulator: params must have shape"):
+        dp.WorldSimulator(world, params=np.zeros(2))
