@@ -234,6 +234,8 @@ struct ParamLayout {
 
   // Index of the slice with this name, or -1.
   int find(std::string_view name) const;
+  // Index of the slice with this name; throws Error naming it and the nearest known name.
+  int index(std::string_view name) const;
 };
 
 class Model {

@@ -164,7 +164,8 @@ void bind_model(py::module_& module) {
       .def_readonly("actuator_gain", &ParamLayout::actuator_gain)
       .def_readonly("actuator_max_torque", &ParamLayout::actuator_max_torque)
       .def_readonly("actuator_max_velocity", &ParamLayout::actuator_max_velocity)
-      .def("find", &ParamLayout::find, py::arg("name"), "Index of the slice with this name, or -1.")
+      .def("find", &ParamLayout::index, py::arg("name"),
+           "Index of the slice with this name; an unknown name raises diffphys.Error with the nearest known one.")
       .def(
           "names",
           [](const ParamLayout& self) {

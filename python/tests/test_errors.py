@@ -24,6 +24,10 @@ def test_unknown_names(falling_ball):
         params.slice(model, "body/ball/mas")
     with pytest.raises(dp.Error, match="^unknown parameter 'nope'$"):
         params.set(model, "nope", 1.0)
+    # layout.find raises too (it returned -1, and slices[-1] silently picked the last slice).
+    assert model.layout.slices[model.layout.find("body/ball/mass")].name == "body/ball/mass"
+    with pytest.raises(dp.Error, match=r"^unknown parameter 'body/ball/mas' \(did you mean 'body/ball/mass'\?\)$"):
+        model.layout.find("body/ball/mas")
     with pytest.raises(dp.Error, match=r"^unknown body 'balloon'$"):
         model.body_index("balloon")
     with pytest.raises(dp.Error, match=r"^unknown body 'bal' \(did you mean 'ball'\?\)$"):

@@ -11,7 +11,6 @@
 #include "adjoint/step_vjp.hpp"
 #include "diffphys/error.hpp"
 #include "math/finite.hpp"
-#include "model/nearest_name.hpp"
 #include "rigid/articulated.hpp"
 #include "rigid/step_workspace.hpp"
 
@@ -25,8 +24,7 @@ std::size_t state_bytes(const State& state) {
 }  // namespace
 
 std::span<const double> Gradients::param(const Model& model, std::string_view name) const {
-  const int index = model.layout.find(name);
-  if (index < 0) throw Error(unknown_parameter_message(model.layout, name));
+  const int index = model.layout.index(name);
   if (params.empty())
     throw Error(message("no gradient for '", name, "': the rollout ran with RolloutOptions::parameter_gradients off"));
   const auto& slice = model.layout.slices[static_cast<std::size_t>(index)];

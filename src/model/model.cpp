@@ -42,9 +42,14 @@ std::string unknown_parameter_message(const ParamLayout& layout, std::string_vie
   return message("unknown parameter '", name, "'", did_you_mean(name, known));
 }
 
+int ParamLayout::index(std::string_view name) const {
+  const int found = find(name);
+  if (found < 0) throw Error(unknown_parameter_message(*this, name));
+  return found;
+}
+
 std::span<double> Params::slice(const Model& model, std::string_view name) {
-  const int index = model.layout.find(name);
-  if (index < 0) throw Error(unknown_parameter_message(model.layout, name));
+  const int index = model.layout.index(name);
   // A vector of another length has no such slice (a view into it would reach past its end).
   if (static_cast<int>(values.size()) != model.param_count())
     throw Error(message("parameter '", name, "': the parameter vector has ", values.size(), " values, the model '", model.name,
