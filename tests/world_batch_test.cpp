@@ -114,16 +114,16 @@ TEST(WorldBatch, SoftWorldsAreLoneRollouts) {
   expect_batch_matches_lone_rollouts(load_world(batch_example("soft/mass_spring.json")), 3, 10);
 }
 
+// Soft bodies with a larger mesh, whose Hessian factorisation has supernodes (CHOLMOD calls
+// BLAS there): with two soft steps on two threads, Debian's openblas-serial gave wrong factors
+// — states off by 1e-11 (Newton hid it), gradients by up to 40 % — until the calls into
+// CHOLMOD were serialised (soft/sparse_cholesky.cpp). The mass-spring above has no supernodes.
+TEST(WorldBatch, SoftWorldsWithSupernodesAreLoneRollouts) {
+  expect_batch_matches_lone_rollouts(load_world(batch_example("soft/hanging_beam.json")), 3, 4);
+}
+
 // A world of both parts, stepped by the world's schedule in each of the batch's rollouts.
-// Disabled: on 2 threads the soft steps of cloth_on_pendulum (and of the soft-only
-// hanging_beam and cloth_on_sphere) differ from the lone rollouts by rounding (1e-14 to
-// 5e-11), from run to run; 1 thread is exact. The cause is not found yet. Not the schedule
-// (soft-only worlds do it too), not METIS (AMD-only orderings do it too), not BLAS or OpenMP
-// threads (OPENBLAS_NUM_THREADS=1 and OMP_NUM_THREADS=1 do it too). Suspected: CHOLMOD's
-// supernodal factorisation's BLAS calls (Debian's openblas-serial), whose rounding can depend
-// on where buffers fall when two threads call at once; the small mass_spring above (no
-// supernodes) passes. Enable once the soft step is deterministic under concurrency.
-TEST(WorldBatch, DISABLED_CoupledWorldsAreLoneRollouts) {
+TEST(WorldBatch, CoupledWorldsAreLoneRollouts) {
   expect_batch_matches_lone_rollouts(load_world(batch_example("soft/cloth_on_pendulum.json")), 3, 4);
 }
 

@@ -11,9 +11,8 @@
 //
 // Each world is one WorldRollout, kept between calls (its buffers reused); the worlds do not
 // interact, so world b's states and gradients are the bits a lone WorldRollout gives,
-// whatever the thread count and however the worlds are spread over the threads — except, for
-// now, soft steps whose Hessian factorisation has supernodes, which on 2 threads differ by
-// rounding (docs/gradients.md, "Many worlds at once").
+// whatever the thread count and however the worlds are spread over the threads (the soft
+// steps' calls into CHOLMOD are serialised for it: docs/gradients.md, "Many worlds at once").
 #pragma once
 
 #include <memory>

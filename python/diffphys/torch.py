@@ -287,8 +287,7 @@ def world_rollout(world, x0, controls, params, options=None, threads=1):
     Batched: x0 (B, state_size), controls (B, T, control_count) and params (B, param_count) run
     B copies of the world, each with its own inputs, in one ``diffphys.WorldBatch`` call on
     ``threads`` threads, and give states (B, T + 1, state_size) and each world's gradients — the
-    bits of B separate calls, whatever the thread count (soft bodies with a larger mesh excepted
-    for now: on 2 threads they differ by rounding; docs/gradients.md).
+    bits of B separate calls, whatever the thread count.
 
     The rigid slices' quaternions are normalised and their gradients converted as in
     ``rollout()``; the soft slices (positions, velocities, forces) are plain. ``options``: a

@@ -6,6 +6,8 @@
 #include "soft/sparse_cholesky.hpp"
 
 #include <algorithm>
+#include <mutex>
+
 #include <cholmod.h>
 
 #include "diffphys/error.hpp"
@@ -13,6 +15,16 @@
 namespace diffphys::soft {
 
 namespace {
+
+// CHOLMOD's supernodal factorisation and solves call BLAS and LAPACK, and the BLAS a Debian
+// machine links by default (openblas-serial) is not safe to call from two threads at once:
+// two soft steps on two threads (a WorldBatch) got wrong factors — Newton's iterations hid it
+// in the states (differences of 1e-11), the implicit gradients did not (40 % off). Every call
+// into CHOLMOD that may reach BLAS is serialised; the rest of a soft step runs in parallel.
+std::mutex& cholmod_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
 
 // A cholmod_sparse view of caller-owned compressed columns (lower triangle: stype −1).
 cholmod_sparse view_lower(int size, std::span<const int> column_starts, std::span<const int> row_indices,
@@ -73,6 +85,7 @@ std::vector<int> SparseCholesky::choose_ordering(int size, std::span<const int> 
   cholmod_common common{};
   start(common);
   cholmod_sparse pattern = view_lower(size, column_starts, row_indices, nullptr);
+  const std::lock_guard lock(cholmod_mutex());
   // CHOLMOD's default strategy: AMD, then METIS if AMD's fill is high; postordered.
   cholmod_factor* symbolic = cholmod_analyze(&pattern, &common);
   if (symbolic == nullptr) {
@@ -96,7 +109,10 @@ void SparseCholesky::analyse(int size, std::span<const int> column_starts, std::
   s.common.nmethods = 1;
   s.common.method[0].ordering = CHOLMOD_NATURAL;
   s.common.postorder = 0;
-  s.factor = cholmod_analyze(&s.matrix, &s.common);
+  {
+    const std::lock_guard lock(cholmod_mutex());
+    s.factor = cholmod_analyze(&s.matrix, &s.common);
+  }
   if (s.factor == nullptr || !s.factor->is_super)
     throw Error(message("soft solver: CHOLMOD's symbolic factorisation failed (status ", s.common.status, ")"));
   s.rhs_values.assign(static_cast<std::size_t>(size), 0.0);
@@ -113,7 +129,11 @@ void SparseCholesky::analyse(int size, std::span<const int> column_starts, std::
 bool SparseCholesky::factorise(double shift) {
   State& s = *state_;
   double beta[2] = {shift, 0.0};  // factorises A + βI
-  const int ok = cholmod_factorize_p(&s.matrix, beta, nullptr, 0, s.factor, &s.common);
+  int ok = 0;
+  {
+    const std::lock_guard lock(cholmod_mutex());
+    ok = cholmod_factorize_p(&s.matrix, beta, nullptr, 0, s.factor, &s.common);
+  }
   if (s.common.status == CHOLMOD_NOT_POSDEF) return false;
   if (ok == 0 || s.common.status < CHOLMOD_OK)
     throw Error(message("soft solver: CHOLMOD's numeric factorisation failed (status ", s.common.status, ")"));
@@ -124,8 +144,12 @@ void SparseCholesky::solve(std::span<const double> b, std::span<double> out) {
   State& s = *state_;
   std::copy(b.begin(), b.end(), s.rhs_values.begin());
   // The solution and CHOLMOD's scratch are allocated by the first solve, then reused.
-  if (cholmod_solve2(CHOLMOD_A, s.factor, &s.rhs, nullptr, &s.solution, nullptr, &s.scratch_y, &s.scratch_e,
-                     &s.common) == 0)
+  int ok = 0;
+  {
+    const std::lock_guard lock(cholmod_mutex());
+    ok = cholmod_solve2(CHOLMOD_A, s.factor, &s.rhs, nullptr, &s.solution, nullptr, &s.scratch_y, &s.scratch_e, &s.common);
+  }
+  if (ok == 0)
     throw Error(message("soft solver: CHOLMOD's solve failed (status ", s.common.status, ")"));
   const double* x = static_cast<const double*>(s.solution->x);
   std::copy(x, x + out.size(), out.begin());
