@@ -16,11 +16,13 @@ namespace diffphys::soft {
 
 namespace {
 
-// CHOLMOD's supernodal factorisation and solves call BLAS and LAPACK, and the BLAS a Debian
-// machine links by default (openblas-serial) is not safe to call from two threads at once:
-// two soft steps on two threads (a WorldBatch) got wrong factors — Newton's iterations hid it
-// in the states (differences of 1e-11), the implicit gradients did not (40 % off). Every call
-// into CHOLMOD that may reach BLAS is serialised; the rest of a soft step runs in parallel.
+// Two soft steps factorising at once on two threads (a WorldBatch) got wrong factors from
+// CHOLMOD's supernodal code — Newton's iterations hid it in the states (differences of
+// 1e-11), the implicit gradients did not (40 % off). Supernodes are where CHOLMOD calls BLAS
+// and LAPACK (on Debian by default openblas-serial), the likely culprit; OPENBLAS_NUM_THREADS=1
+// and OMP_NUM_THREADS=1 did not help. Every call into CHOLMOD that may reach them is
+// serialised (tests/world_batch_test.cpp fails without it); the rest of a soft step runs in
+// parallel.
 std::mutex& cholmod_mutex() {
   static std::mutex mutex;
   return mutex;
