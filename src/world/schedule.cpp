@@ -93,7 +93,9 @@ std::size_t Schedule::record_bytes(int slot) const {
 
 std::size_t Schedule::stored_state_bytes() const {
   if (checkpoints_.empty()) return 0;
-  return (checkpoints_.size() + (lagged_ ? checkpoint_previous_.size() : 0)) * state_bytes(checkpoints_.front());
+  // Lagged: the state before every checkpoint but the first (x_0 has none).
+  const std::size_t previous = lagged_ && !checkpoint_previous_.empty() ? checkpoint_previous_.size() - 1 : 0;
+  return (checkpoints_.size() + previous) * state_bytes(checkpoints_.front());
 }
 
 void Schedule::begin(WorldState& state) {
