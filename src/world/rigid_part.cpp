@@ -11,6 +11,13 @@
 #include "rigid/step_workspace.hpp"
 
 namespace diffphys::world {
+namespace {
+
+std::size_t rigid_state_bytes(const State& state) {
+  return state.position.size() * (sizeof(Vec3) * 3 + sizeof(Quat)) + sizeof(State);
+}
+
+}  // namespace
 
 RigidPart::RigidPart(const World& world)
     : model_(world.rigid->model),
@@ -43,13 +50,11 @@ std::size_t RigidPart::record_bytes(int slot) const {
   const Record& r = record(slot);
   std::size_t bytes = sizeof(Record) + r.params.values.capacity() * sizeof(double);
   for (const Workspace& workspace : r.workspaces) bytes += workspace_bytes(workspace.impl());
-  for (const State& state : r.between) bytes += state_bytes(WorldState{state.time, state, {}});
+  for (const State& state : r.between) bytes += rigid_state_bytes(state);
   return bytes;
 }
 
-std::size_t RigidPart::state_bytes(const WorldState& state) const {
-  return state.rigid.position.size() * (sizeof(Vec3) * 3 + sizeof(Quat)) + sizeof(State);
-}
+std::size_t RigidPart::state_bytes(const WorldState& state) const { return rigid_state_bytes(state.rigid); }
 
 void RigidPart::reset_step_params(int slot) {
   Params& params = record(slot).params;

@@ -86,7 +86,8 @@ class SoftFeedback final : public soft::SoftController {
 }  // namespace
 
 // The engine: the world's schedule, or the one part's rollout. A part's rollout refers to this
-// engine's copy of its parameters, refreshed from the WorldParams at run().
+// engine's copy of its parameters, refreshed from the WorldParams at run() (the schedule's
+// parts read theirs from the WorldParams when a run begins).
 struct WorldRollout::Engine {
   Params rigid_params;
   soft::SoftParams soft_params;
@@ -101,13 +102,13 @@ struct WorldRollout::Engine {
 WorldRollout::WorldRollout(const World& world, const WorldParams& params, WorldRolloutOptions options)
     : world_(world), params_(params), options_(options), engine_(std::make_unique<Engine>()) {
   Engine& engine = *engine_;
-  if (world_.has_rigid()) engine.rigid_params = rigid_params(world_, params_);
-  if (world_.has_soft()) engine.soft_params = soft_params(world_, params_);
   if (world_.has_rigid() && world_.has_soft()) {
     engine.schedule = std::make_unique<world::Schedule>(world_, params_, options_.rollout);
   } else if (world_.has_rigid()) {
+    engine.rigid_params = rigid_params(world_, params_);
     engine.rigid.emplace(world_.rigid->model, engine.rigid_params, options_.rollout);
   } else {
+    engine.soft_params = soft_params(world_, params_);
     engine.soft.emplace(world_.soft->model, engine.soft_params, soft_options(options_.rollout));
   }
 }
@@ -188,9 +189,9 @@ void WorldRollout::refresh_params() {
                             ": the soft part collides with this shape at the size the scene was read with, so it cannot ",
                             "change in a rollout (change it in the scene file)"));
     }
-  // Refresh the engines' parameters in place: they hold references to these vectors.
-  if (world_.has_rigid()) engine.rigid_params.values = rigid_params(world_, params_).values;
-  if (world_.has_soft()) engine.soft_params.values = soft_params(world_, params_).values;
+  // Refresh the part's rollout's parameters in place: it holds a reference to this vector.
+  if (engine.rigid) engine.rigid_params.values = rigid_params(world_, params_).values;
+  if (engine.soft) engine.soft_params.values = soft_params(world_, params_).values;
 }
 
 void WorldRollout::run(const WorldState& initial, WorldController& controller, int steps) {
@@ -222,20 +223,10 @@ std::vector<double> WorldRollout::controls() const {
     const std::span<const double> used = engine.rigid->controls();
     return {used.begin(), used.end()};
   }
-  std::vector<double> all(count * per_step, 0.0);
-  const auto rigid_block = static_cast<std::size_t>(world_.layout().soft_control_offset);
-  const std::span<const double> forces = engine.soft ? engine.soft->controls() : std::span<const double>(engine.soft_controls);
-  const std::size_t dofs = per_step - rigid_block;
-  for (std::size_t t = 0; t < count; ++t) {
-    if (rigid_block > 0)
-      std::copy(engine.rigid_controls.begin() + static_cast<std::ptrdiff_t>(t * rigid_block),
-                engine.rigid_controls.begin() + static_cast<std::ptrdiff_t>((t + 1) * rigid_block),
-                all.begin() + static_cast<std::ptrdiff_t>(t * per_step));
-    if (!forces.empty())
-      std::copy(forces.begin() + static_cast<std::ptrdiff_t>(t * dofs), forces.begin() + static_cast<std::ptrdiff_t>((t + 1) * dofs),
-                all.begin() + static_cast<std::ptrdiff_t>(t * per_step + rigid_block));
-  }
-  return all;
+  // A soft world: its forces are the world's controls (none given: zeros).
+  const std::span<const double> forces = engine.soft->controls();
+  if (forces.empty()) return std::vector<double>(count * per_step, 0.0);
+  return {forces.begin(), forces.end()};
 }
 
 WorldState WorldRollout::state(int step) const {
