@@ -10,11 +10,12 @@
 //   2  `simulate` finished but the solver did not converge at some step (listed on stderr)
 //   3  `gradcheck`: a gradient disagrees with finite differences
 //   4  `experiment` ran but fell short of its target
-// New subcommands (gradcheck, experiment, view) add an options struct, a run_ function and
+// New subcommands (gradcheck, experiment, view, render) add an options struct, a run_ function and
 // a block in main(). Nothing here does physics: it calls the library's public API only.
 #include "output_paths.hpp"
 #include "experiment_command.hpp"
 #include "gradcheck_command.hpp"
+#include "render_command.hpp"
 #include "scene_options.hpp"
 #include "view_command.hpp"
 #include <charconv>
@@ -304,6 +305,32 @@ int main(int argc, char** argv) {
       ->required();
   view->add_flag("-q,--quiet", view_options.quiet, "Print nothing on success");
 
+  diffphys::cli::RenderOptions render_options;
+  CLI::App* render = app.add_subcommand(
+      "render",
+      "Draw a trajectory file's frames (from 'simulate --out'; rigid, soft or coupled) as PNG pictures, without a "
+      "browser or a GPU: OUT/frame_00000.png, frame_00001.png, ... (docs/viewer.md, \"Pictures without a browser\").");
+  render->add_option("trajectory", render_options.trajectory_path, "Trajectory file (JSON)")->required();
+  render->add_option("-o,--out", render_options.out_dir, "Folder for the pictures (created if missing)")->required();
+  const std::string size_range = "in [1, " + std::to_string(diffphys::cli::kMaxRenderSize) + "]";
+  render->add_option("--width", render_options.width, "Picture width, pixels " + size_range)
+      ->default_val(640)
+      ->check(integer_at_least(1, diffphys::cli::kMaxRenderSize));
+  render->add_option("--height", render_options.height, "Picture height, pixels " + size_range)
+      ->default_val(480)
+      ->check(integer_at_least(1, diffphys::cli::kMaxRenderSize));
+  render->add_option("--every", render_options.every, "Draw every N-th recorded frame")
+      ->default_val(1)
+      ->check(integer_at_least(1));
+  render->add_option("--frames", render_options.frames,
+                     "A:B — draw recorded frames A to B-1 only (0-based; either may be left out: 10: or :50)");
+  render->add_option("--camera-from", render_options.camera_from,
+                     "X,Y,Z — the camera's position (m, world frame; default: the replay page's opening view, framing "
+                     "every frame)");
+  render->add_option("--camera-at", render_options.camera_at,
+                     "X,Y,Z — the point the camera looks at (default: the centre of the box around every frame)");
+  render->add_flag("-q,--quiet", render_options.quiet, "Print nothing on success");
+
   InfoOptions info_options;
   CLI::App* info = app.add_subcommand(
       "info",
@@ -389,6 +416,7 @@ int main(int argc, char** argv) {
     }
     if (experiment->parsed()) return diffphys::cli::run_experiment(experiment_options);
     if (view->parsed()) return diffphys::cli::run_view(view_options);
+    if (render->parsed()) return diffphys::cli::run_render(render_options);
     if (version->parsed()) return run_version();
   } catch (const std::exception& error) {
     std::cerr << "diffphys: error: " << error.what() << "\n";
