@@ -22,6 +22,29 @@ function showFatal(error) {
   console.error(`diffphys viewer: ${error.message}`);
 }
 
+// The 3D view needs WebGL. Where the browser cannot create a WebGL context (a headless browser
+// without a GPU or a software fallback, WebGL turned off), the view says so, and where to get
+// pictures without a browser, instead of staying blank; the panel and the plots still work.
+function createRenderer(viewport) {
+  try {
+    return new THREE.WebGLRenderer({ antialias: true, preserveDrawingBuffer: true });
+  } catch (error) {
+    showWithoutWebGL(viewport, error?.message ?? String(error));
+    return null;
+  }
+}
+
+function showWithoutWebGL(viewport, reason) {
+  const box = document.createElement('div');
+  box.id = 'no-webgl';
+  box.setAttribute('role', 'alert');
+  box.textContent = `The 3D view needs WebGL, which this browser could not provide (${reason}). ` +
+    'The plots still work. To make pictures of this trajectory without a browser, run ' +
+    '"diffphys render TRAJECTORY.json --out frames/" (one PNG per frame; docs/viewer.md).';
+  viewport.replaceChildren(box);
+  console.warn(`diffphys viewer: no WebGL (${reason}): the 3D view is not drawn`);
+}
+
 function sceneBounds(trajectory, radii) {
   const box = new THREE.Box3();
   const point = new THREE.Vector3();
@@ -73,15 +96,21 @@ function start() {
 
   // Renderer, camera (z up), lights, controls.
   const viewport = $('viewport');
-  const renderer = new THREE.WebGLRenderer({ antialias: true, preserveDrawingBuffer: true });
-  renderer.setPixelRatio(window.devicePixelRatio || 1);
-  viewport.appendChild(renderer.domElement);
+  let renderer = createRenderer(viewport);
+  if (renderer) {
+    renderer.setPixelRatio(window.devicePixelRatio || 1);
+    viewport.appendChild(renderer.domElement);
+    renderer.domElement.addEventListener('webglcontextlost', () => {
+      renderer = null;
+      showWithoutWebGL(viewport, 'the WebGL context was lost');
+    });
+  }
   const scene = new THREE.Scene();
   scene.background = new THREE.Color(0xdfe6ea);
   const camera = new THREE.PerspectiveCamera(40, 1, sceneRadius * 0.01, sceneRadius * 200);
   camera.up.set(0, 0, 1);
   camera.position.copy(center).add(new THREE.Vector3(1.6, -2.4, 1.1).multiplyScalar(sceneRadius * 0.95));
-  const controls = new OrbitControls(camera, renderer.domElement);
+  const controls = new OrbitControls(camera, renderer ? renderer.domElement : viewport);
   controls.target.copy(center);
   controls.update();
   scene.add(new THREE.HemisphereLight(0xffffff, 0x8a8a80, 1.6));
@@ -421,7 +450,7 @@ function start() {
 
   function resize() {
     const width = Math.max(1, viewport.clientWidth), height = Math.max(1, viewport.clientHeight);
-    renderer.setSize(width, height, false);
+    renderer?.setSize(width, height, false);
     camera.aspect = width / height;
     camera.updateProjectionMatrix();
     dirty = true;
@@ -438,7 +467,7 @@ function start() {
       applyTime();
     }
     lastWall = wall;
-    if (dirty) {
+    if (dirty && renderer) {
       renderer.render(scene, camera);
       ++framesRendered;
       dirty = false;
@@ -465,7 +494,12 @@ function start() {
       get visible() { return softBody.object.visible; },
       nodePosition(i) { return softBody.nodePosition(i); },
     } : null,
-    renderNow() { renderer.render(scene, camera); ++framesRendered; },
+    get webgl() { return renderer !== null; },
+    renderNow() {
+      if (!renderer) return;
+      renderer.render(scene, camera);
+      ++framesRendered;
+    },
   };
 }
 

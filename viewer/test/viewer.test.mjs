@@ -19,6 +19,8 @@
 //   - soft pages: the soft mesh is drawn (its surface triangles and springs as in the file's
 //     "topology"; hiding it changes the picture), its nodes are drawn at the recorded
 //     positions and move between the two times.
+// And one page loaded with WebGL refused (as a headless browser without a software GL does):
+// the 3D view shows a message pointing to `diffphys render`, and the plots are still drawn.
 // WebGL runs on SwiftShader (ANGLE's CPU Vulkan): no GPU is needed.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -280,7 +282,36 @@ async function checkPage(file, { label, times, expectNotes = [], expectLoss = fa
   await page.close();
 }
 
+// The ball's page with every WebGL context refused by the browser.
+async function checkWithoutWebGL(file) {
+  const page = await context.newPage();
+  const exceptions = [];
+  page.on('pageerror', (error) => exceptions.push(error.message));
+  await page.addInitScript(() => {
+    const getContext = HTMLCanvasElement.prototype.getContext;
+    HTMLCanvasElement.prototype.getContext = function (type, ...rest) {
+      return /webgl/i.test(type) ? null : getContext.call(this, type, ...rest);
+    };
+  });
+  await page.goto(pathToFileURL(file).href);
+  await page.waitForFunction(() => window.diffphysViewer?.ready === true, null, { timeout: 30000 });
+  await check('without WebGL: the 3D view says so and names diffphys render; the plots are drawn', async () => {
+    assert.equal(await page.evaluate(() => window.diffphysViewer.webgl), false);
+    assert.ok(await page.isVisible('#no-webgl'), 'no message in the 3D view');
+    const text = await page.textContent('#no-webgl');
+    assert.match(text, /needs WebGL/);
+    assert.match(text, /diffphys render/);
+    for (const id of ['energy-plot', 'position-plot']) {
+      const stats = await pixelStats(await page.locator(`#${id}`).screenshot());
+      assert.ok(stats.colours > 10, `#${id} looks empty (${stats.colours} colours)`);
+    }
+    assert.deepEqual(exceptions, []);
+  });
+  await page.close();
+}
+
 try {
+  await checkWithoutWebGL(ballPage);
   // Ball: from 1 m at t = 0 to near the ground at 35% of the 1.2 s.
   await checkPage(ballPage, { label: 'bouncing ball (simulate --view)', times: [0, 0.35] });
   await checkPage(pendulumPage, { label: 'pendulum (view)', times: [0, 0.25] });
