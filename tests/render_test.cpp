@@ -191,6 +191,27 @@ TEST(RenderTrajectory, RefusesAShapeItCannotDrawNamingTheItem) {
   EXPECT_GT(centre.blue, centre.red + 40) << int(centre.red) << " " << int(centre.green) << " " << int(centre.blue);
 }
 
+// Finite positions too far apart for any camera (found by mutating trajectories under UBSan,
+// which then caught an overflowing cast in the ground's checker): refused by name, not drawn.
+TEST(RenderTrajectory, RefusesPositionsTooFarApartToFrame) {
+  const nlohmann::json trajectory = {{"format", "diffphys-trajectory"},
+                                     {"version", 1},
+                                     {"bodies", {"a", "b"}},
+                                     {"frames",
+                                      {{{"time", 0.0},
+                                        {"bodies",
+                                         {{{"position", {1e308, 0, 0}}, {"orientation", {1, 0, 0, 0}}},
+                                          {{"position", {-1e308, 0, 0}}, {"orientation", {1, 0, 0, 0}}}}}}}}};
+  try {
+    viewer::TrajectoryScene scene(trajectory.dump(), "far.json");
+    ADD_FAILURE() << "accepted bodies 2e308 m apart";
+  } catch (const Error& error) {
+    const std::string what = error.what();
+    EXPECT_EQ(what.rfind("far.json: the bodies and nodes span from [", 0), 0u) << what;
+    EXPECT_NE(what.find("too far apart to frame"), std::string::npos) << what;
+  }
+}
+
 // `diffphys render` on shipped examples' trajectories, written by `diffphys simulate` here.
 class RenderCommand : public ::testing::Test {
  protected:

@@ -14,8 +14,9 @@ Vec3 lerp(const Vec3& a, const Vec3& b, double t) {
   return a + t * (b - a);
 }
 
+// A colour channel in [0, 255], rounded; 0 for a negative value or NaN.
 std::uint8_t channel(double value) {
-  return static_cast<std::uint8_t>(std::clamp(std::lround(value), 0L, 255L));
+  return value >= 0 ? static_cast<std::uint8_t>(std::lround(std::min(value, 255.0))) : 0;
 }
 
 }  // namespace
@@ -184,9 +185,11 @@ void Rasteriser::fill_clipped(const CameraPoint& a, const CameraPoint& b, const 
       Rgb colour = paint.colour;
       if (paint.checker) {
         const Vec3 d = world - paint.origin;
-        const auto u = static_cast<long long>(std::floor(dot(d, paint.axis_u) / paint.cell));
-        const auto v = static_cast<long long>(std::floor(dot(d, paint.axis_v) / paint.cell));
-        if ((u + v) % 2 != 0) colour = paint.second;
+        // Square (u, v) is the second colour when u + v is odd; in doubles, so that a point
+        // far off (or a non-finite one) cannot overflow an integer.
+        const double u = std::floor(dot(d, paint.axis_u) / paint.cell),
+                     v = std::floor(dot(d, paint.axis_v) / paint.cell);
+        if (std::isfinite(u + v) && std::fmod(u + v, 2.0) != 0.0) colour = paint.second;
       }
       image_.set(column, row,
                  {channel(colour.red * light), channel(colour.green * light), channel(colour.blue * light)});

@@ -201,7 +201,9 @@ struct TrajectoryScene::Content {
   }
   void read_rigid(const Json& document, const Reader& reader);
   void read_soft(const Json& document, const Reader& reader);
-  void compute_bounds();
+  // Throws Error (prefixed by `source`) if the bounds are not finite: positions so far apart
+  // (1e308 m) that no camera frames them.
+  void compute_bounds(const std::string& source);
 };
 
 void TrajectoryScene::Content::read_rigid(const Json& document, const Reader& reader) {
@@ -345,7 +347,7 @@ void TrajectoryScene::Content::read_soft(const Json& document, const Reader& rea
   soft = std::move(draw);
 }
 
-void TrajectoryScene::Content::compute_bounds() {
+void TrajectoryScene::Content::compute_bounds(const std::string& source) {
   const double infinity = std::numeric_limits<double>::infinity();
   low = {infinity, infinity, infinity};
   high = {-infinity, -infinity, -infinity};
@@ -365,6 +367,10 @@ void TrajectoryScene::Content::compute_bounds() {
     high = {1, 1, 1};
   }
   scene_radius = std::max(0.25, 0.5 * norm(high - low));
+  if (!std::isfinite(scene_radius))
+    throw Error(message(source, ": the bodies and nodes span from [", low[0], ", ", low[1], ", ", low[2], "] to [",
+                        high[0], ", ", high[1], ", ", high[2],
+                        "] m (with their shapes' reach): too far apart to frame in a picture"));
   // Bodies without a model block, and soft nodes without a surface, as spheres sized by the scene.
   for (BodyDraw& body : bodies)
     if (!body.has_model)
@@ -390,7 +396,7 @@ TrajectoryScene::TrajectoryScene(std::string_view trajectory_json, std::string_v
   } else {
     read_part(document, source + ": ");
   }
-  content_->compute_bounds();
+  content_->compute_bounds(source);
 }
 
 TrajectoryScene::~TrajectoryScene() = default;
