@@ -43,6 +43,26 @@ TEST(Optimizer, AdamFirstStepHasTheLearningRateAsItsSize) {
   EXPECT_NEAR(x[2], 0.5 - 0.01, 1e-9);
 }
 
+TEST(Optimizer, SetLearningRateActsFromTheNextStepAndKeepsTheMoments) {
+  // Heavy ball with its rate changed after 5 steps: the recurrence with the new rate, the
+  // velocity carried over; a non-positive rate is refused.
+  const double a = 2.0, mu = 0.5;
+  GradientDescent descent{OptimizerSettings(0.1), mu};
+  std::vector<double> x{1.0};
+  double expected = 1.0, velocity = 0.0;
+  for (int k = 0; k < 10; ++k) {
+    if (k == 5) descent.set_learning_rate(0.02);
+    descent.step(x, std::vector<double>{a * x[0]});
+    velocity = mu * velocity + a * expected;
+    expected -= (k < 5 ? 0.1 : 0.02) * velocity;
+  }
+  EXPECT_DOUBLE_EQ(x[0], expected);
+  EXPECT_EQ(descent.iteration(), 10);
+  EXPECT_DOUBLE_EQ(descent.current_rate(), 0.02);
+  EXPECT_THROW(descent.set_learning_rate(0.0), Error);
+  EXPECT_THROW(descent.set_learning_rate(std::nan("")), Error);
+}
+
 TEST(Optimizer, AdamMinimisesAnIllConditionedQuadratic) {
   Adam adam(OptimizerSettings(0.05));
   std::vector<double> x{3.0, -2.0};

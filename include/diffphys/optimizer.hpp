@@ -55,6 +55,10 @@ class Optimizer {
   int iteration() const { return iteration_; }
   double current_rate() const { return settings_.schedule.rate(settings_.learning_rate, iteration_); }
   const OptimizerSettings& settings() const { return settings_; }
+  // Changes the base rate from the next step on, keeping the moments and the iteration count
+  // (a hand-written schedule, as torch's param_groups[...]["lr"] = ...). Throws Error unless
+  // positive and finite.
+  void set_learning_rate(double rate);
   // Forgets the iteration count and the moment estimates.
   virtual void reset();
 

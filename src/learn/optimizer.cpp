@@ -47,6 +47,12 @@ Optimizer::Optimizer(OptimizerSettings settings) : settings_(settings) {
     throw Error(message("optimizer: schedule period must be at least 1, got ", settings_.schedule.period));
 }
 
+void Optimizer::set_learning_rate(double rate) {
+  if (!(rate > 0) || !std::isfinite(rate))
+    throw Error(message("optimizer: learning_rate must be positive and finite, got ", rate));
+  settings_.learning_rate = rate;
+}
+
 void Optimizer::step(std::span<double> params, std::span<const double> gradient) {
   if (params.size() != gradient.size())
     throw Error(message("optimizer: ", gradient.size(), " gradient entries for ", params.size(), " parameters"));
