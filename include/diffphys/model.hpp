@@ -51,6 +51,14 @@ enum class SolverType { InteriorPoint, ProjectedGaussSeidel };
 // strictly convex function of the velocities, solved by Newton's method (solve/convex.hpp).
 enum class Formulation { Complementarity, Convex };
 
+// Where a contact's impulse acts on its two bodies (docs/simulation.md, "Contact points").
+// Midpoint: both at the point midway between the surfaces (MuJoCo's and Drake's contact
+// frame). Surfaces: each body at its own surface point (the midpoint ± gap/2 along the
+// normal), so that an impulse on an open or overlapping contact has no moment about the
+// point where the body touches: a sphere on a plane keeps its angular momentum about its
+// lowest point through bounces and slides, as every contact force conserves it.
+enum class ContactPoint { Midpoint, Surfaces };
+
 // The row classes of the convex formulation, each with its own compliance parameters.
 enum class RowClass { Contact, Joint, Limit, Servo };
 inline constexpr int kRowClassCount = 4;
@@ -177,6 +185,7 @@ struct SolverSettings {
   // fast (h · (s_n⁺ + μ‖v_t‖) · factor < contact_margin) has exactly the contacts of the
   // fixed margin. 0 turns it off; must be 0 or ≥ 1.
   double speculative_factor = 2.0;
+  ContactPoint contact_point = ContactPoint::Midpoint;
   double contact_erp = 0.2;        // fraction of penetration removed per step (contacts only)
   // Complementarity: penetration tolerated before correction, m. Convex: the band above a
   // contact or a limit over which its target turns smoothly from the open gap's −gap/h to the

@@ -70,6 +70,12 @@ void bind_model(py::module_& module) {
       "Complementarity (the hard mixed LCP, pyramid friction) or Convex (compliant rows, elliptic friction cone, "
       "Newton; a unique step and smooth gradients; docs/simulation.md). Fixed when the model is built.",
       "formulation", {{"Complementarity", Formulation::Complementarity}, {"Convex", Formulation::Convex}});
+  bind_enum<ContactPoint>(
+      module, "ContactPoint",
+      "Where a contact's impulse acts: Midpoint (both bodies midway between the surfaces, MuJoCo's contact frame) or "
+      "Surfaces (each body at its own surface point; conserves a sphere's angular momentum about its lowest point; "
+      "docs/simulation.md).",
+      "contact point", {{"Midpoint", ContactPoint::Midpoint}, {"Surfaces", ContactPoint::Surfaces}});
   bind_enum<SolverType>(
       module, "SolverType", "Solver of the velocity-level mixed LCP.", "solver type",
       {{"InteriorPoint", SolverType::InteriorPoint}, {"ProjectedGaussSeidel", SolverType::ProjectedGaussSeidel}});
@@ -137,6 +143,7 @@ void bind_model(py::module_& module) {
       .def_readwrite("slip_aligned_friction", &SolverSettings::slip_aligned_friction)
       .def_readwrite("contact_margin", &SolverSettings::contact_margin)
       .def_readwrite("speculative_factor", &SolverSettings::speculative_factor)
+      .def_readwrite("contact_point", &SolverSettings::contact_point)
       .def_readwrite("contact_erp", &SolverSettings::contact_erp)
       .def_readwrite("penetration_slop", &SolverSettings::penetration_slop)
       .def_readwrite("restitution_threshold", &SolverSettings::restitution_threshold)

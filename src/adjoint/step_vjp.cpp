@@ -418,8 +418,11 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
     for (std::size_t row_contact = 0; row_contact < record.contacts.size(); ++row_contact) {
       const Contact& contact = record.contacts[row_contact];
       const auto a = static_cast<std::size_t>(contact.body_a), b = static_cast<std::size_t>(contact.body_b);
-      const Vec3 offset_a = contact.position - state_in.position[a];
-      const Vec3 offset_b = contact.position - state_in.position[b];
+      // The bodies' points as in the forward (ContactPoint; rigid/inequality_rows.cpp).
+      const bool on_surfaces = settings.contact_point == ContactPoint::Surfaces;
+      const double half_gap = on_surfaces ? 0.5 * contact.gap : 0.0;
+      const Vec3 offset_a = contact.position + contact.normal * half_gap - state_in.position[a];
+      const Vec3 offset_b = contact.position - contact.normal * half_gap - state_in.position[b];
       const Vec3& n = contact.normal;
       Vec3 position_adjoint, normal_adjoint, offset_a_adjoint, offset_b_adjoint;
       double gap_adjoint = 0.0;
@@ -574,8 +577,12 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
         }
         ++row;
       }
-      // o_x = P − p_x.
+      // o_a = P + ½ g n − p_a, o_b = P − ½ g n − p_b (P: the midpoint).
       position_adjoint += offset_a_adjoint + offset_b_adjoint;
+      if (on_surfaces) {
+        gap_adjoint += 0.5 * dot(n, offset_a_adjoint - offset_b_adjoint);
+        normal_adjoint += (offset_a_adjoint - offset_b_adjoint) * half_gap;
+      }
       out.add_position(contact.body_a, -offset_a_adjoint);
       out.add_position(contact.body_b, -offset_b_adjoint);
       // Contact geometry (narrow phase with this feature) → poses of both bodies and sizes.

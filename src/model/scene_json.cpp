@@ -164,7 +164,7 @@ void SceneReader::read_solver(const Json& object, const std::string& path, Model
   SolverSettings& solver = builder.solver;
   check_keys(object, path,
              {"coordinates", "formulation", "compliance", "type", "max_iterations", "tolerance", "friction_directions",
-              "slip_aligned_friction", "contact_margin", "speculative_factor", "contact_erp", "penetration_slop",
+              "slip_aligned_friction", "contact_margin", "speculative_factor", "contact_point", "contact_erp", "penetration_slop",
               "restitution_threshold", "stabilization_iterations", "stabilization_tolerance", "warm_start",
               "time_of_impact", "max_speed", "max_angular_speed"});
   const auto field = [&](const char* key) { return key_path(path, key); };
@@ -222,6 +222,9 @@ void SceneReader::read_solver(const Json& object, const std::string& path, Model
     solver.contact_margin = read_number(object["contact_margin"], field("contact_margin"));
   if (object.contains("speculative_factor"))
     solver.speculative_factor = read_number(object["speculative_factor"], field("speculative_factor"));
+  if (object.contains("contact_point"))
+    solver.contact_point = read_enum<ContactPoint>(object["contact_point"], field("contact_point"), "contact_point",
+                                                   {{"midpoint", ContactPoint::Midpoint}, {"surfaces", ContactPoint::Surfaces}});
   if (object.contains("contact_erp"))
     solver.contact_erp = read_number(object["contact_erp"], field("contact_erp"));
   if (object.contains("penetration_slop"))

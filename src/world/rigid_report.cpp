@@ -162,6 +162,7 @@ void RigidReport::describe(std::ostream& out, const std::string& heading) const 
             << ", friction_directions " << solver.friction_directions << " ("
             << (solver.slip_aligned_friction ? "slip-aligned" : "fixed") << "), contact_margin "
             << number(solver.contact_margin) << " m, speculative_factor " << number(solver.speculative_factor)
+            << ", contact_point " << (solver.contact_point == ContactPoint::Surfaces ? "surfaces" : "midpoint")
             << ", contact_erp "
             << number(solver.contact_erp) << ", penetration_slop "
             << number(solver.penetration_slop) << " m, restitution_threshold "
