@@ -74,8 +74,8 @@ TEST(ContactPoint, ASphereKeepsItsAngularMomentumAboutItsLowestPoint) {
 
 // With both bodies pushed at the midpoint (MuJoCo's contact frame) the same throw loses
 // angular momentum about the touching point wherever an impulse acts off the surface: most
-// with speculative contacts (the relaxed cone reaches h μ |v_t| = 0.35 m at this slip), still
-// 0.2 m/s of L/(m r) without them (overlaps of a few cm at 10 ms steps).
+// with speculative contacts (the relaxed cone reaches h μ |v_t| = 0.2 m at the landing's
+// 20 m/s slip), still 0.2 m/s of L/(m r) without them (overlaps of a few cm at 10 ms steps).
 TEST(ContactPoint, AtTheMidpointTheThrowLosesAngularMomentum) {
   for (const bool speculative : {true, false}) {
     const Scene scene = parse_scene(thrown_ball_scene("convex", speculative, true, false, "midpoint"), "midpoint");

@@ -2,9 +2,10 @@
 // min_x ½‖r(x)‖², where the Jacobian J = ∂r/∂x comes from the simulator exactly (one reverse
 // pass per residual through Rollout::backward, or StepJacobians), never from differences.
 //
-// Gauss–Newton steps (JᵀJ + μ D) h = −Jᵀr with Marquardt's scaling D = diag(JᵀJ) (Moré 1978,
-// "The Levenberg–Marquardt algorithm: implementation and theory"), so the method does not
-// depend on the units of x, and the damping update of Nielsen (1999) as given by Madsen,
+// Gauss–Newton steps (JᵀJ + μ D) h = −Jᵀr with Marquardt's scaling (Moré 1978, "The
+// Levenberg–Marquardt algorithm: implementation and theory"): D_i the largest (JᵀJ)_ii seen
+// so far, floored at 1e-12 of the largest diagonal entry, so the method does not depend on
+// the units of x and D never vanishes where a column of J does for a while; the damping update of Nielsen (1999) as given by Madsen,
 // Nielsen & Tingleff, "Methods for non-linear least squares problems" (2004), Algorithm 3.16:
 // after a step with gain ratio ρ > 0, μ ← μ · max(1/3, 1 − (2ρ − 1)³); after a rejected
 // step, μ ← μ ν, ν ← 2ν.
@@ -36,10 +37,10 @@ using ResidualsAndJacobian =
 
 struct LeastSquaresSettings {
   int max_iterations = 100;       // accepted steps (each needs one Jacobian)
-  double initial_damping = 1e-3;  // μ₀, relative: the first step solves (JᵀJ + μ₀ diag(JᵀJ)) h = −Jᵀr
+  double initial_damping = 1e-3;  // μ₀, relative: the first step solves (JᵀJ + μ₀ D) h = −Jᵀr, D ≈ diag(JᵀJ)
   double gradient_tolerance = 1e-12;  // stop when ‖Jᵀr‖∞ ≤ this
   double step_tolerance = 1e-12;      // stop when ‖h‖ ≤ this · (‖x‖ + this)
-  int max_rejections = 30;            // consecutive rejected steps before giving up
+  int max_rejections = 30;            // gives up at this many consecutive rejected steps
 };
 
 struct LeastSquaresResult {
@@ -59,8 +60,9 @@ using LeastSquaresProgress = std::function<bool(int iteration, std::span<const d
                                                 std::span<const double> residuals)>;
 
 // Minimises ½‖r(x)‖² from x0 over `residual_count` residuals. Throws Error for invalid
-// settings or non-finite residuals or Jacobian entries at x0 (naming the entry); a trial
-// point with non-finite residuals is a rejected step.
+// settings, residual_count < 1, an empty x0, non-finite residuals at x0, or non-finite
+// Jacobian entries at x0 or at any accepted point (naming the entry and the iteration); a
+// trial point with non-finite residuals is a rejected step.
 LeastSquaresResult minimize_least_squares(const ResidualsAndJacobian& residuals, int residual_count,
                                           std::span<const double> x0, const LeastSquaresSettings& settings = {},
                                           const LeastSquaresProgress& progress = {});

@@ -146,6 +146,34 @@ def test_bounce_height_gradient_with_respect_to_drop_height_is_restitution_squar
     assert "x0/world" in gradients.not_differentiable and not np.any(gradients.initial_state[:12])
 
 
+def test_contact_point_surfaces_keeps_a_thrown_balls_angular_momentum():
+    """solver.contact_point (default Midpoint): with Surfaces each body is pushed at its own surface
+    point, so a ball thrown with backspin onto the ground keeps v_x + (2/5) r ω_y and ends rolling
+    back at 5/7 of it (docs/simulation.md, Contact points)."""
+    def thrown(contact_point):
+        builder = dp.ModelBuilder()
+        builder.dt = 0.01
+        builder.solver.formulation = dp.Formulation.Convex
+        builder.solver.contact_point = contact_point
+        builder.add_ground_plane()
+        builder.add_body(name="ball", position=(0, 0, 1.5), mass=1.0, friction=1.0, restitution=0.5,
+                         linear_velocity=(5, 0, 2), angular_velocity=(0, -30, 0),
+                         shapes=[dp.ShapeSpec(type="sphere", radius=0.5)])
+        return builder.build()
+
+    assert dp.SolverSettings().contact_point == dp.ContactPoint.Midpoint
+    ends = {}
+    for contact_point in (dp.ContactPoint.Midpoint, dp.ContactPoint.Surfaces):
+        scene = thrown(contact_point)
+        assert scene.model.solver.contact_point == contact_point
+        trajectory, _ = dp.Simulator(scene.model, scene.params, scene.state).run(300)
+        momentum = trajectory[:, 13 + 7] + 0.4 * 0.5 * trajectory[:, 13 + 11]
+        ends[contact_point] = (np.max(np.abs(momentum - momentum[0])), trajectory[-1, 13 + 7])
+    assert ends[dp.ContactPoint.Surfaces][0] < 1e-9
+    assert ends[dp.ContactPoint.Surfaces][1] == pytest.approx(-5.0 / 7.0, abs=1e-3)
+    assert ends[dp.ContactPoint.Midpoint][0] > 0.1
+
+
 def test_backward_callback_equals_array_and_checkpointing_is_exact(sliding_ball):
     model, params, steps = sliding_ball.model, sliding_ball.params, 40
     rng = np.random.default_rng(0)

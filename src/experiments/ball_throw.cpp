@@ -44,8 +44,8 @@ constexpr double kStartHeight = 1.5;  // m, the centre's; the public code's ball
 constexpr double kDuration = 5.0;     // s
 // 1 ms: 5,000 steps per rollout. The public code's 10 ms is too coarse for the convex
 // formulation here: its relaxed cone makes a slipping contact push up to h μ |v_t| above the
-// ground, and these throws slip at 15–60 m/s (r ω₀ = −5/2 v₀): 0.6 m at 10 ms, where the ball
-// glides down instead of bouncing; 6 cm at 1 ms (docs/EXPERIMENTS.md).
+// ground, and these throws slip at 13–63 m/s (3.5 v₀, as r ω₀ = −5/2 v₀): 0.6 m at 10 ms,
+// where the ball glides down instead of bouncing; 6 cm at 1 ms (docs/EXPERIMENTS.md).
 constexpr double kTimeStep = 0.001;
 constexpr double kTargetX = 10.0, kTargetY = 0.0;  // m
 constexpr double kPositionTolerance = 0.01;        // m

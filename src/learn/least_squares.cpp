@@ -135,7 +135,7 @@ LeastSquaresResult minimize_least_squares(const ResidualsAndJacobian& residuals,
       }
     }
     if (!accepted) {
-      if (++rejections > settings.max_rejections) {
+      if (++rejections >= settings.max_rejections) {
         result.stop_reason = "no decrease after max_rejections damping increases";
         return result;
       }
