@@ -20,4 +20,5 @@ PYBIND11_MODULE(_core, module) {
   bind_world(module);
   bind_world_batch(module);
   bind_gradcheck(module);
+  bind_jacobians(module);
 }
