@@ -21,4 +21,5 @@ PYBIND11_MODULE(_core, module) {
   bind_world_batch(module);
   bind_gradcheck(module);
   bind_jacobians(module);
+  bind_ilqr(module);
 }
