@@ -47,6 +47,7 @@ void bind_world_batch(py::module_& module);
 void bind_gradcheck(py::module_& module);
 void bind_jacobians(py::module_& module);
 void bind_ilqr(py::module_& module);
+void bind_least_squares(py::module_& module);
 
 // "(2, 3)", or "(3,)" for one axis — for error messages about shapes.
 inline std::string shape_text(std::span<const py::ssize_t> shape) {

@@ -22,4 +22,5 @@ PYBIND11_MODULE(_core, module) {
   bind_gradcheck(module);
   bind_jacobians(module);
   bind_ilqr(module);
+  bind_least_squares(module);
 }
