@@ -54,6 +54,27 @@ def test_params_are_views_with_named_slices(falling_ball):
     assert params.get(model, "body/ball/mass")[0] == 3.0
 
 
+def test_named_parameters_set_what_a_rollout_sees(falling_ball):
+    # Free fall under a set gravity and a set body force on a set mass: a = g + F/m, so after n
+    # semi-implicit Euler steps z_n = z_0 + a h² n(n + 1)/2. The Rollout reads params at each run.
+    model, params = falling_ball.model, falling_ball.params
+    rollout = dp.Rollout(model, params)
+    rollout.run(falling_ball.state, steps=10)
+    params.set(model, "gravity", [0, 0, -1.62])
+    params.set(model, "body/ball/mass", 4.0)
+    params.set(model, "body/ball/force", [2.0, 0.0, 8.0])
+    assert params.get(model, "body/ball/mass")[0] == 4.0 and list(params.get(model, "gravity")) == [0, 0, -1.62]
+    rollout.run(falling_ball.state, steps=10)
+    n = np.arange(11)
+    acceleration = np.array([0.5, 0.0, -1.62 + 2.0])
+    expected = falling_ball.state.position[1] + acceleration * (H * H * n * (n + 1) / 2)[:, None]
+    assert np.allclose(rollout.states()[:, 13:16], expected, atol=1e-12)
+    with pytest.raises(dp.Error, match=r"^unknown parameter 'body/ball/mas' \(did you mean 'body/ball/mass'\?\)$"):
+        params.set(model, "body/ball/mas", 4.0)
+    with pytest.raises(dp.Error, match=r"^unknown parameter 'gravty' \(did you mean 'gravity'\?\)$"):
+        params.get(model, "gravty")
+
+
 def test_state_views_and_flat_vector(falling_ball):
     state = falling_ball.state
     assert state.position.shape == (2, 3) and state.orientation.shape == (2, 4)
