@@ -1,0 +1,5 @@
+"""``python -m diffphys ARGS`` runs the ``diffphys`` command-line program (diffphys._cli)."""
+
+from ._cli import main
+
+main()
