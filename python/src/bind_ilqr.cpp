@@ -1,8 +1,9 @@
 // python/src/bind_ilqr.cpp — diffphys/ilqr.hpp: iterative LQR and receding-horizon MPC over
 // the diffphys step (SimulatorDynamics, exact Jacobians) or a linear system, with the
-// quadratic cost. Flat states are the 13-per-body vectors of State.to_vector(), perturbed in
-// the 12-per-body tangent layout; matrices are NumPy arrays, row-major as in C++. The GIL is
-// released while planning.
+// quadratic cost, or dynamics and costs written in Python (subclasses of IlqrDynamics and
+// IlqrCost, through the trampolines below). Flat states are the 13-per-body vectors of
+// State.to_vector(), perturbed in the 12-per-body tangent layout; matrices are NumPy arrays,
+// row-major as in C++. The GIL is released while planning and taken back for Python methods.
 #include "bindings.hpp"
 #include "diffphys/ilqr.hpp"
 
@@ -28,7 +29,117 @@ IlqrPlan plan_of(IlqrResult result, int horizon, std::size_t state_size) {
   return plan;
 }
 
-void bind_dynamics_methods(py::class_<IlqrDynamics>& dynamics) {
+// The name of `object`'s type, for error messages.
+std::string type_name(py::handle object) {
+  return py::str(py::type::handle_of(object).attr("__name__")).cast<std::string>();
+}
+
+// Copies what a Python method returned into `out` after checking that it is an array of numbers
+// of `shape`; `what` names the method and the value.
+void copy_returned(py::handle returned, const std::vector<py::ssize_t>& shape, std::span<double> out,
+                   const std::string& what) {
+  const auto array = DoubleArray::ensure(returned);
+  if (!array) throw Error(message(what, " must be an array of numbers, got ", type_name(returned)));
+  const auto values = shaped(array, shape, what);
+  std::copy(values.begin(), values.end(), out.begin());
+}
+
+// The override `name` of a Python subclass, or an Error saying the subclass must define it.
+template <typename Base>
+py::function required_override(const Base* self, const char* name, const char* signature) {
+  py::function override = py::get_override(self, name);
+  if (!override) throw Error(message(signature, ": a Python subclass must define it"));
+  return override;
+}
+
+// IlqrDynamics written in Python: state_size(), control_size(), step(state, controls) -> next and
+// linearize(state, controls) -> (next, A, B); tangent_size() and difference() are optional
+// (default: the state itself, x − x_ref).
+class PythonIlqrDynamics : public IlqrDynamics {
+ public:
+  int state_size() const override { return size("state_size"); }
+  int control_size() const override { return size("control_size"); }
+  int tangent_size() const override {
+    py::gil_scoped_acquire gil;
+    if (py::function override = py::get_override(static_cast<const IlqrDynamics*>(this), "tangent_size"))
+      return override().cast<int>();
+    return state_size();
+  }
+  void step(std::span<const double> state, std::span<const double> controls, std::span<double> next) override {
+    py::gil_scoped_acquire gil;
+    const py::object returned =
+        required_override<IlqrDynamics>(this, "step", "IlqrDynamics.step(state, controls)")(vector_of(state),
+                                                                                            vector_of(controls));
+    copy_returned(returned, {static_cast<py::ssize_t>(next.size())}, next, "IlqrDynamics.step: the next state");
+  }
+  void linearize(std::span<const double> state, std::span<const double> controls, std::span<double> next,
+                 std::span<double> A, std::span<double> B) override {
+    py::gil_scoped_acquire gil;
+    const py::object returned = required_override<IlqrDynamics>(this, "linearize",
+                                                                "IlqrDynamics.linearize(state, controls)")(
+        vector_of(state), vector_of(controls));
+    if (!py::isinstance<py::tuple>(returned) || py::len(returned) != 3)
+      throw Error(message("IlqrDynamics.linearize must return a tuple (next, A, B), got ", type_name(returned)));
+    const auto parts = returned.cast<py::tuple>();
+    const auto n = static_cast<py::ssize_t>(next.size()), tangent = static_cast<py::ssize_t>(tangent_size()),
+               m = static_cast<py::ssize_t>(controls.size());
+    copy_returned(parts[0], {n}, next, "IlqrDynamics.linearize: next");
+    copy_returned(parts[1], {tangent, tangent}, A, "IlqrDynamics.linearize: A (tangent, tangent)");
+    copy_returned(parts[2], {tangent, m}, B, "IlqrDynamics.linearize: B (tangent, control)");
+  }
+  void difference(std::span<const double> state, std::span<const double> reference,
+                  std::span<double> tangent) override {
+    py::gil_scoped_acquire gil;
+    if (py::function override = py::get_override(static_cast<const IlqrDynamics*>(this), "difference")) {
+      copy_returned(override(vector_of(state), vector_of(reference)), {static_cast<py::ssize_t>(tangent.size())},
+                    tangent, "IlqrDynamics.difference");
+      return;
+    }
+    IlqrDynamics::difference(state, reference, tangent);
+  }
+
+ private:
+  int size(const char* name) const {
+    py::gil_scoped_acquire gil;
+    return required_override<IlqrDynamics>(this, name, message("IlqrDynamics.", name, "()").c_str())().cast<int>();
+  }
+};
+
+// IlqrCost written in Python: stage(step, state, controls, derivatives) and final(state,
+// derivatives) return the cost and, when `derivatives` is not None, add their derivatives into
+// its arrays (views of the C++ buffers, valid during the call).
+class PythonIlqrCost : public IlqrCost {
+ public:
+  double stage(int step, std::span<const double> state, std::span<const double> controls,
+               CostDerivatives* derivatives) override {
+    py::gil_scoped_acquire gil;
+    return value_of(required_override<IlqrCost>(this, "stage", "IlqrCost.stage(step, state, controls, derivatives)")(
+                        step, vector_of(state), vector_of(controls), derivatives_object(derivatives)),
+                    "IlqrCost.stage");
+  }
+  double final(std::span<const double> state, CostDerivatives* derivatives) override {
+    py::gil_scoped_acquire gil;
+    return value_of(required_override<IlqrCost>(this, "final", "IlqrCost.final(state, derivatives)")(
+                        vector_of(state), derivatives_object(derivatives)),
+                    "IlqrCost.final");
+  }
+
+ private:
+  static py::object derivatives_object(CostDerivatives* derivatives) {
+    if (!derivatives) return py::none();
+    return py::cast(derivatives, py::return_value_policy::reference);
+  }
+  static double value_of(const py::object& returned, const char* what) {
+    try {
+      return returned.cast<double>();
+    } catch (const py::cast_error&) {
+      throw Error(message(what, " must return a number, got ", type_name(returned)));
+    }
+  }
+};
+
+template <typename DynamicsClass>
+void bind_dynamics_methods(DynamicsClass& dynamics) {
   dynamics.def("state_size", &IlqrDynamics::state_size, "Length of a flat state.")
       .def("tangent_size", &IlqrDynamics::tangent_size, "Length of a state perturbation (rows of A).")
       .def("control_size", &IlqrDynamics::control_size, "Length of a control vector.")
@@ -93,9 +204,14 @@ IlqrSettings make_settings(int max_iterations, double tolerance, double initial_
 }  // namespace
 
 void bind_ilqr(py::module_& module) {
-  py::class_<IlqrDynamics> dynamics_class(module, "IlqrDynamics",
-                                    "x_{t+1} = f(x_t, u_t) with its Jacobians in a tangent space: the base of "
-                                    "SimulatorDynamics and LinearDynamics.");
+  py::class_<IlqrDynamics, PythonIlqrDynamics> dynamics_class(
+      module, "IlqrDynamics",
+      "x_{t+1} = f(x_t, u_t) with its Jacobians in a tangent space: the base of SimulatorDynamics and "
+      "LinearDynamics, and of dynamics written in Python — a subclass calls super().__init__() and defines "
+      "state_size(), control_size(), step(state, controls) -> next (state_size) and linearize(state, controls) -> "
+      "(next, A (tangent, tangent), B (tangent, control)); tangent_size() and difference(state, reference) are "
+      "optional (default: state_size() and state − reference).");
+  dynamics_class.def(py::init<>());
   bind_dynamics_methods(dynamics_class);
 
   py::class_<LinearDynamics, IlqrDynamics>(module, "LinearDynamics", "x_{t+1} = A x_t + B u_t + c.")
@@ -140,7 +256,46 @@ void bind_ilqr(py::module_& module) {
           py::arg("flat"), "The State of a flat state (13 nbody).")
       .def_property_readonly("model", &SimulatorDynamics::model, py::return_value_policy::reference_internal);
 
-  py::class_<IlqrCost>(module, "IlqrCost", "Stage costs ℓ_t(x, u) and a final cost ℓ_T(x): the base of QuadraticCost.")
+  py::class_<CostDerivatives>(module, "CostDerivatives",
+                              "Derivatives of a cost term with respect to the state tangent (n) and the controls "
+                              "(m), handed to a Python IlqrCost: writable views, valid during the call that "
+                              "receives them. Add into them.")
+      .def_property_readonly(
+          "x", [](py::object self) { return vector_view(self.cast<CostDerivatives&>().x, self); }, "(n) ∂ℓ/∂x.")
+      .def_property_readonly(
+          "u", [](py::object self) { return vector_view(self.cast<CostDerivatives&>().u, self); }, "(m) ∂ℓ/∂u.")
+      .def_property_readonly(
+          "xx",
+          [](py::object self) {
+            CostDerivatives& d = self.cast<CostDerivatives&>();
+            const auto n = static_cast<py::ssize_t>(d.x.size());
+            return view(d.xx.data(), {n, n}, self);
+          },
+          "(n, n) ∂²ℓ/∂x².")
+      .def_property_readonly(
+          "uu",
+          [](py::object self) {
+            CostDerivatives& d = self.cast<CostDerivatives&>();
+            const auto m = static_cast<py::ssize_t>(d.u.size());
+            return view(d.uu.data(), {m, m}, self);
+          },
+          "(m, m) ∂²ℓ/∂u².")
+      .def_property_readonly(
+          "ux",
+          [](py::object self) {
+            CostDerivatives& d = self.cast<CostDerivatives&>();
+            return view(d.ux.data(), {static_cast<py::ssize_t>(d.u.size()), static_cast<py::ssize_t>(d.x.size())},
+                        self);
+          },
+          "(m, n) ∂²ℓ/∂u∂x.");
+
+  py::class_<IlqrCost, PythonIlqrCost>(
+      module, "IlqrCost",
+      "Stage costs ℓ_t(x, u) and a final cost ℓ_T(x): the base of QuadraticCost and of costs written in Python — a "
+      "subclass calls super().__init__() and defines stage(step, state, controls, derivatives) and final(state, "
+      "derivatives), each returning the cost and, when derivatives (a CostDerivatives) is not None, adding the "
+      "derivatives with respect to the state tangent and the controls into its arrays.")
+      .def(py::init<>())
       .def(
           "stage",
           [](IlqrCost& self, int step, const DoubleArray& state, const DoubleArray& controls) {

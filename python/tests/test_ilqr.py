@@ -14,36 +14,119 @@ import diffphys as dp
 SUBSTEPS, HORIZON = 5, 40  # control steps of 5 × 10 ms; a 2 s plan
 
 
-def test_linear_system_plan_is_the_riccati_solution():
-    # A double integrator, h = 0.1: ½ xᵀQx + ½ uᵀRu per step, ½ x_Tᵀ Q_f x_T at the end.
-    h, T = 0.1, 30
-    A, B = np.array([[1.0, h], [0.0, 1.0]]), np.array([[0.5 * h * h], [h]])
-    Q, R, Q_final = np.diag([1.0, 0.1]), np.array([[0.01]]), np.diag([100.0, 10.0])
-    x0 = np.array([1.0, -0.5])
-    dynamics = dp.LinearDynamics(A, B)
-    cost = dp.QuadraticCost(dynamics, Q, R, Q_final, np.zeros(2))
-    plan = dp.Ilqr(dynamics, cost).solve(x0, None, T)
+H = 0.1  # the double integrator's step, s
+A_DOUBLE, B_DOUBLE = np.array([[1.0, H], [0.0, 1.0]]), np.array([[0.5 * H * H], [H]])
+Q_DOUBLE, R_DOUBLE, Q_FINAL_DOUBLE = np.diag([1.0, 0.1]), np.array([[0.01]]), np.diag([100.0, 10.0])
 
-    P, gains = Q_final, []
+
+def riccati_plan(x0, T):
+    """Finite-horizon discrete LQR of the double integrator, ½ xᵀQx + ½ uᵀRu per step and
+    ½ x_Tᵀ Q_f x_T at the end: (controls (T, 1), gains (T, 1, 2), cost)."""
+    A, B, Q, R = A_DOUBLE, B_DOUBLE, Q_DOUBLE, R_DOUBLE
+    P, gains = Q_FINAL_DOUBLE, []
     for _ in range(T):
         K = -np.linalg.solve(R + B.T @ P @ B, B.T @ P @ A)
         P = Q + A.T @ P @ A + A.T @ P @ B @ K
         gains.append(K)
     gains.reverse()
-    x, controls, expected_cost = x0, [], 0.0
+    x, controls, cost = x0, [], 0.0
     for K in gains:
         u = K @ x
-        expected_cost += 0.5 * x @ Q @ x + 0.5 * u @ R @ u
+        cost += 0.5 * x @ Q @ x + 0.5 * u @ R @ u
         controls.append(u)
         x = A @ x + B @ u
-    expected_cost += 0.5 * x @ Q_final @ x
+    return np.array(controls), np.array(gains), cost + 0.5 * x @ Q_FINAL_DOUBLE @ x
 
+
+def test_linear_system_plan_is_the_riccati_solution():
+    T, x0 = 30, np.array([1.0, -0.5])
+    dynamics = dp.LinearDynamics(A_DOUBLE, B_DOUBLE)
+    cost = dp.QuadraticCost(dynamics, Q_DOUBLE, R_DOUBLE, Q_FINAL_DOUBLE, np.zeros(2))
+    plan = dp.Ilqr(dynamics, cost).solve(x0, None, T)
+    controls, gains, expected_cost = riccati_plan(x0, T)
     assert plan.converged and plan.controls.shape == (T, 1) and plan.states.shape == (T + 1, 2)
     assert plan.feedback.shape == (T, 1, 2) and plan.feedforward.shape == (T, 1)
-    assert np.allclose(plan.controls, np.array(controls), rtol=1e-8, atol=1e-10)
-    assert np.allclose(plan.feedback, np.array(gains), rtol=1e-6, atol=1e-8)
+    assert np.allclose(plan.controls, controls, rtol=1e-8, atol=1e-10)
+    assert np.allclose(plan.feedback, gains, rtol=1e-6, atol=1e-8)
     assert plan.cost == pytest.approx(expected_cost, rel=1e-10)
-    assert np.allclose(dynamics.step(x0, controls[0]), A @ x0 + B @ controls[0])
+    assert np.allclose(dynamics.step(x0, controls[0]), A_DOUBLE @ x0 + B_DOUBLE @ controls[0])
+
+
+class PythonDoubleIntegrator(dp.IlqrDynamics):
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def state_size(self):
+        return 2
+
+    def control_size(self):
+        return 1
+
+    def step(self, state, controls):
+        return A_DOUBLE @ state + B_DOUBLE @ controls
+
+    def linearize(self, state, controls):
+        self.calls += 1
+        return self.step(state, controls), A_DOUBLE, B_DOUBLE
+
+
+class PythonQuadraticCost(dp.IlqrCost):
+    def stage(self, step, state, controls, derivatives):
+        if derivatives is not None:
+            derivatives.x[:] += Q_DOUBLE @ state
+            derivatives.xx[:] += Q_DOUBLE
+            derivatives.u[:] += R_DOUBLE @ controls
+            derivatives.uu[:] += R_DOUBLE
+        return 0.5 * state @ Q_DOUBLE @ state + 0.5 * controls @ R_DOUBLE @ controls
+
+    def final(self, state, derivatives):
+        if derivatives is not None:
+            derivatives.x[:] += Q_FINAL_DOUBLE @ state
+            derivatives.xx[:] += Q_FINAL_DOUBLE
+        return 0.5 * state @ Q_FINAL_DOUBLE @ state
+
+
+def test_dynamics_and_cost_written_in_python_give_the_riccati_solution():
+    T, x0 = 30, np.array([1.0, -0.5])
+    dynamics = PythonDoubleIntegrator()
+    plan = dp.Ilqr(dynamics, PythonQuadraticCost()).solve(x0, None, T)
+    controls, gains, expected_cost = riccati_plan(x0, T)
+    assert dynamics.calls >= T and plan.converged
+    assert np.allclose(plan.controls, controls, rtol=1e-8, atol=1e-10)
+    assert np.allclose(plan.feedback, gains, rtol=1e-6, atol=1e-8)
+    assert plan.cost == pytest.approx(expected_cost, rel=1e-10)
+    # MPC over the Python dynamics and cost: its first control is the plan's.
+    mpc = dp.Mpc(dynamics, PythonQuadraticCost(), T)
+    assert np.allclose(mpc.control(x0), controls[0], rtol=1e-8)
+
+
+def test_python_subclasses_are_checked():
+    class NoLinearize(dp.IlqrDynamics):
+        def state_size(self):
+            return 2
+
+        def control_size(self):
+            return 1
+
+        def step(self, state, controls):
+            return A_DOUBLE @ state + B_DOUBLE @ controls
+
+    class WrongB(PythonDoubleIntegrator):
+        def linearize(self, state, controls):
+            return self.step(state, controls), A_DOUBLE, np.zeros((2, 2))
+
+    class NoNumber(PythonQuadraticCost):
+        def final(self, state, derivatives):
+            return "cheap"
+
+    cost = PythonQuadraticCost()
+    with pytest.raises(dp.Error, match=r"IlqrDynamics.linearize\(state, controls\): a Python subclass must define it"):
+        dp.Ilqr(NoLinearize(), cost).solve([1.0, 0.0], None, 3)
+    with pytest.raises(dp.Error, match=r"linearize: B \(tangent, control\) must have shape \(2, 1\), got \(2, 2\)"):
+        dp.Ilqr(WrongB(), cost).solve([1.0, 0.0], None, 3)
+    with pytest.raises(dp.Error, match="IlqrCost.final must return a number, got str"):
+        dp.Ilqr(PythonDoubleIntegrator(), NoNumber()).solve([1.0, 0.0], None, 3)
 
 
 @pytest.fixture
