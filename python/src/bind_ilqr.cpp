@@ -10,9 +10,13 @@
 namespace diffphys::python {
 namespace {
 
-std::size_t size_of(int size) { return static_cast<std::size_t>(size); }
+std::size_t size_of(int size) {
+  return static_cast<std::size_t>(size);
+}
 
-std::vector<double> vector_from(std::span<const double> values) { return {values.begin(), values.end()}; }
+std::vector<double> vector_from(std::span<const double> values) {
+  return {values.begin(), values.end()};
+}
 
 // An iLQR result with the sizes that give its arrays their shapes: T = horizon steps from a
 // flat state of `state_size`; the control and tangent sizes follow from the arrays.
@@ -67,17 +71,15 @@ class PythonIlqrDynamics : public IlqrDynamics {
   }
   void step(std::span<const double> state, std::span<const double> controls, std::span<double> next) override {
     py::gil_scoped_acquire gil;
-    const py::object returned =
-        required_override<IlqrDynamics>(this, "step", "IlqrDynamics.step(state, controls)")(vector_of(state),
-                                                                                            vector_of(controls));
+    const py::object returned = required_override<IlqrDynamics>(this, "step", "IlqrDynamics.step(state, controls)")(
+        vector_of(state), vector_of(controls));
     copy_returned(returned, {static_cast<py::ssize_t>(next.size())}, next, "IlqrDynamics.step: the next state");
   }
   void linearize(std::span<const double> state, std::span<const double> controls, std::span<double> next,
                  std::span<double> A, std::span<double> B) override {
     py::gil_scoped_acquire gil;
-    const py::object returned = required_override<IlqrDynamics>(this, "linearize",
-                                                                "IlqrDynamics.linearize(state, controls)")(
-        vector_of(state), vector_of(controls));
+    const py::object returned = required_override<IlqrDynamics>(
+        this, "linearize", "IlqrDynamics.linearize(state, controls)")(vector_of(state), vector_of(controls));
     if (!py::isinstance<py::tuple>(returned) || py::len(returned) != 3)
       throw Error(message("IlqrDynamics.linearize must return a tuple (next, A, B), got ", type_name(returned)));
     const auto parts = returned.cast<py::tuple>();
@@ -334,8 +336,8 @@ void bind_ilqr(py::module_& module) {
       .def(py::init(&make_settings), py::arg("max_iterations") = 100, py::arg("tolerance") = 1e-10,
            py::arg("initial_regularization") = 0.0, py::arg("min_regularization") = 1e-8,
            py::arg("max_regularization") = 1e10, py::arg("regularization_factor") = 2.0,
-           py::arg("line_search_steps") = 10, py::arg("acceptance_ratio") = 1e-4,
-           py::arg("control_lower") = py::none(), py::arg("control_upper") = py::none())
+           py::arg("line_search_steps") = 10, py::arg("acceptance_ratio") = 1e-4, py::arg("control_lower") = py::none(),
+           py::arg("control_upper") = py::none())
       .def_readwrite("max_iterations", &IlqrSettings::max_iterations)
       .def_readwrite("tolerance", &IlqrSettings::tolerance,
                      "Stop when a step lowers the cost by less than this, relative.")
@@ -361,10 +363,16 @@ void bind_ilqr(py::module_& module) {
 
   py::class_<IlqrPlan>(module, "IlqrResult", "An iLQR plan (copies).")
       .def_property_readonly(
-          "states", [](const IlqrPlan& plan) { return copy_of(plan.result.states, {plan.horizon + 1, plan.state_size}); },
+          "states",
+          [](const IlqrPlan& plan) {
+            return copy_of(plan.result.states, {plan.horizon + 1, plan.state_size});
+          },
           "(T + 1, state_size) the final nominal trajectory.")
       .def_property_readonly(
-          "controls", [](const IlqrPlan& plan) { return copy_of(plan.result.controls, {plan.horizon, plan.control_size}); },
+          "controls",
+          [](const IlqrPlan& plan) {
+            return copy_of(plan.result.controls, {plan.horizon, plan.control_size});
+          },
           "(T, control_size).")
       .def_property_readonly(
           "feedback",
@@ -374,17 +382,19 @@ void bind_ilqr(py::module_& module) {
           "(T, control_size, tangent_size) K_t of the last backward pass: δu = K_t (x ⊖ x̄_t).")
       .def_property_readonly(
           "feedforward",
-          [](const IlqrPlan& plan) { return copy_of(plan.result.feedforward, {plan.horizon, plan.control_size}); },
+          [](const IlqrPlan& plan) {
+            return copy_of(plan.result.feedforward, {plan.horizon, plan.control_size});
+          },
           "(T, control_size) k_t of the last backward pass.")
       .def_property_readonly(
           "cost_history", [](const IlqrPlan& plan) { return vector_of(plan.result.cost_history); },
           "The cost before the first iteration and after each accepted one.")
       .def_property_readonly("cost", [](const IlqrPlan& plan) { return plan.result.cost; })
-      .def_property_readonly("iterations", [](const IlqrPlan& plan) { return plan.result.iterations; },
-                             "Backward passes.")
+      .def_property_readonly(
+          "iterations", [](const IlqrPlan& plan) { return plan.result.iterations; }, "Backward passes.")
       .def_property_readonly("converged", [](const IlqrPlan& plan) { return plan.result.converged; })
-      .def_property_readonly("regularization", [](const IlqrPlan& plan) { return plan.result.regularization; },
-                             "μ at the end.")
+      .def_property_readonly(
+          "regularization", [](const IlqrPlan& plan) { return plan.result.regularization; }, "μ at the end.")
       .def("__repr__", [](const IlqrPlan& plan) {
         return message("<IlqrResult T=", plan.horizon, " cost=", plan.result.cost,
                        " iterations=", plan.result.iterations, " converged=", plan.result.converged ? "True" : "False",
@@ -413,10 +423,11 @@ void bind_ilqr(py::module_& module) {
           "Optimises T = horizon controls from the flat initial_state (state_size), starting from "
           "initial_controls ((T, control_size), or None for zeros; clamped to the bounds). Returns an IlqrResult.");
 
-  py::class_<Mpc>(module, "Mpc",
-                  "Receding-horizon control: each control(x) plans `horizon` steps ahead from x with iLQR, warm-started "
-                  "from the previous plan shifted by one step, and returns the plan's first control. The dynamics "
-                  "and cost are referenced (kept alive).")
+  py::class_<Mpc>(
+      module, "Mpc",
+      "Receding-horizon control: each control(x) plans `horizon` steps ahead from x with iLQR, warm-started "
+      "from the previous plan shifted by one step, and returns the plan's first control. The dynamics "
+      "and cost are referenced (kept alive).")
       .def(py::init<IlqrDynamics&, IlqrCost&, int, IlqrSettings>(), py::arg("dynamics"), py::arg("cost"),
            py::arg("horizon"), py::arg("settings") = IlqrSettings{}, py::keep_alive<1, 2>(), py::keep_alive<1, 3>())
       .def(
@@ -435,6 +446,7 @@ void bind_ilqr(py::module_& module) {
           "last_plan",
           [](const Mpc& self) {
             const IlqrResult& plan = self.last_plan();
+            if (plan.states.empty()) throw Error("Mpc.last_plan: no plan yet (call control(state) first)");
             const std::size_t state_size = plan.states.size() / static_cast<std::size_t>(self.horizon() + 1);
             return plan_of(plan, self.horizon(), state_size);
           },

@@ -49,9 +49,9 @@ void bind_jacobians(py::module_& module) {
       "state_retract",
       [](const Model& model, const State& state, const DoubleArray& tangent) {
         State out;
-        state_retract(model, state, checked_span(tangent, static_cast<std::size_t>(state_tangent_size(model)),
-                                                 "state_retract: tangent"),
-                      out);
+        state_retract(
+            model, state,
+            checked_span(tangent, static_cast<std::size_t>(state_tangent_size(model)), "state_retract: tangent"), out);
         return out;
       },
       py::arg("model"), py::arg("state"), py::arg("tangent"),

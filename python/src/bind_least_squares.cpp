@@ -26,8 +26,8 @@ ResidualsAndJacobian residuals_of(py::function function, std::size_t residual_co
     if (!residuals.empty()) {
       if (pair[0].is_none()) throw Error("minimize_least_squares: residuals(x, want_jacobian) returned r = None");
       const auto r = pair[0].cast<DoubleArray>();
-      const auto values = shaped(r, {static_cast<py::ssize_t>(residual_count)}, "minimize_least_squares: r",
-                                 "(residual_count,)");
+      const auto values =
+          shaped(r, {static_cast<py::ssize_t>(residual_count)}, "minimize_least_squares: r", "(residual_count,)");
       std::copy(values.begin(), values.end(), residuals.begin());
     }
     if (want_jacobian) {
@@ -56,8 +56,7 @@ void bind_least_squares(py::module_& module) {
       .def_readwrite("initial_damping", &LeastSquaresSettings::initial_damping,
                      "μ₀, relative: the first step solves (JᵀJ + μ₀ D) h = −Jᵀr, D ≈ diag(JᵀJ).")
       .def_readwrite("gradient_tolerance", &LeastSquaresSettings::gradient_tolerance, "Stop when ‖Jᵀr‖∞ ≤ this.")
-      .def_readwrite("step_tolerance", &LeastSquaresSettings::step_tolerance,
-                     "Stop when ‖h‖ ≤ this · (‖x‖ + this).")
+      .def_readwrite("step_tolerance", &LeastSquaresSettings::step_tolerance, "Stop when ‖h‖ ≤ this · (‖x‖ + this).")
       .def_readwrite("max_rejections", &LeastSquaresSettings::max_rejections,
                      "Give up at this many consecutive rejected steps.");
 

@@ -204,3 +204,5 @@ def test_ilqr_refuses_bad_input(lowering):
         dp.Ilqr(dynamics, cost, dp.IlqrSettings(control_lower=[1.0], control_upper=[-1.0]))
     with pytest.raises(dp.Error, match=r"step: controls: expected 1 values, got an array of shape \(2,\)"):
         dynamics.step(x0, [0.0, 0.0])
+    with pytest.raises(dp.Error, match=r"Mpc.last_plan: no plan yet"):
+        dp.Mpc(dynamics, cost, 5).last_plan()
