@@ -418,11 +418,10 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
     for (std::size_t row_contact = 0; row_contact < record.contacts.size(); ++row_contact) {
       const Contact& contact = record.contacts[row_contact];
       const auto a = static_cast<std::size_t>(contact.body_a), b = static_cast<std::size_t>(contact.body_b);
-      // The bodies' points as in the forward (ContactPoint; rigid/inequality_rows.cpp).
-      const bool on_surfaces = settings.contact_point == ContactPoint::Surfaces;
-      const double half_gap = on_surfaces ? 0.5 * contact.gap : 0.0;
-      const Vec3 offset_a = contact.position + contact.normal * half_gap - state_in.position[a];
-      const Vec3 offset_b = contact.position - contact.normal * half_gap - state_in.position[b];
+      // The bodies' points as in the forward (rigid::contact_offsets).
+      const rigid::ContactOffsets offsets = rigid::contact_offsets(settings, contact, state_in);
+      const Vec3& offset_a = offsets.a;
+      const Vec3& offset_b = offsets.b;
       const Vec3& n = contact.normal;
       Vec3 position_adjoint, normal_adjoint, offset_a_adjoint, offset_b_adjoint;
       double gap_adjoint = 0.0;
@@ -579,9 +578,9 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
       }
       // o_a = P + ½ g n − p_a, o_b = P − ½ g n − p_b (P: the midpoint).
       position_adjoint += offset_a_adjoint + offset_b_adjoint;
-      if (on_surfaces) {
+      if (settings.contact_point == ContactPoint::Surfaces) {
         gap_adjoint += 0.5 * dot(n, offset_a_adjoint - offset_b_adjoint);
-        normal_adjoint += (offset_a_adjoint - offset_b_adjoint) * half_gap;
+        normal_adjoint += (offset_a_adjoint - offset_b_adjoint) * offsets.half_gap;
       }
       out.add_position(contact.body_a, -offset_a_adjoint);
       out.add_position(contact.body_b, -offset_b_adjoint);

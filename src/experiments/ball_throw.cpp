@@ -249,7 +249,15 @@ void add_curve_row(CsvTable& curve, int iteration, int rollouts, double loss, co
                  x[0], x[1], x[2], x[3] / kRadius, x[4] / kRadius, x[5] / kRadius, seconds});
 }
 
-// Levenberg–Marquardt on the 9 misses from rest, stopped at the target. `iterations` are its
+// What a finished run cost: its rollouts, reverse passes and time.
+void record_cost(RunSummary& run, const BallThrowProblem& problem, const Stopwatch& clock) {
+  run.rollouts = problem.rollouts();
+  run.reverse_passes = problem.reverse_passes();
+  run.seconds = clock.seconds();
+  run.cpu_seconds = clock.cpu_seconds();
+}
+
+// Levenberg–Marquardt on the 9 misses from `start`, stopped at the target. `iterations` are its
 // accepted steps (one Jacobian each).
 RunSummary run_levenberg_marquardt(std::span<const double> start, double damping, int max_iterations, CsvTable* curve,
                                    std::ostream* progress) {
@@ -275,10 +283,7 @@ RunSummary run_levenberg_marquardt(std::span<const double> start, double damping
         return !run.errors.reached();
       });
   run.reached = run.errors.reached() && result.converged;
-  run.rollouts = problem.rollouts();
-  run.reverse_passes = problem.reverse_passes();
-  run.seconds = clock.seconds();
-  run.cpu_seconds = clock.cpu_seconds();
+  record_cost(run, problem, clock);
   return run;
 }
 
@@ -314,10 +319,7 @@ RunSummary run_paper_adam(double scale, int max_iterations, CsvTable* curve, std
     if (run.reached || iteration == max_iterations) break;
     adam.step(run.x, gradient);
   }
-  run.rollouts = problem.rollouts();
-  run.reverse_passes = problem.reverse_passes();
-  run.seconds = clock.seconds();
-  run.cpu_seconds = clock.cpu_seconds();
+  record_cost(run, problem, clock);
   return run;
 }
 
@@ -345,10 +347,7 @@ RunSummary run_lbfgs(int max_iterations, CsvTable* curve, std::ostream* progress
   run.x = result.x;
   run.loss = result.loss;
   run.reached = run.errors.reached();
-  run.rollouts = problem.rollouts();
-  run.reverse_passes = problem.reverse_passes();
-  run.seconds = clock.seconds();
-  run.cpu_seconds = clock.cpu_seconds();
+  record_cost(run, problem, clock);
   return run;
 }
 

@@ -160,9 +160,9 @@ void append_contact_rows(const Model& model, const Params& params, const State& 
     // the convex formulation's relaxed cone, which acts up to h μ |v_t| away) or an overlapping
     // one, the midpoint lies gap/2 off the surface, and friction there has a moment about the
     // touching point (tests/contact_point_test.cpp). The normal row is the same either way.
-    const double half_gap = solver.contact_point == ContactPoint::Surfaces ? 0.5 * contact.gap : 0.0;
-    const Vec3 offset_a = contact.position + contact.normal * half_gap - state.position[a];
-    const Vec3 offset_b = contact.position - contact.normal * half_gap - state.position[b];
+    const ContactOffsets offsets = contact_offsets(solver, contact, state);
+    const Vec3& offset_a = offsets.a;
+    const Vec3& offset_b = offsets.b;
     const double friction = std::sqrt(params.at(layout.body_friction[a]) * params.at(layout.body_friction[b]));
     const double restitution = std::max(params.at(layout.body_restitution[a]), params.at(layout.body_restitution[b]));
 

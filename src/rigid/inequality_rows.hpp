@@ -41,6 +41,22 @@ struct DirectionWeights {
 };
 DirectionWeights friction_direction(const SolverSettings& solver, int k);
 
+// Where a contact pushes each body, from its centre of mass (solver.contact_point,
+// docs/simulation.md "Contact points"): Midpoint, both at the contact's midpoint P;
+// Surfaces, each at its own surface point, o_a = P + ½ g n − p_a and o_b = P − ½ g n − p_b.
+// The forward rows and the backward pass (adjoint/step_vjp.cpp) both take them from here;
+// `half_gap` is the ½ g used (0 at the midpoint), which the backward pass differentiates.
+struct ContactOffsets {
+  Vec3 a, b;
+  double half_gap = 0.0;
+};
+inline ContactOffsets contact_offsets(const SolverSettings& solver, const Contact& contact, const State& state) {
+  const double half_gap = solver.contact_point == ContactPoint::Surfaces ? 0.5 * contact.gap : 0.0;
+  return {contact.position + contact.normal * half_gap - state.position[static_cast<std::size_t>(contact.body_a)],
+          contact.position - contact.normal * half_gap - state.position[static_cast<std::size_t>(contact.body_b)],
+          half_gap};
+}
+
 // The tangent axes (t₁, t₂) of a contact's friction group. With solver.slip_aligned_friction in
 // the complementarity formulation, t₁ is the direction of the contact's tangential relative
 // velocity under the free motion, s = (I − n nᵀ)(v_a + ω_a × o_a − v_b − ω_b × o_b)|free, and
