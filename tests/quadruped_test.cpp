@@ -1,7 +1,7 @@
-// tests/quadruped_test.cpp — the quadruped of Degrave et al. 2019 §3.3
-// (src/experiments/quadruped*.cpp): the built model's masses, servos and contact shapes; the
-// robot standing still under the zero policy with the ground carrying exactly its weight; the
-// closed-loop episode's weight gradient (through contacts) against central differences; and
+// tests/quadruped_test.cpp — the quadruped we invented for Degrave et al. 2019 §3.3 before
+// their code was read (`quadruped-invented`, src/experiments/quadruped_model.cpp): the built
+// model's masses, servos and contact shapes; the robot standing still under the zero policy
+// with the ground carrying exactly its weight; the closed-loop episode's weight gradient (through contacts) against central differences; and
 // the `--quick` variant run through the command line, asserting the progress it states.
 #include <gtest/gtest.h>
 
@@ -102,7 +102,7 @@ TEST(Quadruped, ServoTargetsAreBoundedPeriodicAndCentred) {
   const int period = clock_period_steps(dt);
   EXPECT_EQ(period, 400);  // 3 periods of the 1.5 Hz clock at 0.005 s
   const int steps = 2 * period + 7;
-  const std::vector<double> targets = quadruped_servo_targets(network, network.weights(), steps, dt);
+  const std::vector<double> targets = quadruped_servo_targets(build_quadruped(), network, network.weights(), steps, dt);
   constexpr int n = QuadrupedModel::kServos;
   double largest = 0.0;
   for (int i = 0; i < n; ++i) {
@@ -120,7 +120,7 @@ TEST(Quadruped, ServoTargetsAreBoundedPeriodicAndCentred) {
   }
   EXPECT_GT(largest, 0.5);  // the map is exercised well into its curve
   const Mlp zero(quadruped_network_spec(), 5);
-  for (const double y : quadruped_servo_targets(zero, zero.weights(), steps, dt)) EXPECT_EQ(y, 0.0);
+  for (const double y : quadruped_servo_targets(build_quadruped(), zero, zero.weights(), steps, dt)) EXPECT_EQ(y, 0.0);
 }
 
 // Under the zero policy the servos hold the rest pose: after settling, the robot stands still
@@ -209,10 +209,10 @@ TEST(Quadruped, RefusesANetworkOfTheWrongShape) {
 // Forward motion learned from the gradient: the target map cannot lean the robot (its targets
 // swing about 0), so the speed comes from a learned leg rhythm (docs/EXPERIMENTS.md, quadruped).
 TEST(Quadruped, QuickVariantLearnsForwardMotionFromStandingStill) {
-  const auto folder = testing::fresh_test_folder("quadruped");
-  const nlohmann::json figures = testing::run_quick_experiment_command("quadruped", folder);
-  EXPECT_TRUE(std::filesystem::exists(folder / "quadruped" / "loss.csv"));
-  EXPECT_TRUE(std::filesystem::exists(folder / "quadruped" / "trajectory.json"));
+  const auto folder = testing::fresh_test_folder("quadruped-invented");
+  const nlohmann::json figures = testing::run_quick_experiment_command("quadruped-invented", folder);
+  EXPECT_TRUE(std::filesystem::exists(folder / "quadruped-invented" / "loss.csv"));
+  EXPECT_TRUE(std::filesystem::exists(folder / "quadruped-invented" / "trajectory.json"));
   EXPECT_EQ(figures["parameters"], 17944);
   // The first evaluation is the zero policy: standing still.
   EXPECT_LT(std::abs(figures["initial_average_forward_velocity_m_s"].get<double>()), 1e-3);

@@ -387,6 +387,9 @@ int main(int argc, char** argv) {
   experiment->add_flag("--json", experiment_options.json_only, "Print only the final JSON line");
   experiment->add_option("--out", experiment_options.out_dir, "Directory for plots and trajectories")
       ->default_val("out");
+  experiment->add_option("--variant", experiment_options.variants,
+                         "Named changes to the experiment's model or recipe, comma-separated (the quadruped's: "
+                         "solid-spheres, stiff-servos)");
   experiment->add_option("--seed", experiment_options.seed, "Random seed")
       ->default_val(1)
       ->check(integer_at_least(0, std::numeric_limits<unsigned>::max()));

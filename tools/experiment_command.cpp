@@ -53,6 +53,14 @@ int run_experiment(const ExperimentCommandOptions& options) {
     run_options.full = options.full;
     run_options.out_dir = options.out_dir;
     run_options.seed = options.seed;
+    std::stringstream names(options.variants);
+    for (std::string variant; std::getline(names, variant, ',');) {
+      if (!experiments::has_variant(entry, variant))
+        throw Error(message("experiment ", entry.name, ": unknown --variant '", variant, "'; ",
+                            entry.variants.empty() ? std::string("it has none")
+                                                   : "it has: " + std::string(entry.variants)));
+      run_options.variants.push_back(variant);
+    }
     run_options.progress = options.json_only ? nullptr : &std::cout;
     std::filesystem::create_directories(options.out_dir);
     if (!options.json_only) std::cout << "experiment " << entry.name << ": " << entry.summary << std::endl;

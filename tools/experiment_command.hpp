@@ -15,6 +15,7 @@ struct ExperimentCommandOptions {
   bool json_only = false;  // no progress lines: only the final JSON line
   std::string out_dir = "out";
   unsigned seed = 1;
+  std::string variants;  // --variant: comma-separated names, each one of the experiment's
 };
 
 // The registered names, joined for --help.

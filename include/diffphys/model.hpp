@@ -162,7 +162,9 @@ struct Actuator {
 
 // How joint drift is kept small: after each step, positions are projected back onto the
 // joint manifold by Newton iterations on φ(q) = 0 in the mass metric (post-stabilisation,
-// Cline & Pai 2003), so no Baumgarte term enters the velocity problem.
+// Cline & Pai 2003), so no Baumgarte term enters the velocity problem — except for the
+// convex formulation's flexible joints (joint time constant ≥ dt), which are springs on φ
+// and are not projected (docs/simulation.md, "The convex formulation").
 struct SolverSettings {
   Coordinates coordinates = Coordinates::Maximal;
   // Fixed when the model is built: the convex formulation adds its compliance slices to θ.

@@ -198,7 +198,8 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
     add_vec3(vjp.displacement_adjoint, static_cast<int>(6 * b), position_adjoint);
     add_vec3(vjp.displacement_adjoint, static_cast<int>(6 * b + 3), rotation_of_delta.transpose_times(rotation_adjoint));
   }
-  if (joint_rows > 0) {
+  // Joints a convex step leaves unprojected (rigid::projects_joints): q⁺ = q̃, v_{t+1} = v⁺.
+  if (joint_rows > 0 && rigid::projects_joints(model, params)) {
     const std::span<const ConstraintRow> rows_t(record.rows.data(), joint_rows);
     // Δ̄ per body (6), and δ from A_t δ = J_t Δ.
     std::vector<double>& delta_adjoint = vjp.correction;
@@ -357,6 +358,32 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
       const auto count = static_cast<std::size_t>(joint_constraint_count(joint.type));
       PoseAdjoint parent, child;
       joint_rows_vjp(model, state_in, j, std::span<const RowAdjoint>(vjp.row_adjoints.data() + row, count), parent, child);
+      add_pose_adjoints(joint, parent, child);
+      row += count;
+    }
+  }
+  if (joint_rows > 0 && !rigid::projects_joints(model, params)) {
+    // Flexible joints' targets rhs_i = s φ_i(q), s = −1/(h + 2ζ²τ) (rigid/compliance.hpp):
+    // φ̄_i = s · rhs̄_i onto the joint's poses, and s's derivatives onto the compliance.
+    const rigid::TargetSlope slope = rigid::spring_target_slope(h, rigid::row_compliance(model, params, RowClass::Joint));
+    vjp.joint_errors.resize(joint_rows);
+    vjp.joint_error_adjoints.resize(joint_rows);
+    rigid::joint_position_errors(model, state_in, record.bodies, vjp.joint_errors);
+    double slope_adjoint = 0.0;
+    for (std::size_t i = 0; i < joint_rows; ++i) {
+      const double rhs_adjoint = vjp.row_adjoints[i].rhs;
+      vjp.joint_error_adjoints[i] = slope.value * rhs_adjoint;
+      slope_adjoint += rhs_adjoint * vjp.joint_errors[i];
+    }
+    param(layout.compliance_time_constant[static_cast<int>(RowClass::Joint)]) += slope_adjoint * slope.d_time_constant;
+    param(layout.compliance_damping_ratio[static_cast<int>(RowClass::Joint)]) += slope_adjoint * slope.d_damping_ratio;
+    std::size_t row = 0;
+    for (int j = 0; j < model.joint_count(); ++j) {
+      const Joint& joint = model.joints[static_cast<std::size_t>(j)];
+      const auto count = static_cast<std::size_t>(joint_constraint_count(joint.type));
+      PoseAdjoint parent, child;
+      joint_errors_vjp(model, state_in, j, std::span<const double>(vjp.joint_error_adjoints.data() + row, count), parent,
+                       child);
       add_pose_adjoints(joint, parent, child);
       row += count;
     }

@@ -35,6 +35,7 @@ struct StepVjpWorkspace {
   std::vector<double> velocity_adjoint, free_velocity_adjoint, displacement, displacement_adjoint, correction;
   std::vector<double> joint_impulse, scratch;
   std::vector<double> joint_multiplier;
+  std::vector<double> joint_errors, joint_error_adjoints;  // flexible joints' spring targets
   std::vector<Mat3> left_jacobians;  // (nbody) J_l of each body's projection rotation
   std::vector<RowAdjoint> row_adjoints;
   std::vector<double> contact_time_adjoint;          // (contacts) τ̄ of time-of-impact rows

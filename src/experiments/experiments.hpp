@@ -11,12 +11,15 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace diffphys::experiments {
 
 struct ExperimentOptions {
   bool quick = false;           // the test variant: short (the quadruped's: minutes), asserting real progress
   bool full = false;            // the paper's full-size variant where a scaled-down one is default
+  // Named changes to the experiment's model or recipe, from its entry's `variants` (empty: none).
+  std::vector<std::string> variants;
   std::string out_dir = "out";  // plots, trajectories, loss curves
   unsigned seed = 1;
   std::ostream* progress = nullptr;  // per-iteration lines; nullptr: silent
@@ -33,7 +36,13 @@ struct ExperimentEntry {
   std::string_view name;     // `diffphys experiment <name>`
   std::string_view summary;  // one line for --help: the paper and section it reproduces
   ExperimentFunction run;
+  // The names --variant accepts, comma-separated, each with what it changes after a colon
+  // (docs/EXPERIMENTS.md); empty: none.
+  std::string_view variants = {};
 };
+
+// Whether `variant` is one of entry.variants' names.
+bool has_variant(const ExperimentEntry& entry, std::string_view variant);
 
 // Every experiment, in the order `--help` lists them.
 std::span<const ExperimentEntry> registry();

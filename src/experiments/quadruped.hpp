@@ -7,6 +7,9 @@
 
 namespace diffphys::experiments {
 
+// The public code's robot and recipe (quadruped_public_model.hpp).
 ExperimentResult run_quadruped(const ExperimentOptions& options);
+// The robot we invented before the public code was read (quadruped_model.hpp), kept for comparison.
+ExperimentResult run_quadruped_invented(const ExperimentOptions& options);
 
 }  // namespace diffphys::experiments

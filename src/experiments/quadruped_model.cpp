@@ -196,10 +196,12 @@ namespace {
 struct ServoTable {
   int period = 0;                   // steps
   std::vector<MlpTape> tapes;       // (period) one network evaluation per step of the period
-  std::vector<double> targets;      // (period × 8) y = R tanh(u − ū), rad
+  std::vector<double> outputs;      // (period × 8) the network's u
+  std::vector<double> targets;      // (period × 8) y = R tanh(u − ū) or clip(u, ±limit), rad
 };
 
-ServoTable servo_table(const Mlp& network, std::span<const double> weights, double dt) {
+ServoTable servo_table(const QuadrupedModel& robot, const Mlp& network, std::span<const double> weights,
+                       double dt) {
   if (network.spec().inputs != 2 || network.spec().outputs != QuadrupedModel::kServos)
     throw Error(message("quadruped: the network must map 2 clock inputs to 8 servo targets, not ",
                         network.spec().inputs, " to ", network.spec().outputs));
@@ -208,7 +210,8 @@ ServoTable servo_table(const Mlp& network, std::span<const double> weights, doub
   const auto period = static_cast<std::size_t>(table.period);
   constexpr std::size_t n = QuadrupedModel::kServos;
   table.tapes.resize(period);
-  std::vector<double> outputs(period * n);
+  std::vector<double>& outputs = table.outputs;
+  outputs.resize(period * n);
   const FeatureMap clock = clock_features(kClockFrequency, dt);
   double input[2];
   double mean[n] = {};
@@ -221,8 +224,18 @@ ServoTable servo_table(const Mlp& network, std::span<const double> weights, doub
   table.targets.resize(period * n);
   for (std::size_t k = 0; k < period; ++k)
     for (std::size_t i = 0; i < n; ++i)
-      table.targets[k * n + i] = servo_range(static_cast<int>(i)) * std::tanh(outputs[k * n + i] - mean[i]);
+      table.targets[k * n + i] =
+          robot.target_map == ServoTargetMap::Clip
+              ? std::clamp(outputs[k * n + i], -robot.target_limit, robot.target_limit)
+              : servo_range(static_cast<int>(i)) * std::tanh(outputs[k * n + i] - mean[i]);
   return table;
+}
+
+// A target the map holds at its bound: |y| > 0.95 R for the tanh (less than 10 % of the
+// gradient passes), clipped for the clip (none passes).
+bool target_saturated(const QuadrupedModel& robot, const ServoTable& table, std::size_t k) {
+  if (robot.target_map == ServoTargetMap::Clip) return std::abs(table.outputs[k]) >= robot.target_limit;
+  return std::abs(table.targets[k]) > 0.95 * servo_range(static_cast<int>(k % QuadrupedModel::kServos));
 }
 
 std::vector<double> episode_targets(const ServoTable& table, int steps) {
@@ -250,21 +263,21 @@ int clock_period_steps(double dt) {
   throw Error(message("quadruped: no whole number of steps of dt = ", dt, " s spans whole clock periods"));
 }
 
-std::vector<double> quadruped_servo_targets(const Mlp& network, std::span<const double> weights, int steps,
-                                            double dt) {
-  return episode_targets(servo_table(network, weights, dt), steps);
+std::vector<double> quadruped_servo_targets(const QuadrupedModel& robot, const Mlp& network,
+                                            std::span<const double> weights, int steps, double dt) {
+  return episode_targets(servo_table(robot, network, weights, dt), steps);
 }
 
 QuadrupedEpisode run_quadruped_episode(const QuadrupedModel& robot, const Mlp& network,
                                        std::span<const double> weights, int steps, const RolloutOptions& options,
                                        std::span<double> gradient, GradientHealth* health) {
-  ServoTable table = servo_table(network, weights, robot.scene.model.dt);
+  ServoTable table = servo_table(robot, network, weights, robot.scene.model.dt);
   Rollout rollout(robot.scene.model, robot.scene.params, options);
   rollout.run(robot.scene.state, episode_targets(table, steps), steps);
   QuadrupedEpisode episode = measure(robot, rollout, steps);
   std::size_t saturated = 0;
   for (std::size_t k = 0; k < table.targets.size(); ++k)
-    if (std::abs(table.targets[k]) > 0.95 * servo_range(static_cast<int>(k % QuadrupedModel::kServos))) ++saturated;
+    if (target_saturated(robot, table, k)) ++saturated;
   episode.saturated_targets = static_cast<double>(saturated) / static_cast<double>(table.targets.size());
   if (gradient.empty()) return episode;
 
@@ -280,10 +293,17 @@ QuadrupedEpisode run_quadruped_episode(const QuadrupedModel& robot, const Mlp& n
   for (std::size_t t = 0; t < static_cast<std::size_t>(steps); ++t)
     for (std::size_t i = 0; i < n; ++i) target_gradient[(t % period) * n + i] += g.controls[t * n + i];
   // Through y = R tanh(z), z_k = u_k − (1/P) Σ_j u_j: dL/du_k = dL/dz_k − (1/P) Σ_j dL/dz_j.
+  // Through y = clip(u, ±limit): dL/du = dL/dy inside the limits, 0 outside.
+  const bool clip = robot.target_map == ServoTargetMap::Clip;
   std::vector<double> output_gradient(period * n);
   double mean[n] = {};
   for (std::size_t k = 0; k < period; ++k)
     for (std::size_t i = 0; i < n; ++i) {
+      if (clip) {
+        output_gradient[k * n + i] =
+            std::abs(table.outputs[k * n + i]) < robot.target_limit ? target_gradient[k * n + i] : 0.0;
+        continue;
+      }
       const double range = servo_range(static_cast<int>(i));
       const double y = table.targets[k * n + i] / range;
       output_gradient[k * n + i] = target_gradient[k * n + i] * range * (1 - y * y);

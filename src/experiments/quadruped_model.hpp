@@ -20,9 +20,17 @@ namespace diffphys::experiments {
 // through a sphere at its end, the foot. x is forward, z up, the ground is z = 0; at rest
 // the legs hang straight down and every joint coordinate is 0. dt = 0.005 s, half the
 // paper's (QuadrupedDesign::dt).
+// How the network's outputs u become servo targets y.
+enum class ServoTargetMap {
+  CentredTanh,  // y = R tanh(u − ū) (servo_range below): the invented robot's
+  Clip,         // y = clip(u, ±QuadrupedModel::target_limit): the repository's motor min/max
+};
+
 struct QuadrupedModel {
   Scene scene;
   int torso = 0;  // body index
+  ServoTargetMap target_map = ServoTargetMap::CentredTanh;
+  double target_limit = 0.0;  // rad, ServoTargetMap::Clip
   // Servo order (8): for each leg FL, FR, HL, HR its shoulder then its elbow; a positive
   // angle swings the leg's lower end backwards (−x), i.e. pushes the body forwards in stance.
   static constexpr int kLegs = 4;
@@ -80,8 +88,8 @@ constexpr double kElbowRange = 0.5;      // rad, R of the elbows (odd servos)
 double servo_range(int servo);
 
 // The servo targets (steps × 8, row-major) the network sets from the clock at dt.
-std::vector<double> quadruped_servo_targets(const Mlp& network, std::span<const double> weights, int steps,
-                                            double dt);
+std::vector<double> quadruped_servo_targets(const QuadrupedModel& robot, const Mlp& network,
+                                            std::span<const double> weights, int steps, double dt);
 
 // The MLP of §3.3: 2 → 128 → 128 → 8, ReLU, a linear output layer that reads both the top
 // hidden layer and the input (skip connection), initialised to zero (the robot starts the

@@ -35,10 +35,28 @@ std::span<const ExperimentEntry> registry() {
       ExperimentEntry{"arm-reach-random",
                       "Degrave et al. 2019 §3.2.2: an MLP drives the arm to random targets, a batch of robots per update",
                       run_arm_reach_random},
-      ExperimentEntry{"quadruped", "Degrave et al. 2019 §3.3: an MLP on a 1.5 Hz clock learns a gait for an 8-servo quadruped",
-                      run_quadruped},
+      ExperimentEntry{"quadruped",
+                      "Degrave et al. 2019 §3.3: an MLP on a 1.5 Hz clock learns a gait for their public code's quadruped",
+                      run_quadruped,
+                      "solid-spheres: spheres with a solid sphere's inertia 0.4 m r² (the code's: 0.4 m), "
+                      "stiff-servos: servos that reach their target rate unless it takes more than 4 N·m"},
+      ExperimentEntry{"quadruped-invented",
+                      "Degrave et al. 2019 §3.3 on the quadruped we invented before the public code was read",
+                      run_quadruped_invented},
   };
   return entries;
+}
+
+bool has_variant(const ExperimentEntry& entry, std::string_view variant) {
+  std::string_view rest = entry.variants;
+  while (!rest.empty()) {
+    const std::size_t comma = rest.find(", ");
+    const std::string_view item = rest.substr(0, comma);
+    if (item.substr(0, item.find(':')) == variant) return true;
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 2);
+  }
+  return false;
 }
 
 }  // namespace diffphys::experiments

@@ -28,6 +28,20 @@ inline RowCompliance row_compliance(const Model& model, const Params& params, Ro
   return {params.at(model.layout.compliance_time_constant[c]), params.at(model.layout.compliance_damping_ratio[c])};
 }
 
+// Whether a step projects its joints back onto their manifold (stabilize_joints,
+// rigid/integrate.cpp). The mixed LCP's joints are rigid: always. The convex formulation's
+// joint rows are springs of time constant τ (θ's compliance/joint/time_constant): stiffer than
+// the step (τ < h), the spring regularises a rigid joint: its rows are velocity rows and the
+// projection removes the drift. As soft as the step or softer, the joint is meant to flex: its
+// rows' targets are the spring's (spring_target_slope; a load m·g then deflects it by g/ω²,
+// ω = 1/(ζτ)) and it is not projected, which would undo the deflection every step and add
+// the correction over h to the velocities — a robot standing still on such joints was driven
+// along at 0.15 m/s by it (tests/joint_projection_test.cpp).
+inline bool projects_joints(const Model& model, const Params& params) {
+  if (model.solver.formulation != Formulation::Convex) return true;
+  return params.at(model.layout.compliance_time_constant[static_cast<int>(RowClass::Joint)]) < model.dt;
+}
+
 // The class of row i of a step: joints [0, joint_rows), limits [joint_rows, limit_rows_end),
 // servos [limit_rows_end, first_contact_row), contacts after (rigid/step_workspace.hpp).
 inline RowClass row_class(std::size_t joint_rows, std::size_t limit_rows_end, std::size_t first_contact_row,
@@ -48,6 +62,17 @@ inline Softness softness(double h, const RowCompliance& compliance) {
   const double kappa = 1.0 / denominator;
   return {kappa, kappa * kappa * (2.0 * h * h / (zeta * zeta * tau * tau * tau) + 2.0 * h / (tau * tau)),
           kappa * kappa * 2.0 * h * h / (zeta * zeta * zeta * tau * tau)};
+}
+
+// The spring–damper's target per unit position error, −1/(h + 2ζ²τ) (v̂ = slope · C above),
+// with its partial derivatives: the target of a flexible joint's rows (projects_joints false).
+struct TargetSlope {
+  double value = 0.0, d_time_constant = 0.0, d_damping_ratio = 0.0;
+};
+inline TargetSlope spring_target_slope(double h, const RowCompliance& compliance) {
+  const double tau = compliance.time_constant, zeta = compliance.damping_ratio;
+  const double d = h + 2.0 * zeta * zeta * tau;
+  return {-1.0 / d, 2.0 * zeta * zeta / (d * d), 4.0 * zeta * tau / (d * d)};
 }
 
 // Target of a one-sided row at signed distance `gap` from its bound (contacts, limits), with

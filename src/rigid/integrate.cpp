@@ -169,8 +169,8 @@ void integrate(const Model& model, const State& state_in, std::span<const double
 }
 
 double stabilize_joints(const Model& model, std::span<const solve::ConstraintRow> joint_rows,
-                        const solve::MassBlocks& mass, const solve::MlcpWorkspace* factorized, State& state,
-                        StabilizationBuffers& buffers) {
+                        const solve::MassBlocks& mass, const solve::MlcpWorkspace* factorized, bool project,
+                        State& state, StabilizationBuffers& buffers) {
   if (joint_rows.empty()) return 0.0;
   const std::size_t rows = joint_rows.size();
   buffers.errors.resize(rows);
@@ -188,7 +188,8 @@ double stabilize_joints(const Model& model, std::span<const solve::ConstraintRow
   for (int iteration = 0;; ++iteration) {
     for (std::size_t b = 0; b < state.orientation.size(); ++b) buffers.bodies.rotation[b] = state.orientation[b].to_matrix();
     error = joint_position_errors(model, state, buffers.bodies, buffers.errors);
-    if (error <= model.solver.stabilization_tolerance || iteration >= model.solver.stabilization_iterations) break;
+    if (!project || error <= model.solver.stabilization_tolerance || iteration >= model.solver.stabilization_iterations)
+      break;
     // The complementarity formulation keeps the rows' order: its mixed LCP with redundant rows
     // has several solutions, and which one a trajectory follows can turn on the rounding of
     // this projection (the quadruped's learning test, tests/quadruped_test.cpp, then ends on a

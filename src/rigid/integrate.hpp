@@ -51,9 +51,10 @@ struct StabilizationBuffers {
 // joint_rows are the step's joint rows (append_joint_rows at the start of the step) and mass
 // the start-of-step mass blocks. `factorized`, if not null, is a workspace that already holds
 // the envelope factorisation and responses of exactly these rows (the velocity solve's, when
-// it had joint rows only), which is then reused. Returns the final max |φ|.
+// it had joint rows only), which is then reused. Returns the final max |φ|; with `project`
+// false (projects_joints, rigid/compliance.hpp) it only measures it.
 double stabilize_joints(const Model& model, std::span<const solve::ConstraintRow> joint_rows,
-                        const solve::MassBlocks& mass, const solve::MlcpWorkspace* factorized, State& state,
-                        StabilizationBuffers& buffers);
+                        const solve::MassBlocks& mass, const solve::MlcpWorkspace* factorized, bool project,
+                        State& state, StabilizationBuffers& buffers);
 
 }  // namespace diffphys::rigid

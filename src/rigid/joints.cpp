@@ -148,6 +148,14 @@ void append_joint_rows(const Model& model, const State& state, const BodyDynamic
     });
 }
 
+void set_joint_spring_targets(const Model& model, const State& state, const BodyDynamics& bodies, double slope,
+                              std::span<solve::ConstraintRow> rows) {
+  std::size_t index = 0;
+  for (const Joint& joint : model.joints)
+    for_each_joint_row(joint, state, bodies,
+                       [&](const ConstraintRow&, double error) { rows[index++].rhs = slope * error; });
+}
+
 double joint_position_errors(const Model& model, const State& state, const BodyDynamics& bodies,
                              std::span<double> errors) {
   std::size_t index = 0;

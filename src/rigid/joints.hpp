@@ -25,6 +25,11 @@ namespace diffphys::rigid {
 void append_joint_rows(const Model& model, const State& state, const BodyDynamics& bodies,
                        std::vector<solve::ConstraintRow>& rows);
 
+// Sets each joint row's target to slope · φ, its position error (the flexible joints of the
+// convex formulation: rigid/compliance.hpp, projects_joints); rows as append_joint_rows made them.
+void set_joint_spring_targets(const Model& model, const State& state, const BodyDynamics& bodies, double slope,
+                              std::span<solve::ConstraintRow> rows);
+
 // Position errors of every joint row, in the order of append_joint_rows; returns max |φ|.
 double joint_position_errors(const Model& model, const State& state, const BodyDynamics& bodies,
                              std::span<double> errors);

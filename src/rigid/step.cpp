@@ -115,6 +115,11 @@ StepStatus step(const Model& model, const Params& params, const State& state_in,
   const rigid::RowBlocks row_blocks{ws.joint_rows, ws.limit_rows_end, ws.first_contact_row};
   const bool convex = model.solver.formulation == Formulation::Convex;
   if (convex) assign_softness(model, params, ws.rows, row_blocks);
+  if (!rigid::projects_joints(model, params))
+    rigid::set_joint_spring_targets(
+        model, state_in, ws.bodies,
+        rigid::spring_target_slope(model.dt, rigid::row_compliance(model, params, RowClass::Joint)).value,
+        std::span(ws.rows.data(), joint_row_count));
   const bool warm_start =
       !convex && model.solver.type == SolverType::ProjectedGaussSeidel && model.solver.warm_start;
   if (warm_start)
@@ -169,8 +174,9 @@ StepStatus step(const Model& model, const Params& params, const State& state_in,
   const bool joint_rows_only = !convex && ws.rows.size() == joint_row_count &&
                                settings.type == SolverType::InteriorPoint && solved.iterations > 0;
   ws.joint_factorization_valid = joint_rows_only;
-  const double joint_error = rigid::stabilize_joints(model, joint_rows, mass, joint_rows_only ? &ws.solver : nullptr,
-                                                     state_out, ws.stabilization);
+  const double joint_error =
+      rigid::stabilize_joints(model, joint_rows, mass, joint_rows_only ? &ws.solver : nullptr,
+                              rigid::projects_joints(model, params), state_out, ws.stabilization);
 
   if (warm_start)
     rigid::store_warm_start(ws.warm_start, state_out, ws.rows, row_blocks, ws.limit_sources, ws.contacts, ws.lambda);
