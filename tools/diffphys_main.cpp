@@ -382,7 +382,7 @@ int main(int argc, char** argv) {
   experiment->add_option("name", experiment_options.name, "One of: " + diffphys::cli::experiment_names())
       ->required();
   experiment->add_flag("--quick", experiment_options.quick,
-                       "The short test variant (under a minute; the quadruped's takes minutes)");
+                       "The short test variant (under a minute; the invented quadruped's takes minutes)");
   experiment->add_flag("--full", experiment_options.full, "The paper's full-size variant where the default is scaled down");
   experiment->add_flag("--json", experiment_options.json_only, "Print only the final JSON line");
   experiment->add_option("--out", experiment_options.out_dir, "Directory for plots and trajectories")
