@@ -367,6 +367,11 @@ int main(int argc, char** argv) {
       ->default_val(1e-7)
       ->check(finite_number_above(0.0, false));
   gradcheck->add_flag("--failures-only", gradcheck_options.only_failures, "Print only the disagreeing rows");
+  gradcheck->add_flag("--health", gradcheck_options.health,
+                      "Instead of the finite-difference table, the gradient's health over the rollout: how the "
+                      "final state's sensitivity to earlier states grows or vanishes, where an explosion starts and "
+                      "which backward stage drives it, the first NaN (rigid scenes; exit 3 if not finite)");
+  gradcheck->add_option("--health-csv", gradcheck_options.health_csv, "With --health: also write it per step to this CSV file");
   gradcheck
       ->add_option("--formulation", gradcheck_options.scene.formulation,
                    "Override the rigid bodies' contact formulation: complementarity or convex (an error for a "

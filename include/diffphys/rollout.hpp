@@ -16,6 +16,7 @@
 // contact set and the LCP's active set of the forward step held fixed.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -69,6 +70,13 @@ struct GradientHealth {
   // (adjoint/lcp_vjp.hpp; 0 when every step used the dense LU). A direct solve: ~1e-14,
   // and above 1e-12 only if refinement and refactorisation could not bring it down.
   double lcp_adjoint_residual = 0.0;
+  // Per reversed step t (T entries, t = 0…T−1), the norm of the adjoint after each backward
+  // stage of step t relative to the norm of x̄_{t+1} it started from (0 when that was 0):
+  // [0] v̄⁺ after the joint projection and integration, [1] v̄_free after the velocity solve
+  // (LCP or convex), [2] x̄_t, the whole step's output before the loss, the decay and the
+  // clipping. Where a gradient explodes, these say which stage amplifies it
+  // (diffphys/gradient_health.hpp). Maximal coordinates only (empty in joint coordinates).
+  std::vector<std::array<double, 3>> stage_gain;
 };
 
 struct Gradients {

@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "diffphys/gradient_health.hpp"
 #include "diffphys/optimizer.hpp"
 #include "experiments/experiment_io.hpp"
 #include "experiments/quadruped_model.hpp"
@@ -299,6 +300,20 @@ ExperimentResult run_quadruped_recipe(const ExperimentOptions& options, const Qu
     perturbed.push_back(
         perturbed_speeds(robot, network, best_weights, steps, radius, kPerturbationSamples, options.seed));
   const Model& model = robot.scene.model;
+  // The gradient's health on the best policy's episode (diffphys/gradient_health.hpp): the
+  // training loss's backward pass (decay and clipping as trained) and the raw dynamics'
+  // sensitivity of the final state to earlier ones, per step in gradient_health.csv.
+  GradientHealth best_health;
+  std::vector<double> best_gradient(best_weights.size());
+  run_quadruped_episode(robot, network, best_weights, steps, rollout_options, best_gradient, &best_health);
+  Rollout best_rollout(model, robot.scene.params);
+  best_rollout.run(robot.scene.state, best_targets, steps);
+  const TerminalSensitivity best_sensitivity = terminal_sensitivity(model, robot.scene.params, best_rollout);
+  const GradientHealthReport health = analyze_gradient_health(best_health, best_sensitivity, dt);
+  {
+    std::ofstream out(folder / "gradient_health.csv");
+    write_gradient_health_csv(out, best_health, best_sensitivity);
+  }
   record_trajectory(model, robot.scene.params, robot.scene.state, best_targets, steps, folder / "trajectory.json");
   if (recipe.hand_tuned_trot)
     record_trajectory(model, robot.scene.params, robot.scene.state, trot_targets, steps,
@@ -368,6 +383,13 @@ ExperimentResult run_quadruped_recipe(const ExperimentOptions& options, const Qu
   figures["cpu_seconds_per_update"] = cpu_seconds / updates;
   figures["paper_seconds_per_update"] = 3600.0 / 500;
   figures["loss_curve"] = (folder / "loss.csv").string();
+  figures["gradient_health"] = {{"verdict", health.verdict},
+                                {"growth_per_second", health.growth_per_second},
+                                {"largest_amplification", health.total_growth},
+                                {"onset_step", health.onset_step},
+                                {"onset_stage", health.onset_stage},
+                                {"contact_changes", health.contact_changes},
+                                {"per_step", (folder / "gradient_health.csv").string()}};
   figures["trajectory"] = (folder / "trajectory.json").string();
   ExperimentResult result;
   const bool sane = finite && lowest_torso > recipe.torso_through_ground;

@@ -1,0 +1,76 @@
+// diffphys/gradient_health.hpp — the numerical health of a rollout's gradient (the overview
+// paper's "numerical-stability tooling"): how fast the sensitivity of the final state to
+// earlier states grows or dies back over the horizon, where an explosion starts (the step and
+// the backward stage that amplifies), where a NaN or Inf first appears, and what else the
+// backward pass saw (contact changes, clipped steps, unconverged or unhealthy forward steps).
+// `diffphys gradcheck SCENE --health` prints it; the experiments write it beside their curves.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "diffphys/rollout.hpp"
+
+namespace diffphys {
+
+// s_t = max over probes of ‖(∂x_T/∂x_t)ᵀ u‖ for random unit cotangents u at x_T (T + 1
+// entries): the final state's sensitivity to x_t, one exact backward pass per probe (no decay,
+// no clipping: the rollout's own dynamics). A lower bound of the Jacobian's spectral norm that
+// random probes make tight up to a small factor. With joints (maximal coordinates) u is first
+// restricted to the joint manifold's tangent (J M⁻¹ u = 0 for the pose and the velocity
+// halves): a component off the manifold would read the projection's 1/h as a sensitivity.
+// `rollout` must have run model and params.
+struct TerminalSensitivity {
+  std::vector<double> values;  // s_t, t = 0…T
+  // The first probe's backward pass: its stage gains say which stage amplifies (the loss's
+  // own pass may start from a cotangent off the manifold, which the last step reads as 1/h).
+  GradientHealth probe_health;
+};
+TerminalSensitivity terminal_sensitivity(const Model& model, const Params& params, const Rollout& rollout,
+                                         int probes = 4, std::uint32_t seed = 1);
+
+struct GradientHealthReport {
+  int steps = 0;
+  double dt = 0.0;
+  // Growth of s_t per step back: exp of the least-squares slope of log s_t against T − t over
+  // the finite, positive entries; per second: that ^ (1/dt).
+  double growth_per_step = 1.0, growth_per_second = 1.0;
+  double total_growth = 1.0;  // max_t s_t / s_T: the largest amplification over the horizon
+  double smallest = 1.0;      // min_t s_t / s_T
+  // "stable", "exploding" (some s_t ≥ 10⁶, or ≥ 10³ and growing tenfold per second or
+  // faster), "vanishing" (some s_t ≤ 10⁻⁶, or ≤ 10⁻³ and shrinking tenfold per second or
+  // faster), "non-finite" (a NaN or Inf in the backward pass).
+  std::string verdict = "stable";
+  // Exploding: the step (counting back from T, as the rollout counts) where s_t first passes
+  // 10× of s_T, the stage of the steps just before it (their stage_gain) that amplified most,
+  // and that stage's mean gain per step there.
+  int onset_step = -1;
+  std::string onset_stage;
+  double onset_stage_gain = 0.0;
+  // The backward pass of the loss it was given (GradientHealth).
+  int first_non_finite_step = -1;
+  std::string first_non_finite_stage;
+  double largest_state_gradient = 0.0;  // max_t |dL/dx_t|
+  int contact_changes = 0;
+  int clipped_steps = 0;
+  bool solver_converged = true;
+  int first_unhealthy_step = -1;
+  std::string state_health_message;
+};
+
+// health: the loss's backward pass (Gradients::health); sensitivity: terminal_sensitivity.
+GradientHealthReport analyze_gradient_health(const GradientHealth& health, const TerminalSensitivity& sensitivity,
+                                             double dt);
+
+// The report as lines of text, then a table of s_t, |dL/dx_t| and the probe's stage gains at
+// up to `rows` steps spread over the horizon.
+void print_gradient_health(std::ostream& out, const GradientHealthReport& report, const GradientHealth& health,
+                           const TerminalSensitivity& sensitivity, int rows = 20);
+
+// Per step t = 0…T: t, s_t, |dL/dx_t| and the probe's three stage gains of step t (empty at
+// T), as CSV.
+void write_gradient_health_csv(std::ostream& out, const GradientHealth& health, const TerminalSensitivity& sensitivity);
+
+}  // namespace diffphys

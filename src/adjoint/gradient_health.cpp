@@ -1,0 +1,279 @@
+// adjoint/gradient_health.cpp — the gradient health report (diffphys/gradient_health.hpp):
+// terminal sensitivities by random-probe backward passes, their growth over the horizon, the
+// onset of an explosion and the backward stage that drives it.
+#include "diffphys/gradient_health.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ostream>
+#include <random>
+
+#include "diffphys/error.hpp"
+#include "rigid/body_dynamics.hpp"
+#include "rigid/joints.hpp"
+#include "solve/dense_cholesky.hpp"
+
+namespace diffphys {
+namespace {
+
+const char* const kStageNames[3] = {"joint projection and integration", "velocity solve",
+                                    "constraint rows, contact geometry, forces and masses"};
+
+constexpr double kExplodingTotal = 1e6, kNoticeableTotal = 1e3, kTenfoldPerSecond = 10.0;
+constexpr int kOnsetWindow = 20;  // steps before the onset whose stage gains are compared
+
+bool usable(double s) { return std::isfinite(s) && s > 0; }
+
+// u ← u − Jᵀ(J M⁻¹ Jᵀ)⁻¹ J M⁻¹ u on the pose half (p̄, θ̄) and the velocity half (v̄, ω̄) of each
+// body's 12 state components, J the joint rows at `state` (J = ∂φ/∂q, rigid/joints.hpp).
+void restrict_to_joint_tangent(const Model& model, const Params& params, const State& state, std::vector<double>& u) {
+  if (model.joint_count() == 0 || model.solver.coordinates == Coordinates::Reduced) return;
+  rigid::BodyDynamics bodies;
+  rigid::compute_body_dynamics(model, params, state, bodies);
+  std::vector<solve::ConstraintRow> rows;
+  rigid::append_joint_rows(model, state, bodies, rows);
+  const solve::MassBlocks mass = bodies.mass_blocks();
+  const std::size_t m = rows.size();
+  // M⁻¹J_iᵀ per row, 6 per body (zero on static bodies, whose inverse mass is 0).
+  const auto body_count = static_cast<std::size_t>(model.body_count());
+  std::vector<double> response(m * 6 * body_count, 0.0);
+  for (std::size_t i = 0; i < m; ++i)
+    for (const auto& [body, linear, angular] :
+         {std::tuple{rows[i].body_a, rows[i].linear_a, rows[i].angular_a},
+          std::tuple{rows[i].body_b, rows[i].linear_b, rows[i].angular_b}}) {
+      const auto b = static_cast<std::size_t>(body);
+      const Vec3 l = linear * mass.inverse_mass[b], a = mass.inverse_inertia[b] * angular;
+      double* r = &response[i * 6 * body_count + 6 * b];
+      r[0] += l.x, r[1] += l.y, r[2] += l.z, r[3] += a.x, r[4] += a.y, r[5] += a.z;
+    }
+  const auto row_dot = [&](std::size_t i, const double* v6) {  // J_i · v (v: 6 per body)
+    const solve::ConstraintRow& row = rows[i];
+    const double* va = v6 + 6 * static_cast<std::size_t>(row.body_a);
+    const double* vb = v6 + 6 * static_cast<std::size_t>(row.body_b);
+    return dot(row.linear_a, Vec3{va[0], va[1], va[2]}) + dot(row.angular_a, Vec3{va[3], va[4], va[5]}) +
+           dot(row.linear_b, Vec3{vb[0], vb[1], vb[2]}) + dot(row.angular_b, Vec3{vb[3], vb[4], vb[5]});
+  };
+  std::vector<double> matrix(m * m);
+  double trace = 0.0;
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t j = 0; j < m; ++j) {
+      matrix[i * m + j] = row_dot(i, &response[j * 6 * body_count]);
+      if (i == j) trace += matrix[i * m + j];
+    }
+  for (std::size_t i = 0; i < m; ++i) matrix[i * m + i] += 1e-12 * trace / static_cast<double>(m);  // redundant rows
+  if (!solve::cholesky_factorize(matrix.data(), m, m)) return;
+  std::vector<double> half(6 * body_count), y(m);
+  for (const std::size_t offset : {std::size_t{0}, std::size_t{6}}) {
+    for (std::size_t b = 0; b < body_count; ++b)
+      for (int k = 0; k < 6; ++k) half[6 * b + k] = u[12 * b + offset + k];
+    // y = A⁻¹ J M⁻¹ u_half: (J M⁻¹ u)_i = (M⁻¹J_iᵀ) · u_half.
+    for (std::size_t i = 0; i < m; ++i) {
+      double s = 0.0;
+      for (std::size_t k = 0; k < 6 * body_count; ++k) s += response[i * 6 * body_count + k] * half[k];
+      y[i] = s;
+    }
+    solve::cholesky_solve(matrix.data(), m, m, y.data());
+    for (std::size_t i = 0; i < m; ++i) {
+      const solve::ConstraintRow& row = rows[i];
+      for (const auto& [body, linear, angular] :
+           {std::tuple{row.body_a, row.linear_a, row.angular_a}, std::tuple{row.body_b, row.linear_b, row.angular_b}}) {
+        double* target = &u[12 * static_cast<std::size_t>(body) + offset];
+        const Vec3 l = linear * y[i], a = angular * y[i];
+        target[0] -= l.x, target[1] -= l.y, target[2] -= l.z, target[3] -= a.x, target[4] -= a.y, target[5] -= a.z;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TerminalSensitivity terminal_sensitivity(const Model& model, const Params& params, const Rollout& rollout, int probes,
+                                         std::uint32_t seed) {
+  if (probes < 1) throw Error(message("terminal_sensitivity: probes must be at least 1, got ", probes));
+  const int steps = rollout.steps();
+  if (steps < 1) throw Error("terminal_sensitivity: the rollout has not run");
+  std::mt19937 random(seed);
+  std::normal_distribution<double> gaussian;
+  TerminalSensitivity result;
+  std::vector<double>& sensitivity = result.values;
+  sensitivity.assign(static_cast<std::size_t>(steps) + 1, 0.0);
+  std::vector<double> direction;
+  for (int probe = 0; probe < probes; ++probe) {
+    bool drawn = false;
+    const Gradients g = rollout.backward([&](int t, const State& state, std::span<double> gradient) {
+      if (t != steps) return;
+      if (!drawn) {
+        direction.resize(gradient.size());
+        for (double& d : direction) d = gaussian(random);
+        restrict_to_joint_tangent(model, params, state, direction);
+        // Bodies that do not move have no state to perturb (the backward pass zeroes them too).
+        for (std::size_t b = 0; b < static_cast<std::size_t>(model.body_count()); ++b)
+          if (model.bodies[b].type != BodyType::Dynamic) std::fill_n(direction.begin() + 12 * b, 12, 0.0);
+        double squared = 0.0;
+        for (const double d : direction) squared += d * d;
+        for (double& d : direction) d /= std::sqrt(squared);
+        drawn = true;
+      }
+      for (std::size_t k = 0; k < gradient.size(); ++k) gradient[k] += direction[k];
+    });
+    for (std::size_t t = 0; t < sensitivity.size(); ++t) {
+      const double norm = g.health.state_gradient_norm[t];
+      sensitivity[t] = std::isfinite(norm) ? std::max(sensitivity[t], norm) : norm;
+    }
+    if (probe == 0) result.probe_health = g.health;
+  }
+  return result;
+}
+
+GradientHealthReport analyze_gradient_health(const GradientHealth& health, const TerminalSensitivity& terminal,
+                                             double dt) {
+  const std::vector<double>& sensitivity = terminal.values;
+  const auto& stage_gain = terminal.probe_health.stage_gain;
+  GradientHealthReport report;
+  report.steps = sensitivity.empty() ? 0 : static_cast<int>(sensitivity.size()) - 1;
+  report.dt = dt;
+  report.first_non_finite_step = health.first_non_finite_step;
+  report.first_non_finite_stage = health.first_non_finite_stage;
+  report.contact_changes = static_cast<int>(health.contact_changes.size());
+  report.clipped_steps = health.clipped_steps;
+  report.solver_converged = health.solver_converged;
+  report.first_unhealthy_step = health.first_unhealthy_step;
+  report.state_health_message = health.state_health_message;
+  for (const double n : health.state_gradient_norm)
+    report.largest_state_gradient = std::max(report.largest_state_gradient, n);
+  if (report.steps < 1) return report;
+
+  const int T = report.steps;
+  const double final_value = sensitivity[static_cast<std::size_t>(T)];
+  bool finite = usable(final_value);
+  // Least squares of ln s_t on k = T − t over the usable entries.
+  double n = 0, sum_k = 0, sum_y = 0, sum_kk = 0, sum_ky = 0;
+  for (int t = 0; t <= T && finite; ++t) {
+    const double s = sensitivity[static_cast<std::size_t>(t)];
+    if (!std::isfinite(s)) {
+      finite = false;
+      break;
+    }
+    if (s <= 0) continue;
+    const double k = T - t, y = std::log(s / final_value);
+    n += 1;
+    sum_k += k;
+    sum_y += y;
+    sum_kk += k * k;
+    sum_ky += k * y;
+    report.total_growth = std::max(report.total_growth, s / final_value);
+    report.smallest = std::min(report.smallest, s / final_value);
+  }
+  if (!finite || report.first_non_finite_step >= 0) {
+    report.verdict = "non-finite";
+    return report;
+  }
+  const double denominator = n * sum_kk - sum_k * sum_k;
+  const double slope = denominator > 0 ? (n * sum_ky - sum_k * sum_y) / denominator : 0.0;
+  report.growth_per_step = std::exp(slope);
+  report.growth_per_second = std::exp(slope / dt);
+  if (report.total_growth >= kExplodingTotal ||
+      (report.total_growth >= kNoticeableTotal && report.growth_per_second >= kTenfoldPerSecond))
+    report.verdict = "exploding";
+  else if (report.smallest <= 1.0 / kExplodingTotal ||
+           (report.smallest <= 1.0 / kNoticeableTotal && report.growth_per_second <= 1.0 / kTenfoldPerSecond))
+    report.verdict = "vanishing";
+
+  if (report.verdict == "exploding") {
+    for (int t = T; t >= 0; --t)
+      if (sensitivity[static_cast<std::size_t>(t)] >= 10.0 * final_value) {
+        report.onset_step = t;
+        break;
+      }
+    // The stage that amplified most over the steps reversed just before the onset: mean
+    // log of each stage's own gain (stage k's output over stage k−1's).
+    if (report.onset_step >= 0 && !stage_gain.empty()) {
+      double mean_log[3] = {0, 0, 0};
+      int counted = 0;
+      for (int t = report.onset_step; t < std::min(T, report.onset_step + kOnsetWindow); ++t) {
+        const auto& gain = stage_gain[static_cast<std::size_t>(t)];
+        if (!(usable(gain[0]) && usable(gain[1]) && usable(gain[2]))) continue;
+        mean_log[0] += std::log(gain[0]);
+        mean_log[1] += std::log(gain[1] / gain[0]);
+        mean_log[2] += std::log(gain[2] / gain[1]);
+        ++counted;
+      }
+      if (counted > 0) {
+        const int stage = static_cast<int>(std::max_element(mean_log, mean_log + 3) - mean_log);
+        report.onset_stage = kStageNames[stage];
+        report.onset_stage_gain = std::exp(mean_log[stage] / counted);
+      }
+    }
+  }
+  return report;
+}
+
+void print_gradient_health(std::ostream& out, const GradientHealthReport& report, const GradientHealth& health,
+                           const TerminalSensitivity& terminal, int rows) {
+  const std::vector<double>& sensitivity = terminal.values;
+  const auto& stage_gain = terminal.probe_health.stage_gain;
+  char line[256];
+  out << "gradient health over " << report.steps << " steps (" << report.steps * report.dt << " s): "
+      << report.verdict << "\n";
+  std::snprintf(line, sizeof line,
+                "  sensitivity of x_T to x_t: growth %.4g per step back (%.4g per second), largest %.3g, smallest %.3g"
+                " (of its value at T)\n",
+                report.growth_per_step, report.growth_per_second, report.total_growth, report.smallest);
+  out << line;
+  if (report.onset_step >= 0) {
+    out << "  exploding from step " << report.onset_step << " back (10x at T); the stage amplifying there: "
+        << (report.onset_stage.empty() ? std::string("not recorded") : report.onset_stage);
+    if (!report.onset_stage.empty()) {
+      std::snprintf(line, sizeof line, " (x%.4g per step)", report.onset_stage_gain);
+      out << line;
+    }
+    out << "\n";
+  }
+  if (report.first_non_finite_step >= 0)
+    out << "  first NaN/Inf at step " << report.first_non_finite_step << ", stage: " << report.first_non_finite_stage
+        << "\n";
+  std::snprintf(line, sizeof line, "  largest |dL/dx_t| %.4g; contact set changes at %d steps; %d steps clipped\n",
+                report.largest_state_gradient, report.contact_changes, report.clipped_steps);
+  out << line;
+  out << "  forward steps: " << (report.solver_converged ? "every one converged" : "some did not converge");
+  if (report.first_unhealthy_step >= 0)
+    out << "; unhealthy from step " << report.first_unhealthy_step << ": " << report.state_health_message;
+  out << "\n";
+  if (report.steps < 1 || rows < 1) return;
+  std::snprintf(line, sizeof line, "  %8s %14s %14s %12s %12s %12s\n", "step", "s_t", "|dL/dx_t|", "gain:integr.",
+                "gain:solve", "gain:step");
+  out << line;
+  const int count = std::min(rows, report.steps + 1);
+  for (int r = 0; r < count; ++r) {
+    const int t = count == 1 ? report.steps : static_cast<int>(std::lround(static_cast<double>(r) * report.steps / (count - 1)));
+    const auto i = static_cast<std::size_t>(t);
+    const double norm = i < health.state_gradient_norm.size() ? health.state_gradient_norm[i] : NAN;
+    if (i < stage_gain.size()) {
+      const auto& gain = stage_gain[i];
+      std::snprintf(line, sizeof line, "  %8d %14.6g %14.6g %12.4g %12.4g %12.4g\n", t, sensitivity[i], norm, gain[0],
+                    gain[1], gain[2]);
+    } else {
+      std::snprintf(line, sizeof line, "  %8d %14.6g %14.6g\n", t, sensitivity[i], norm);
+    }
+    out << line;
+  }
+}
+
+void write_gradient_health_csv(std::ostream& out, const GradientHealth& health, const TerminalSensitivity& terminal) {
+  const std::vector<double>& sensitivity = terminal.values;
+  const auto& stage_gain = terminal.probe_health.stage_gain;
+  out << "step,terminal_sensitivity,state_gradient_norm,gain_integration,gain_solve,gain_step\n";
+  char line[192];
+  for (std::size_t t = 0; t < sensitivity.size(); ++t) {
+    const double norm = t < health.state_gradient_norm.size() ? health.state_gradient_norm[t] : NAN;
+    if (t < stage_gain.size())
+      std::snprintf(line, sizeof line, "%zu,%.9g,%.9g,%.9g,%.9g,%.9g\n", t, sensitivity[t], norm, stage_gain[t][0],
+                    stage_gain[t][1], stage_gain[t][2]);
+    else
+      std::snprintf(line, sizeof line, "%zu,%.9g,%.9g,,,\n", t, sensitivity[t], norm);
+    out << line;
+  }
+}
+
+}  // namespace diffphys
