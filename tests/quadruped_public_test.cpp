@@ -14,6 +14,7 @@
 #include "diffphys/model_builder.hpp"
 #include "diffphys/simulator.hpp"
 #include "experiments/quadruped_public_model.hpp"
+#include "quadruped_test_support.hpp"
 #include "rigid/compliance.hpp"
 
 namespace diffphys::experiments {
@@ -134,31 +135,7 @@ TEST(PublicQuadruped, TargetsAreTheNetworksOutputsClippedTo45Degrees) {
 // Through contacts, flexible joints, servos and the clip, 40 steps of a network with outputs
 // partly clipped: dL/dW against central differences.
 TEST(PublicQuadruped, EpisodeWeightGradientMatchesCentralDifferences) {
-  const QuadrupedModel robot = build_public_quadruped();
-  MlpSpec spec = quadruped_network_spec();
-  spec.hidden = {16, 16};
-  spec.output_init_scale = 0.5;
-  spec.random_hidden_biases = true;
-  const Mlp network(spec, 11);
-  std::vector<double> weights(network.weights().begin(), network.weights().end());
-  const int steps = 40;
-  RolloutOptions options;
-  std::vector<double> gradient(weights.size());
-  run_quadruped_episode(robot, network, weights, steps, options, gradient);
-  const auto loss = [&](const std::vector<double>& w) {
-    return -run_quadruped_episode(robot, network, w, steps, options, {}).average_forward_velocity;
-  };
-  const double h = 1e-6;
-  int significant = 0;
-  for (std::size_t k = 0; k < weights.size(); k += 23) {
-    std::vector<double> plus = weights, minus = weights;
-    plus[k] += h;
-    minus[k] -= h;
-    const double numeric = (loss(plus) - loss(minus)) / (2 * h);
-    EXPECT_NEAR(gradient[k], numeric, 1e-5 * std::max(1.0, std::abs(numeric))) << "weight " << k;
-    if (std::abs(numeric) > 1e-4) ++significant;
-  }
-  EXPECT_GT(significant, 5);
+  testing::expect_episode_weight_gradient_matches_central_differences(build_public_quadruped());
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "diffphys/error.hpp"
 #include "diffphys/simulator.hpp"
 #include "cli_test_helpers.hpp"
+#include "quadruped_test_support.hpp"
 #include "experiments/quadruped_model.hpp"
 
 namespace diffphys::experiments {
@@ -167,31 +168,7 @@ TEST(Quadruped, StandsStillUnderTheZeroPolicy) {
 // legs move and touch the ground, against central differences, for a spread of weights of
 // every layer. The network's output layer is not zero here, so the servos move from step 0.
 TEST(Quadruped, EpisodeWeightGradientMatchesCentralDifferences) {
-  const QuadrupedModel robot = build_quadruped();
-  MlpSpec spec = quadruped_network_spec();
-  spec.hidden = {16, 16};
-  spec.output_init_scale = 0.5;
-  spec.random_hidden_biases = true;
-  const Mlp network(spec, 11);
-  std::vector<double> weights(network.weights().begin(), network.weights().end());
-  const int steps = 40;
-  const RolloutOptions options;
-  std::vector<double> gradient(weights.size());
-  run_quadruped_episode(robot, network, weights, steps, options, gradient);
-  const auto loss = [&](const std::vector<double>& w) {
-    return -run_quadruped_episode(robot, network, w, steps, options, {}).average_forward_velocity;
-  };
-  const double h = 1e-6;
-  int significant = 0;
-  for (std::size_t k = 0; k < weights.size(); k += 23) {
-    std::vector<double> plus = weights, minus = weights;
-    plus[k] += h;
-    minus[k] -= h;
-    const double numeric = (loss(plus) - loss(minus)) / (2 * h);
-    EXPECT_NEAR(gradient[k], numeric, 1e-5 * std::max(1.0, std::abs(numeric))) << "weight " << k;
-    if (std::abs(numeric) > 1e-4) ++significant;
-  }
-  EXPECT_GT(significant, 5);
+  testing::expect_episode_weight_gradient_matches_central_differences(build_quadruped());
 }
 
 TEST(Quadruped, RefusesANetworkOfTheWrongShape) {
