@@ -36,7 +36,8 @@ TerminalSensitivity profile(int steps, double growth_per_step_back) {
 
 TEST(GradientHealth, GeometricGrowthIsExplodingFromWhereItPassesTenfold) {
   TerminalSensitivity terminal = profile(1000, 1.02);
-  // Stage gains: the velocity solve triples the adjoint, the other stages halve or keep it.
+  // Cumulative stage gains: integration halves the adjoint, the velocity solve brings it to
+  // 1.5× the step's input, the rest keeps it: the solve raised it, by 1.5.
   terminal.probe_health.stage_gain.assign(1000, {0.5, 1.5, 1.5});
   const GradientHealthReport report = analyze_gradient_health(GradientHealth{}, terminal, 0.01);
   EXPECT_EQ(report.verdict, "exploding");
@@ -46,7 +47,25 @@ TEST(GradientHealth, GeometricGrowthIsExplodingFromWhereItPassesTenfold) {
   // 1.02^k ≥ 10 from k = 117 steps back: t = 883.
   EXPECT_EQ(report.onset_step, 883);
   EXPECT_EQ(report.onset_stage, "velocity solve");
-  EXPECT_NEAR(report.onset_stage_gain, 3.0, 1e-12);
+  EXPECT_NEAR(report.onset_stage_gain, 1.5, 1e-12);
+  EXPECT_NEAR(report.largest_step_gain, 1.02, 1e-12);
+}
+
+// One step multiplying the sensitivity by 1000 (an impact) is reported as that jump. A stage
+// that shrinks the velocity adjoint while the positions' adjoint passes around it (a resting
+// stack: the step keeps the adjoint's size) amplifies nothing.
+TEST(GradientHealth, AJumpIsReportedAsOneStepAndShrinkingStagesAreNotAmplifiers) {
+  TerminalSensitivity terminal = profile(100, 1.0);
+  for (int t = 0; t <= 50; ++t) terminal.values[static_cast<std::size_t>(t)] = 1000.0;
+  terminal.probe_health.stage_gain.assign(100, {0.001, 0.0003, 1.0});
+  const GradientHealthReport report = analyze_gradient_health(GradientHealth{}, terminal, 0.01);
+  EXPECT_EQ(report.largest_step, 50);
+  EXPECT_NEAR(report.largest_step_gain, 1000.0, 1e-9);
+  EXPECT_EQ(report.onset_step, 50);
+  EXPECT_EQ(report.onset_stage.rfind("none", 0), 0u) << report.onset_stage;
+  std::ostringstream text;
+  print_gradient_health(text, report, GradientHealth{}, terminal);
+  EXPECT_NE(text.str().find("largest one-step amplification: x1000 at step 50"), std::string::npos) << text.str();
 }
 
 TEST(GradientHealth, DecayIsVanishingAndFlatIsStable) {

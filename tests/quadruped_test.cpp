@@ -83,7 +83,7 @@ TEST(Quadruped, EightServosLimitedToFourNewtonMetresOnLateralHinges) {
 
 TEST(Quadruped, NetworkHasThePapersShapeAndStartsAtZero) {
   const Mlp network(quadruped_network_spec(), 3);
-  // 2·128+128 + 128·128+128 + (128+2)·8+8: the paper quotes 17,952 (docs/EXPERIMENTS.md (quadruped)).
+  // 2·128+128 + 128·128+128 + (128+2)·8+8: the paper quotes 17,952 (docs/EXPERIMENTS.md (quadruped-invented)).
   EXPECT_EQ(network.parameter_count(), 17944);
   MlpTape tape;
   double output[8];
@@ -184,7 +184,7 @@ TEST(Quadruped, RefusesANetworkOfTheWrongShape) {
 }
 
 // Forward motion learned from the gradient: the target map cannot lean the robot (its targets
-// swing about 0), so the speed comes from a learned leg rhythm (docs/EXPERIMENTS.md, quadruped).
+// swing about 0), so the speed comes from a learned leg rhythm (docs/EXPERIMENTS.md, quadruped-invented).
 TEST(Quadruped, QuickVariantLearnsForwardMotionFromStandingStill) {
   const auto folder = testing::fresh_test_folder("quadruped-invented");
   const nlohmann::json figures = testing::run_quick_experiment_command("quadruped-invented", folder);

@@ -39,13 +39,20 @@ struct GradientHealthReport {
   double growth_per_step = 1.0, growth_per_second = 1.0;
   double total_growth = 1.0;  // max_t s_t / s_T: the largest amplification over the horizon
   double smallest = 1.0;      // min_t s_t / s_T
+  // The largest one-step amplification s_t / s_{t+1} and its step: a growth that is one jump
+  // (an impact) rather than a rate shows here, and its fitted rate then means little.
+  double largest_step_gain = 1.0;
+  int largest_step = -1;
   // "stable", "exploding" (some s_t ≥ 10⁶, or ≥ 10³ and growing tenfold per second or
   // faster), "vanishing" (some s_t ≤ 10⁻⁶, or ≤ 10⁻³ and shrinking tenfold per second or
   // faster), "non-finite" (a NaN or Inf in the backward pass).
   std::string verdict = "stable";
   // Exploding: the step (counting back from T, as the rollout counts) where s_t first passes
-  // 10× of s_T, the stage of the steps just before it (their stage_gain) that amplified most,
-  // and that stage's mean gain per step there.
+  // 10× of s_T; and, over the steps reversed just before it, the backward stage that raised
+  // the adjoint most above the step's input (stage_gain is cumulative: stage k is credited
+  // with max(1, c_k)/max(1, c_{k−1}), so stages that shrink the velocity adjoint while the
+  // positions' adjoint passes around them are not read as amplifiers), and its mean gain per
+  // step there (1: no stage raised it).
   int onset_step = -1;
   std::string onset_stage;
   double onset_stage_gain = 0.0;

@@ -164,6 +164,11 @@ GradientHealthReport analyze_gradient_health(const GradientHealth& health, const
     sum_ky += k * y;
     report.total_growth = std::max(report.total_growth, s / final_value);
     report.smallest = std::min(report.smallest, s / final_value);
+    const double next = t < T ? sensitivity[static_cast<std::size_t>(t) + 1] : 0.0;
+    if (usable(next) && s / next > report.largest_step_gain) {
+      report.largest_step_gain = s / next;
+      report.largest_step = t;
+    }
   }
   if (!finite || report.first_non_finite_step >= 0) {
     report.verdict = "non-finite";
@@ -186,23 +191,28 @@ GradientHealthReport analyze_gradient_health(const GradientHealth& health, const
         report.onset_step = t;
         break;
       }
-    // The stage that amplified most over the steps reversed just before the onset: mean
-    // log of each stage's own gain (stage k's output over stage k−1's).
+    // The stage that raised the adjoint most over the steps reversed just before the onset:
+    // stage k is credited with log max(1, c_k) − log max(1, c_{k−1}) of the cumulative gains
+    // c (c_{−1} = 1). A stage that shrinks the velocity adjoint while the positions' adjoint
+    // passes around it, and the one after it that merely restores it, earn nothing.
     if (report.onset_step >= 0 && !stage_gain.empty()) {
       double mean_log[3] = {0, 0, 0};
       int counted = 0;
       for (int t = report.onset_step; t < std::min(T, report.onset_step + kOnsetWindow); ++t) {
         const auto& gain = stage_gain[static_cast<std::size_t>(t)];
         if (!(usable(gain[0]) && usable(gain[1]) && usable(gain[2]))) continue;
-        mean_log[0] += std::log(gain[0]);
-        mean_log[1] += std::log(gain[1] / gain[0]);
-        mean_log[2] += std::log(gain[2] / gain[1]);
+        double below = 0.0;  // log max(1, c_{k−1})
+        for (int k = 0; k < 3; ++k) {
+          const double level = std::log(std::max(1.0, gain[static_cast<std::size_t>(k)]));
+          mean_log[k] += std::max(0.0, level - below);
+          below = std::max(below, level);
+        }
         ++counted;
       }
       if (counted > 0) {
         const int stage = static_cast<int>(std::max_element(mean_log, mean_log + 3) - mean_log);
-        report.onset_stage = kStageNames[stage];
         report.onset_stage_gain = std::exp(mean_log[stage] / counted);
+        report.onset_stage = mean_log[stage] > 0 ? kStageNames[stage] : "none (no stage raised the adjoint above its input)";
       }
     }
   }
@@ -221,6 +231,11 @@ void print_gradient_health(std::ostream& out, const GradientHealthReport& report
                 " (of its value at T)\n",
                 report.growth_per_step, report.growth_per_second, report.total_growth, report.smallest);
   out << line;
+  if (report.largest_step >= 0 && report.largest_step_gain > 2.0) {
+    std::snprintf(line, sizeof line, "  largest one-step amplification: x%.4g at step %d\n", report.largest_step_gain,
+                  report.largest_step);
+    out << line;
+  }
   if (report.onset_step >= 0) {
     out << "  exploding from step " << report.onset_step << " back (10x at T); the stage amplifying there: "
         << (report.onset_stage.empty() ? std::string("not recorded") : report.onset_stage);

@@ -32,7 +32,7 @@
 namespace diffphys::experiments {
 namespace {
 
-// How a robot is trained: the two recipes of docs/EXPERIMENTS.md (quadruped).
+// How a robot is trained: the two recipes of docs/EXPERIMENTS.md (quadruped, quadruped-invented).
 struct QuadrupedRecipe {
   std::string name;  // the experiment's name
   std::function<QuadrupedModel(double dt)> build;  // the robot at a time step
@@ -141,7 +141,7 @@ int episode_steps(int evaluation, int first_steps, int full_steps, int curriculu
 // How much of a gait's figure is the time step's: the same servo targets (the policy's clock,
 // or the trot's sines, sampled every dt/2) on the same robot stepped at dt/2, over the same
 // seconds. A gait that holds its speed is a property of the robot; one that does not rides on
-// the discretisation (docs/EXPERIMENTS.md (quadruped), "The time step").
+// the discretisation (docs/EXPERIMENTS.md (quadruped-invented), "The time step").
 QuadrupedEpisode at_half_step(const QuadrupedRecipe& recipe, int steps,
                               const std::function<std::vector<double>(int, double)>& targets) {
   const double fine = recipe.dt / 2;
@@ -159,7 +159,7 @@ QuadrupedEpisode under_hard_contact(const QuadrupedModel& robot, std::span<const
 
 // How much of the best figure rests on the weights' exact values: the speed of the best weights
 // moved by `samples` random directions of Euclidean norm `radius` (Adam's steps reach ~0.13 in
-// this norm). The 10 s average is chaotic in the weights (docs/EXPERIMENTS.md (quadruped),
+// this norm). The 10 s average is chaotic in the weights (docs/EXPERIMENTS.md (quadruped-invented),
 // "Where we fall short"), so the single best figure is the top of a spread, which this measures.
 // The same seed gives the same directions at every norm.
 struct PerturbedSpeeds {

@@ -1,5 +1,5 @@
 // experiments/quadruped_model.cpp — the Degrave et al. 2019 §3.3 quadruped, its episodes and
-// the hand-tuned trot. Dimensions and the reasons for them: docs/EXPERIMENTS.md (quadruped).
+// the hand-tuned trot. Dimensions and the reasons for them: docs/EXPERIMENTS.md (quadruped-invented).
 #include "experiments/quadruped_model.hpp"
 
 #include <algorithm>

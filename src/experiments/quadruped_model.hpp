@@ -13,7 +13,7 @@
 
 namespace diffphys::experiments {
 
-// The robot (docs/EXPERIMENTS.md (quadruped), "The model"): a 0.5 × 0.25 × 0.1 m torso of
+// The robot (docs/EXPERIMENTS.md (quadruped-invented), "The model"): a 0.5 × 0.25 × 0.1 m torso of
 // 21.525 kg (75 % of 28.7 kg) touching the ground through 4 spheres inside its cuboid; four
 // legs, each an upper and a lower leg of 0.08 m on hinges about the lateral y axis (shoulder,
 // elbow), every hinge driven by a servo limited to 4 N·m; each lower leg touches the ground
@@ -37,7 +37,7 @@ struct QuadrupedModel {
   static constexpr int kServos = 8;
 };
 
-// What the paper leaves open (docs/EXPERIMENTS.md (quadruped), "The model"). The defaults are
+// What the paper leaves open (docs/EXPERIMENTS.md (quadruped-invented), "The model"). The defaults are
 // the experiment's robot; the other values were tried in the probes the doc reports.
 struct QuadrupedDesign {
   double leg_length = 0.08;       // m, upper and lower leg each
@@ -48,7 +48,7 @@ struct QuadrupedDesign {
   double servo_velocity = 6.283185307179586;  // rad/s, one turn per second
   // s. §3.3's 10 s are "1,000 time steps" (0.01 s), but our 8 cm legs are faster than the
   // paper's robot: at 0.01 s a gait's speed can change several-fold when the step is halved,
-  // at 0.005 s it holds (docs/EXPERIMENTS.md (quadruped), "The time step").
+  // at 0.005 s it holds (docs/EXPERIMENTS.md (quadruped-invented), "The time step").
   double dt = 0.005;
 };
 
@@ -77,7 +77,7 @@ FeatureMap clock_features(double frequency, double dt);
 // 3 periods): the policy's servo targets repeat with it. Throws Error if there is none.
 int clock_period_steps(double dt);
 
-// How the network's outputs u(t) become servo targets (docs/EXPERIMENTS.md (quadruped), "The
+// How the network's outputs u(t) become servo targets (docs/EXPERIMENTS.md (quadruped-invented), "The
 // controller and the training"): y_i(t) = R tanh(u_i(t) − ū_i), ū_i the mean of u_i over a
 // clock period. The targets are bounded by R, and their mean over a period is 0 to first order
 // in u − ū: the policy can swing the legs but cannot lean the robot onto its stops and stand
@@ -110,7 +110,7 @@ QuadrupedEpisode run_quadruped_episode(const QuadrupedModel& robot, const Mlp& n
 QuadrupedEpisode run_quadruped_open_loop(const QuadrupedModel& robot, std::span<const double> servo_targets,
                                          int steps);
 
-// The hand-tuned open-loop trot (docs/EXPERIMENTS.md (quadruped), "The hand-tuned trot"):
+// The hand-tuned open-loop trot (docs/EXPERIMENTS.md (quadruped-invented), "The hand-tuned trot"):
 // diagonal legs in phase, the two diagonals half a period apart; shoulder
 // θ_s = o_s + A_s sin(2π f t + φ_leg), elbow θ_e = o_e + A_e sin(2π f t + φ_leg + δ), or with
 // elbow_lift_only o_e + A_e max(0, sin(2π f t + φ_leg + δ)): the knee bends only to lift the

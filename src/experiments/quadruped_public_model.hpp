@@ -1,7 +1,8 @@
 // experiments/quadruped_public_model.hpp — the quadruped of Degrave et al. 2019 §3.3 as its
 // authors' public code builds it (317070/TheanoPhysX, robotmodel/demi_predator_ground.json and
 // the engine's soft constraints), for `diffphys experiment quadruped`. Every number, where it
-// comes from and where ours differs: docs/EXPERIMENTS.md (quadruped), "The public robot".
+// comes from and where ours differs: docs/EXPERIMENTS.md (quadruped), "The robot and the recipe,
+// and where each comes from".
 #pragma once
 
 #include "experiments/quadruped_model.hpp"
