@@ -35,7 +35,20 @@ void bind_rollout(py::module_& module) {
       .def_readonly("contact_changes", &GradientHealth::contact_changes,
                     "Steps whose contact set differs from the previous.")
       .def_readonly("clipped_steps", &GradientHealth::clipped_steps)
-      .def_readonly("solver_converged", &GradientHealth::solver_converged);
+      .def_readonly("solver_converged", &GradientHealth::solver_converged)
+      .def_property_readonly(
+          "stage_gain",
+          [](const GradientHealth& health) {
+            py::array_t<double> out({static_cast<py::ssize_t>(health.stage_gain.size()), py::ssize_t{3}});
+            auto view = out.mutable_unchecked<2>();
+            for (std::size_t t = 0; t < health.stage_gain.size(); ++t)
+              for (std::size_t k = 0; k < 3; ++k)
+                view(static_cast<py::ssize_t>(t), static_cast<py::ssize_t>(k)) = health.stage_gain[t][k];
+            return out;
+          },
+          "(T, 3) per rigid step, the adjoint's norm after the joint projection and integration, after the "
+          "velocity solve and after the whole step, relative to the step's input (docs/gradients.md); "
+          "(0, 3) in joint coordinates.");
 }
 
 }  // namespace diffphys::python

@@ -132,6 +132,10 @@ def test_rollout_states_match_simulation_and_gravity_gradient(falling_ball):
     health = gradients.health
     assert health.state_gradient_norm.shape == (steps + 1,) and health.first_non_finite_step == -1
     assert health.solver_converged and health.clipped_steps == 0
+    # Free fall, L = z_T: the last step turns p̄ = 1 into v̄⁺ = v̄_free = h (no rows) and
+    # x̄_{T-1} = (p̄, v̄) = (1, h), relative to |x̄_T| = 1 (GradientHealth.stage_gain).
+    assert health.stage_gain.shape == (steps, 3)
+    assert health.stage_gain[steps - 1] == pytest.approx([H, H, np.sqrt(1 + H * H)], rel=1e-12)
 
 
 def test_bounce_height_gradient_with_respect_to_drop_height_is_restitution_squared():
