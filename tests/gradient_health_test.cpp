@@ -1,7 +1,8 @@
 // tests/gradient_health_test.cpp — the gradient health report (diffphys/gradient_health.hpp):
 // the growth, verdict, onset and amplifying stage of known sensitivity profiles; the terminal
 // sensitivity of a free body against its closed-form Jacobian; probes restricted to a joint's
-// tangent (no 1/h at the last step); the backward pass's stage gains; and the command line.
+// tangent (no 1/h at the last step); the backward pass's stage gains; and the command line on
+// rigid, soft and coupled scenes.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -177,16 +178,30 @@ TEST(GradientHealth, CommandReportsTheCradleExplodingAndWritesEveryStep) {
   EXPECT_EQ(lines, 2001 + 1);  // header and steps 0…2000
 }
 
-TEST(GradientHealth, CommandRefusesSoftScenesByName) {
+// Any world: a soft scene and a rigid + soft one, through WorldRollout (s_t relative to each
+// probe's own |x̄_T|, so s_T = 1 whatever the backward pass masks).
+TEST(GradientHealth, CommandReportsSoftAndCoupledScenes) {
   const auto folder = testing::fresh_test_folder("gradient_health_soft");
-  const std::string scene = std::string(test_paths::source_dir()) + "/examples/soft/hanging_beam.json";
-  ASSERT_TRUE(std::filesystem::exists(scene)) << scene;
-  const auto output = folder / "stdout.txt";
-  const std::string command = std::string(test_paths::cli_program()) + " gradcheck " + scene + " --health > " +
-                              output.string() + " 2>&1";
-  EXPECT_NE(std::system(command.c_str()), 0);
-  const std::string text = read_text(output);
-  EXPECT_NE(text.find("the health report covers rigid scenes"), std::string::npos) << text;
+  for (const std::string name : {"hanging_beam", "cloth_on_pendulum"}) {
+    const std::string scene = std::string(test_paths::source_dir()) + "/examples/soft/" + name + ".json";
+    const auto output = folder / (name + ".txt");
+    const auto csv = folder / (name + ".csv");
+    const std::string command = std::string(test_paths::cli_program()) + " gradcheck " + scene +
+                                " --health --steps 20 --health-csv " + csv.string() + " > " + output.string() + " 2>&1";
+    ASSERT_EQ(std::system(command.c_str()), 0) << "see " << output;
+    const std::string text = read_text(output);
+    EXPECT_NE(text.find(name == "hanging_beam" ? "(soft)" : "(rigid + soft)"), std::string::npos) << text;
+    EXPECT_NE(text.find("gradient health over 20 steps"), std::string::npos) << text;
+    std::ifstream rows(csv);
+    std::string line, last;
+    int lines = 0;
+    while (std::getline(rows, line)) {
+      ++lines;
+      last = line;
+    }
+    EXPECT_EQ(lines, 22);  // header and steps 0…20
+    EXPECT_EQ(last.rfind("20,1,", 0), 0u) << last;  // s_T = 1
+  }
 }
 
 }  // namespace

@@ -370,7 +370,7 @@ int main(int argc, char** argv) {
   gradcheck->add_flag("--health", gradcheck_options.health,
                       "Instead of the finite-difference table, the gradient's health over the rollout: how the "
                       "final state's sensitivity to earlier states grows or vanishes, where an explosion starts and "
-                      "which backward stage drives it, the first NaN (rigid scenes; exit 3 if not finite)");
+                      "which backward stage drives it, the first NaN (any scene; exit 3 if not finite)");
   gradcheck->add_option("--health-csv", gradcheck_options.health_csv, "With --health: also write it per step to this CSV file");
   gradcheck
       ->add_option("--formulation", gradcheck_options.scene.formulation,

@@ -18,40 +18,35 @@
 namespace diffphys::cli {
 namespace {
 
-// The rollout of the scene's rigid part with its default controls held, reversed once with
-// L = Σ_t w·x_t (fixed pseudo-random weights, as the finite-difference check's loss reaches
-// every state component) and by the terminal probes; prints the report.
+// The world's rollout with its default controls held, reversed once with L = Σ_t w·x_t (fixed
+// pseudo-random weights over the world's tangent, as the finite-difference check's loss
+// reaches every state component) and by the terminal probes; prints the report.
 int run_health(const World& world, const GradcheckOptions& options, int steps) {
-  if (!world.has_rigid() || world.has_soft())
-    throw Error(message("gradcheck --health: ", options.scene_path, " is a ", world.kind(),
-                        " scene; the health report covers rigid scenes (docs/gradients.md)"));
-  const Scene& scene = *world.rigid;
-  const auto actuators = static_cast<std::size_t>(scene.model.actuator_count());
-  std::vector<double> controls(static_cast<std::size_t>(steps) * actuators);
-  for (std::size_t t = 0; t < static_cast<std::size_t>(steps); ++t)
-    std::copy(scene.controls.begin(), scene.controls.end(), controls.begin() + static_cast<std::ptrdiff_t>(t * actuators));
-  Rollout rollout(scene.model, scene.params);
-  rollout.run(scene.state, controls, steps);
+  const WorldParams params = world.default_params();
+  WorldRollout rollout(world, params);
+  rollout.run(world.initial_state(), {}, steps);
   std::mt19937 random(1);
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
   std::vector<double> weights;
-  const Gradients gradients = rollout.backward([&](int, const State&, std::span<double> gradient) {
+  const WorldGradients gradients = rollout.backward([&](int, const WorldState&, WorldStateGradient& gradient) {
     if (weights.empty()) {
-      weights.resize(gradient.size());
+      weights.resize(gradient.all.size());
       for (double& w : weights) w = uniform(random);
     }
-    for (std::size_t k = 0; k < gradient.size(); ++k) gradient[k] += weights[k];
+    for (std::size_t k = 0; k < gradient.all.size(); ++k) gradient.all[k] += weights[k];
   });
-  const TerminalSensitivity sensitivity = terminal_sensitivity(scene.model, scene.params, rollout);
-  const GradientHealthReport report = analyze_gradient_health(gradients.health, sensitivity, scene.model.dt);
-  std::cout << options.scene_path << ": " << steps << " steps of " << scene.model.dt
-            << " s; s_t = max over 4 random unit u of |(dx_T/dx_t)^T u|; L = sum_t w.x_t for |dL/dx_t| and the "
-               "probe's stage gains\n";
-  print_gradient_health(std::cout, report, gradients.health, sensitivity);
+  const GradientHealth health = combined_health(gradients);
+  const TerminalSensitivity sensitivity = terminal_sensitivity(world, params, rollout);
+  const double dt = world.dt();
+  const GradientHealthReport report = analyze_gradient_health(health, sensitivity, dt);
+  std::cout << options.scene_path << " (" << world.kind() << "): " << steps << " steps of " << dt
+            << " s; s_t = max over 4 random unit u of |(dx_T/dx_t)^T u| / |u|; L = sum_t w.x_t for |dL/dx_t|; the "
+               "first probe's stage gains (rigid part)\n";
+  print_gradient_health(std::cout, report, health, sensitivity);
   if (!options.health_csv.empty()) {
     std::ofstream csv(options.health_csv);
     if (!csv) throw Error(message("gradcheck --health-csv: cannot write ", options.health_csv));
-    write_gradient_health_csv(csv, gradients.health, sensitivity);
+    write_gradient_health_csv(csv, health, sensitivity);
     std::cout << "per step: " << options.health_csv << "\n";
   }
   return report.verdict == "non-finite" ? 3 : 0;

@@ -16,7 +16,7 @@ struct GradcheckOptions {
   double param_epsilon = 1e-5;
   bool only_failures = false;
   // --health: instead of the finite-difference table, the gradient health report
-  // (diffphys/gradient_health.hpp) of the rollout; rigid scenes. --health-csv FILE: also per step.
+  // (diffphys/gradient_health.hpp) of the rollout, any scene. --health-csv FILE: also per step.
   bool health = false;
   std::string health_csv;
   SceneOptions scene;  // --formulation (the rigid part), --package-path, --self-collision (URDF files)

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "diffphys/rollout.hpp"
+#include "diffphys/world.hpp"
 
 namespace diffphys {
 
@@ -30,6 +31,16 @@ struct TerminalSensitivity {
 };
 TerminalSensitivity terminal_sensitivity(const Model& model, const Params& params, const Rollout& rollout,
                                          int probes = 4, std::uint32_t seed = 1);
+// Any world (rigid, soft or both) through WorldRollout::backward: u over the world's tangent
+// (the rigid bodies' restricted as above), |x̄_t| the parts' norms combined; probe_health is
+// the rigid part's (its stage gains; empty without rigid bodies).
+TerminalSensitivity terminal_sensitivity(const World& world, const WorldParams& params, const WorldRollout& rollout,
+                                         int probes = 4, std::uint32_t seed = 1);
+
+// One GradientHealth for a world's backward pass: |dL/dx_t| of the parts combined, the first
+// NaN/Inf of either part (the soft part's stage prefixed "soft: "), the rigid part's contact
+// changes, clipping and stage gains, both parts' convergence.
+GradientHealth combined_health(const WorldGradients& gradients);
 
 struct GradientHealthReport {
   int steps = 0;

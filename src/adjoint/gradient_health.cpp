@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <ostream>
+#include <optional>
 #include <random>
 
 #include "diffphys/error.hpp"
@@ -124,6 +125,71 @@ TerminalSensitivity terminal_sensitivity(const Model& model, const Params& param
     if (probe == 0) result.probe_health = g.health;
   }
   return result;
+}
+
+TerminalSensitivity terminal_sensitivity(const World& world, const WorldParams& params, const WorldRollout& rollout,
+                                         int probes, std::uint32_t seed) {
+  if (probes < 1) throw Error(message("terminal_sensitivity: probes must be at least 1, got ", probes));
+  const int steps = rollout.steps();
+  if (steps < 1) throw Error("terminal_sensitivity: the rollout has not run");
+  std::optional<Params> rigid;
+  if (world.has_rigid()) rigid = rigid_params(world, params);
+  std::mt19937 random(seed);
+  std::normal_distribution<double> gaussian;
+  TerminalSensitivity result;
+  result.values.assign(static_cast<std::size_t>(steps) + 1, 0.0);
+  std::vector<double> direction;
+  for (int probe = 0; probe < probes; ++probe) {
+    bool drawn = false;
+    const WorldGradients g = rollout.backward([&](int t, const WorldState& state, WorldStateGradient& gradient) {
+      if (t != steps) return;
+      if (!drawn) {
+        direction.resize(gradient.all.size());
+        for (double& d : direction) d = gaussian(random);
+        if (world.has_rigid()) {
+          // The rigid bodies' 12-per-body block sits where the gradient's rigid span does.
+          const auto offset = static_cast<std::size_t>(gradient.rigid.data() - gradient.all.data());
+          std::vector<double> rigid_part(direction.begin() + static_cast<std::ptrdiff_t>(offset),
+                                         direction.begin() + static_cast<std::ptrdiff_t>(offset + gradient.rigid.size()));
+          restrict_to_joint_tangent(world.rigid->model, *rigid, state.rigid, rigid_part);
+          std::copy(rigid_part.begin(), rigid_part.end(), direction.begin() + static_cast<std::ptrdiff_t>(offset));
+        }
+        drawn = true;
+      }
+      for (std::size_t k = 0; k < gradient.all.size(); ++k) gradient.all[k] += direction[k];
+    });
+    const GradientHealth health = combined_health(g);
+    // Relative to this probe's own |x̄_T|, after what the backward pass masks (static bodies,
+    // pinned nodes).
+    const double at_end = health.state_gradient_norm.back();
+    for (std::size_t t = 0; t < result.values.size(); ++t) {
+      const double norm = at_end > 0 ? health.state_gradient_norm[t] / at_end : health.state_gradient_norm[t];
+      result.values[t] = std::isfinite(norm) ? std::max(result.values[t], norm) : norm;
+    }
+    if (probe == 0) result.probe_health = g.rigid_health;
+  }
+  return result;
+}
+
+GradientHealth combined_health(const WorldGradients& gradients) {
+  const GradientHealth& rigid = gradients.rigid_health;
+  const soft::SoftGradientHealth& soft = gradients.soft_health;
+  GradientHealth health = rigid;
+  const std::size_t length = std::max(rigid.state_gradient_norm.size(), soft.state_gradient_norm.size());
+  health.state_gradient_norm.assign(length, 0.0);
+  for (std::size_t t = 0; t < length; ++t) {
+    const double r = t < rigid.state_gradient_norm.size() ? rigid.state_gradient_norm[t] : 0.0;
+    const double s = t < soft.state_gradient_norm.size() ? soft.state_gradient_norm[t] : 0.0;
+    health.state_gradient_norm[t] = std::sqrt(r * r + s * s);
+  }
+  if (soft.first_non_finite_step >= 0 &&
+      (health.first_non_finite_step < 0 || soft.first_non_finite_step > health.first_non_finite_step)) {
+    health.first_non_finite_step = soft.first_non_finite_step;  // counting back: the larger is met first
+    health.first_non_finite_stage = "soft: " + soft.first_non_finite_stage;
+  }
+  health.clipped_steps += soft.clipped_steps;
+  health.solver_converged = rigid.solver_converged && soft.solver_converged;
+  return health;
 }
 
 GradientHealthReport analyze_gradient_health(const GradientHealth& health, const TerminalSensitivity& terminal,
