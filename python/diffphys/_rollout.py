@@ -129,6 +129,14 @@ class Rollout:
     def stored_state_bytes(self):
         return self.engine.stored_state_bytes()
 
+    def gradient_health(self, gradients=None, probes=4, seed=1):
+        """The gradient's health over the last run (WorldRollout.gradient_health; docs/gradients.md):
+        a dict with the verdict, the growth of the final state's sensitivity, the largest
+        one-step amplification, an explosion's onset and stage; pass the Gradients of a
+        backward() for its |dL/dx_t| and first NaN."""
+        world_gradients = gradients.world_gradients if gradients is not None else None
+        return self.engine.gradient_health(world_gradients, probes, seed)
+
     def backward(self, loss_gradient):
         """Exact gradients. loss_gradient: a (T + 1, 12 nbody) array of dL/dx_t (tangent layout:
         per body dL/dp, dL/dθ, dL/dv, dL/dω), or a callable f(t, state, gradient) that adds

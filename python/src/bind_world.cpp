@@ -13,7 +13,10 @@
 // every t as one (T + 1, tangent_size) array — the fast path, no Python call per step — or a
 // callable. The rigid Rollout, Controller and Gradients of the Python API are a thin layer over
 // these (python/diffphys/_rollout.py).
+#include <sstream>
+
 #include "bindings.hpp"
+#include "diffphys/gradient_health.hpp"
 #include "diffphys/world.hpp"
 #include "diffphys/world_simulator.hpp"
 
@@ -375,6 +378,47 @@ void bind_world(py::module_& module) {
           },
           "(T) WorldStepStatus.")
       .def("converged", &WorldRollout::converged, "Every step of every part converged.")
+      .def(
+          "gradient_health",
+          [](const BoundWorldRollout& self, const py::object& gradients, int probes, unsigned seed) {
+            TerminalSensitivity sensitivity;
+            {
+              py::gil_scoped_release release;  // the probes' backward passes call no Python
+              sensitivity = terminal_sensitivity(self.world, self.params, self, probes, seed);
+            }
+            const GradientHealth health = gradients.is_none()
+                                              ? sensitivity.probe_health
+                                              : combined_health(gradients.cast<const BoundWorldGradients&>());
+            const GradientHealthReport report = analyze_gradient_health(health, sensitivity, self.world.dt());
+            std::ostringstream text;
+            print_gradient_health(text, report, health, sensitivity);
+            py::dict out;
+            out["verdict"] = report.verdict;
+            out["growth_per_step"] = report.growth_per_step;
+            out["growth_per_second"] = report.growth_per_second;
+            out["total_growth"] = report.total_growth;
+            out["smallest"] = report.smallest;
+            out["largest_step_gain"] = report.largest_step_gain;
+            out["largest_step"] = report.largest_step;
+            out["onset_step"] = report.onset_step;
+            out["onset_stage"] = report.onset_stage;
+            out["onset_stage_gain"] = report.onset_stage_gain;
+            out["first_non_finite_step"] = report.first_non_finite_step;
+            out["first_non_finite_stage"] = report.first_non_finite_stage;
+            out["contact_changes"] = report.contact_changes;
+            out["clipped_steps"] = report.clipped_steps;
+            out["solver_converged"] = report.solver_converged;
+            out["sensitivity"] = vector_of(sensitivity.values);
+            out["state_gradient_norm"] = vector_of(health.state_gradient_norm);
+            out["text"] = text.str();
+            return out;
+          },
+          py::arg("gradients") = py::none(), py::arg("probes") = 4, py::arg("seed") = 1,
+          "The gradient's health over the last run (docs/gradients.md, \"Gradient health\"): the final state's "
+          "sensitivity s_t to each x_t by `probes` exact backward passes from random unit cotangents at x_T, its "
+          "growth, the verdict ('stable', 'exploding', 'vanishing', 'non-finite'), the largest one-step "
+          "amplification, an explosion's onset step and amplifying stage; with `gradients` (a WorldGradients of "
+          "this rollout's backward) also its |dL/dx_t| and first NaN. A dict; 'text' is the printed report.")
       .def("checkpoint_interval", &WorldRollout::checkpoint_interval, "A state kept every k steps by the last run.")
       .def("stored_state_bytes", &WorldRollout::stored_state_bytes,
            "Bytes of the states the last run kept (a coupled world's: both parts').")

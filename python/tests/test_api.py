@@ -136,6 +136,12 @@ def test_rollout_states_match_simulation_and_gravity_gradient(falling_ball):
     # x̄_{T-1} = (p̄, v̄) = (1, h), relative to |x̄_T| = 1 (GradientHealth.stage_gain).
     assert health.stage_gain.shape == (steps, 3)
     assert health.stage_gain[steps - 1] == pytest.approx([H, H, np.sqrt(1 + H * H)], rel=1e-12)
+    # Free fall: x_T = x_t + (T − t)h v, so the sensitivity grows by at most (τ + √(τ² + 4))/2.
+    report = rollout.gradient_health(gradients)
+    assert report["verdict"] == "stable" and report["sensitivity"][-1] == pytest.approx(1.0)
+    tau = steps * H
+    assert report["sensitivity"][0] <= (tau + np.sqrt(tau * tau + 4)) / 2 * (1 + 1e-12)
+    assert np.array_equal(report["state_gradient_norm"], health.state_gradient_norm)
 
 
 def test_bounce_height_gradient_with_respect_to_drop_height_is_restitution_squared():
