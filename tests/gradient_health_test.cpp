@@ -113,9 +113,11 @@ TEST(GradientHealth, FreeBodySensitivityMatchesItsJacobiansNorm) {
   builder.add_body(ball);
   const Scene scene = builder.build();
   const int steps = 200;
-  Rollout rollout(scene.model, scene.params);
-  rollout.run(scene.state, {}, steps);
-  const TerminalSensitivity terminal = terminal_sensitivity(scene.model, scene.params, rollout, 64);
+  const World world("ball", "<test>", scene, std::nullopt);
+  const WorldParams params = world.default_params();
+  WorldRollout rollout(world, params);
+  rollout.run(world.initial_state(), {}, steps);
+  const TerminalSensitivity terminal = terminal_sensitivity(world, params, rollout, 64);
   for (const int t : {0, 100, 150, 199, 200}) {
     const double tau = (steps - t) * builder.dt;
     const double largest = (tau + std::sqrt(tau * tau + 4)) / 2;
@@ -149,9 +151,11 @@ TEST(GradientHealth, ProbesStayOnTheJointManifold) {
   builder.add_joint(hinge);
   const Scene scene = builder.build();
   const int steps = 300;
-  Rollout rollout(scene.model, scene.params);
-  rollout.run(scene.state, {}, steps);
-  const TerminalSensitivity terminal = terminal_sensitivity(scene.model, scene.params, rollout);
+  const World world("pendulum", "<test>", scene, std::nullopt);
+  const WorldParams params = world.default_params();
+  WorldRollout rollout(world, params);
+  rollout.run(world.initial_state(), {}, steps);
+  const TerminalSensitivity terminal = terminal_sensitivity(world, params, rollout);
   EXPECT_NEAR(terminal.values[steps], 1.0, 1e-12);
   // O(1) remains — the start- and end-of-step joint directions differ by O(hω), over h — where
   // an unrestricted probe reads ~1/h (787 on examples/scenes/pendulum.json at h = 1 ms).

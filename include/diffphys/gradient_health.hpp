@@ -16,24 +16,23 @@
 
 namespace diffphys {
 
-// s_t = max over probes of ‖(∂x_T/∂x_t)ᵀ u‖ for random unit cotangents u at x_T (T + 1
-// entries): the final state's sensitivity to x_t, one exact backward pass per probe (no decay,
-// no clipping: the rollout's own dynamics). A lower bound of the Jacobian's spectral norm that
-// random probes make tight up to a small factor. With joints (maximal coordinates) u is first
-// restricted to the joint manifold's tangent (J M⁻¹ u = 0 for the pose and the velocity
-// halves): a component off the manifold would read the projection's 1/h as a sensitivity.
-// `rollout` must have run model and params.
+// s_t = max over probes of ‖(∂x_T/∂x_t)ᵀ u‖ / ‖u‖ for random cotangents u at x_T (T + 1
+// entries, s_T = 1): the final state's sensitivity to x_t, one exact backward pass of the
+// world's rollout per probe (no decay, no clipping: the rollout's own dynamics), the parts'
+// norms combined and ‖u‖ taken after what the backward pass masks (static bodies, pinned
+// nodes). A lower bound of the Jacobian's norm that random probes make tight up to a small
+// factor. With joints (maximal coordinates) the rigid bodies' u is first restricted to the
+// joint manifold's tangent (J M⁻¹ u = 0 for the pose and the velocity halves): a component off
+// the manifold would read the projection's 1/h as a sensitivity. Any world (rigid, soft or
+// both; a rigid Scene is World(name, source, scene, std::nullopt)); `rollout` must have run
+// `params`.
 struct TerminalSensitivity {
   std::vector<double> values;  // s_t, t = 0…T
-  // The first probe's backward pass: its stage gains say which stage amplifies (the loss's
-  // own pass may start from a cotangent off the manifold, which the last step reads as 1/h).
+  // The first probe's rigid backward pass: its stage gains say which stage amplifies (the
+  // loss's own pass may start from a cotangent off the manifold, which the last step reads as
+  // 1/h); empty without rigid bodies.
   GradientHealth probe_health;
 };
-TerminalSensitivity terminal_sensitivity(const Model& model, const Params& params, const Rollout& rollout,
-                                         int probes = 4, std::uint32_t seed = 1);
-// Any world (rigid, soft or both) through WorldRollout::backward: u over the world's tangent
-// (the rigid bodies' restricted as above), |x̄_t| the parts' norms combined; probe_health is
-// the rigid part's (its stage gains; empty without rigid bodies).
 TerminalSensitivity terminal_sensitivity(const World& world, const WorldParams& params, const WorldRollout& rollout,
                                          int probes = 4, std::uint32_t seed = 1);
 

@@ -14,6 +14,7 @@
 #include "rigid/body_dynamics.hpp"
 #include "rigid/joints.hpp"
 #include "solve/dense_cholesky.hpp"
+#include "solve/row_algebra.hpp"
 
 namespace diffphys {
 namespace {
@@ -28,7 +29,7 @@ bool usable(double s) { return std::isfinite(s) && s > 0; }
 
 // u ← u − Jᵀ(J M⁻¹ Jᵀ)⁻¹ J M⁻¹ u on the pose half (p̄, θ̄) and the velocity half (v̄, ω̄) of each
 // body's 12 state components, J the joint rows at `state` (J = ∂φ/∂q, rigid/joints.hpp).
-void restrict_to_joint_tangent(const Model& model, const Params& params, const State& state, std::vector<double>& u) {
+void restrict_to_joint_tangent(const Model& model, const Params& params, const State& state, std::span<double> u) {
   if (model.joint_count() == 0 || model.solver.coordinates == Coordinates::Reduced) return;
   rigid::BodyDynamics bodies;
   rigid::compute_body_dynamics(model, params, state, bodies);
@@ -36,96 +37,31 @@ void restrict_to_joint_tangent(const Model& model, const Params& params, const S
   rigid::append_joint_rows(model, state, bodies, rows);
   const solve::MassBlocks mass = bodies.mass_blocks();
   const std::size_t m = rows.size();
-  // M⁻¹J_iᵀ per row, 6 per body (zero on static bodies, whose inverse mass is 0).
-  const auto body_count = static_cast<std::size_t>(model.body_count());
-  std::vector<double> response(m * 6 * body_count, 0.0);
-  for (std::size_t i = 0; i < m; ++i)
-    for (const auto& [body, linear, angular] :
-         {std::tuple{rows[i].body_a, rows[i].linear_a, rows[i].angular_a},
-          std::tuple{rows[i].body_b, rows[i].linear_b, rows[i].angular_b}}) {
-      const auto b = static_cast<std::size_t>(body);
-      const Vec3 l = linear * mass.inverse_mass[b], a = mass.inverse_inertia[b] * angular;
-      double* r = &response[i * 6 * body_count + 6 * b];
-      r[0] += l.x, r[1] += l.y, r[2] += l.z, r[3] += a.x, r[4] += a.y, r[5] += a.z;
-    }
-  const auto row_dot = [&](std::size_t i, const double* v6) {  // J_i · v (v: 6 per body)
-    const solve::ConstraintRow& row = rows[i];
-    const double* va = v6 + 6 * static_cast<std::size_t>(row.body_a);
-    const double* vb = v6 + 6 * static_cast<std::size_t>(row.body_b);
-    return dot(row.linear_a, Vec3{va[0], va[1], va[2]}) + dot(row.angular_a, Vec3{va[3], va[4], va[5]}) +
-           dot(row.linear_b, Vec3{vb[0], vb[1], vb[2]}) + dot(row.angular_b, Vec3{vb[3], vb[4], vb[5]});
-  };
-  std::vector<double> matrix(m * m);
+  std::vector<solve::RowResponse> responses(m);  // M⁻¹J_iᵀ
+  for (std::size_t i = 0; i < m; ++i) responses[i] = solve::row_response(rows[i], mass);
+  std::vector<double> matrix(m * m);  // A = J M⁻¹ Jᵀ
   double trace = 0.0;
-  for (std::size_t i = 0; i < m; ++i)
-    for (std::size_t j = 0; j < m; ++j) {
-      matrix[i * m + j] = row_dot(i, &response[j * 6 * body_count]);
-      if (i == j) trace += matrix[i * m + j];
-    }
+  for (std::size_t i = 0; i < m; ++i) {
+    for (std::size_t j = 0; j < m; ++j) matrix[i * m + j] = solve::delassus_entry(rows[i], rows[j], responses[j]);
+    trace += matrix[i * m + i];
+  }
   for (std::size_t i = 0; i < m; ++i) matrix[i * m + i] += 1e-12 * trace / static_cast<double>(m);  // redundant rows
   if (!solve::cholesky_factorize(matrix.data(), m, m)) return;
-  std::vector<double> half(6 * body_count), y(m);
+  const auto body_count = static_cast<std::size_t>(model.body_count());
+  std::vector<double> half(6 * body_count), scaled(6 * body_count), y(m);
   for (const std::size_t offset : {std::size_t{0}, std::size_t{6}}) {
     for (std::size_t b = 0; b < body_count; ++b)
-      for (int k = 0; k < 6; ++k) half[6 * b + k] = u[12 * b + offset + k];
-    // y = A⁻¹ J M⁻¹ u_half: (J M⁻¹ u)_i = (M⁻¹J_iᵀ) · u_half.
-    for (std::size_t i = 0; i < m; ++i) {
-      double s = 0.0;
-      for (std::size_t k = 0; k < 6 * body_count; ++k) s += response[i * 6 * body_count + k] * half[k];
-      y[i] = s;
-    }
+      for (std::size_t k = 0; k < 6; ++k) half[6 * b + k] = u[12 * b + offset + k];
+    solve::apply_inverse_mass(mass, half, scaled);
+    for (std::size_t i = 0; i < m; ++i) y[i] = solve::row_times_velocity(rows[i], scaled);
     solve::cholesky_solve(matrix.data(), m, m, y.data());
-    for (std::size_t i = 0; i < m; ++i) {
-      const solve::ConstraintRow& row = rows[i];
-      for (const auto& [body, linear, angular] :
-           {std::tuple{row.body_a, row.linear_a, row.angular_a}, std::tuple{row.body_b, row.linear_b, row.angular_b}}) {
-        double* target = &u[12 * static_cast<std::size_t>(body) + offset];
-        const Vec3 l = linear * y[i], a = angular * y[i];
-        target[0] -= l.x, target[1] -= l.y, target[2] -= l.z, target[3] -= a.x, target[4] -= a.y, target[5] -= a.z;
-      }
-    }
+    for (std::size_t i = 0; i < m; ++i) solve::add_row_transpose(rows[i], -y[i], half);
+    for (std::size_t b = 0; b < body_count; ++b)
+      for (std::size_t k = 0; k < 6; ++k) u[12 * b + offset + k] = half[6 * b + k];
   }
 }
 
 }  // namespace
-
-TerminalSensitivity terminal_sensitivity(const Model& model, const Params& params, const Rollout& rollout, int probes,
-                                         std::uint32_t seed) {
-  if (probes < 1) throw Error(message("terminal_sensitivity: probes must be at least 1, got ", probes));
-  const int steps = rollout.steps();
-  if (steps < 1) throw Error("terminal_sensitivity: the rollout has not run");
-  std::mt19937 random(seed);
-  std::normal_distribution<double> gaussian;
-  TerminalSensitivity result;
-  std::vector<double>& sensitivity = result.values;
-  sensitivity.assign(static_cast<std::size_t>(steps) + 1, 0.0);
-  std::vector<double> direction;
-  for (int probe = 0; probe < probes; ++probe) {
-    bool drawn = false;
-    const Gradients g = rollout.backward([&](int t, const State& state, std::span<double> gradient) {
-      if (t != steps) return;
-      if (!drawn) {
-        direction.resize(gradient.size());
-        for (double& d : direction) d = gaussian(random);
-        restrict_to_joint_tangent(model, params, state, direction);
-        // Bodies that do not move have no state to perturb (the backward pass zeroes them too).
-        for (std::size_t b = 0; b < static_cast<std::size_t>(model.body_count()); ++b)
-          if (model.bodies[b].type != BodyType::Dynamic) std::fill_n(direction.begin() + 12 * b, 12, 0.0);
-        double squared = 0.0;
-        for (const double d : direction) squared += d * d;
-        for (double& d : direction) d /= std::sqrt(squared);
-        drawn = true;
-      }
-      for (std::size_t k = 0; k < gradient.size(); ++k) gradient[k] += direction[k];
-    });
-    for (std::size_t t = 0; t < sensitivity.size(); ++t) {
-      const double norm = g.health.state_gradient_norm[t];
-      sensitivity[t] = std::isfinite(norm) ? std::max(sensitivity[t], norm) : norm;
-    }
-    if (probe == 0) result.probe_health = g.health;
-  }
-  return result;
-}
 
 TerminalSensitivity terminal_sensitivity(const World& world, const WorldParams& params, const WorldRollout& rollout,
                                          int probes, std::uint32_t seed) {
@@ -149,10 +85,8 @@ TerminalSensitivity terminal_sensitivity(const World& world, const WorldParams& 
         if (world.has_rigid()) {
           // The rigid bodies' 12-per-body block sits where the gradient's rigid span does.
           const auto offset = static_cast<std::size_t>(gradient.rigid.data() - gradient.all.data());
-          std::vector<double> rigid_part(direction.begin() + static_cast<std::ptrdiff_t>(offset),
-                                         direction.begin() + static_cast<std::ptrdiff_t>(offset + gradient.rigid.size()));
-          restrict_to_joint_tangent(world.rigid->model, *rigid, state.rigid, rigid_part);
-          std::copy(rigid_part.begin(), rigid_part.end(), direction.begin() + static_cast<std::ptrdiff_t>(offset));
+          restrict_to_joint_tangent(world.rigid->model, *rigid, state.rigid,
+                                    std::span(direction).subspan(offset, gradient.rigid.size()));
         }
         drawn = true;
       }

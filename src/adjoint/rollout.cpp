@@ -21,12 +21,6 @@ std::size_t state_bytes(const State& state) {
   return state.position.size() * (sizeof(Vec3) * 3 + sizeof(Quat)) + sizeof(State);
 }
 
-double norm_of(std::span<const double> values) {
-  double squared = 0.0;
-  for (const double v : values) squared += v * v;
-  return std::sqrt(squared);
-}
-
 }  // namespace
 
 std::span<const double> Gradients::param(const Model& model, std::string_view name) const {
@@ -233,13 +227,9 @@ Gradients Rollout::backward(const LossGradient& loss_gradient) const {
                       std::span<double>(gradients.controls).subspan(static_cast<std::size_t>(t) * actuators, actuators),
                       param_adjoint, vjp);
     if (!all_finite(previous)) note_non_finite(t, vjp.non_finite_stage.empty() ? "step" : vjp.non_finite_stage.c_str());
-    if (!reduced) {
-      const double input = norm_of(adjoint);
-      if (input > 0)
-        health.stage_gain[static_cast<std::size_t>(t)] = {norm_of(vjp.velocity_adjoint) / input,
-                                                          norm_of(vjp.free_velocity_adjoint) / input,
-                                                          norm_of(previous) / input};
-    }
+    if (!reduced)
+      health.stage_gain[static_cast<std::size_t>(t)] =
+          adjoint::backward_stage_gain(adjoint, vjp.velocity_adjoint, vjp.free_velocity_adjoint, previous);
     if (vjp.lcp.used_sparse) health.lcp_adjoint_residual = std::max(health.lcp_adjoint_residual, vjp.lcp.relative_residual);
     // Closed loop: u_t = π(x_t), so ū_t also reaches x_t through the controller.
     if (controller_ != nullptr) {

@@ -2,6 +2,7 @@
 #include "adjoint/rollout_health.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace diffphys::adjoint {
 
@@ -52,6 +53,20 @@ void note_not_differentiable(const Model& model, const Params& params, std::vect
   // not all follow, so their rows are zeroed at every step and listed as not differentiable.
   for (std::size_t b = 0; b < bodies; ++b)
     if (model.bodies[b].type == BodyType::Static) names.push_back("x0/" + model.bodies[b].name);
+}
+
+std::array<double, 3> backward_stage_gain(std::span<const double> next_state_adjoint,
+                                          std::span<const double> velocity_adjoint,
+                                          std::span<const double> free_velocity_adjoint,
+                                          std::span<const double> state_adjoint) {
+  const auto norm = [](std::span<const double> values) {
+    double squared = 0.0;
+    for (const double v : values) squared += v * v;
+    return std::sqrt(squared);
+  };
+  const double input = norm(next_state_adjoint);
+  if (!(input > 0)) return {0.0, 0.0, 0.0};
+  return {norm(velocity_adjoint) / input, norm(free_velocity_adjoint) / input, norm(state_adjoint) / input};
 }
 
 }  // namespace diffphys::adjoint

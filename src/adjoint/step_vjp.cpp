@@ -173,6 +173,8 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
   vjp.integrated = state_in;
   rigid::integrate(model, state_in, record.velocity, record.free_velocity, record.impacts, vjp.integrated);
   const std::size_t joint_rows = record.joint_rows;
+  // Flexible joints are not projected; their rows' targets are springs (rigid/compliance.hpp).
+  const bool projected = rigid::projects_joints(model, params);
   // With joint rows only, the forward interior point factorised A_t = J_t M⁻¹ J_tᵀ (envelope
   // LDLᵀ) and left it in its workspace: the projection and LCP adjoints solve with it too.
   const solve::MlcpWorkspace* forward_factorization = record.joint_factorization_valid ? &record.solver : nullptr;
@@ -198,8 +200,8 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
     add_vec3(vjp.displacement_adjoint, static_cast<int>(6 * b), position_adjoint);
     add_vec3(vjp.displacement_adjoint, static_cast<int>(6 * b + 3), rotation_of_delta.transpose_times(rotation_adjoint));
   }
-  // Joints a convex step leaves unprojected (rigid::projects_joints): q⁺ = q̃, v_{t+1} = v⁺.
-  if (joint_rows > 0 && rigid::projects_joints(model, params)) {
+  // Joints a convex step leaves unprojected: q⁺ = q̃, v_{t+1} = v⁺.
+  if (joint_rows > 0 && projected) {
     const std::span<const ConstraintRow> rows_t(record.rows.data(), joint_rows);
     // Δ̄ per body (6), and δ from A_t δ = J_t Δ.
     std::vector<double>& delta_adjoint = vjp.correction;
@@ -362,7 +364,7 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
       row += count;
     }
   }
-  if (joint_rows > 0 && !rigid::projects_joints(model, params)) {
+  if (joint_rows > 0 && !projected) {
     // Flexible joints' targets rhs_i = s φ_i(q), s = −1/(h + 2ζ²τ) (rigid/compliance.hpp):
     // φ̄_i = s · rhs̄_i onto the joint's poses, and s's derivatives onto the compliance.
     const rigid::TargetSlope slope = rigid::spring_target_slope(h, rigid::row_compliance(model, params, RowClass::Joint));

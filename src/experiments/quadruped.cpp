@@ -306,9 +306,11 @@ ExperimentResult run_quadruped_recipe(const ExperimentOptions& options, const Qu
   GradientHealth best_health;
   std::vector<double> best_gradient(best_weights.size());
   run_quadruped_episode(robot, network, best_weights, steps, rollout_options, best_gradient, &best_health);
-  Rollout best_rollout(model, robot.scene.params);
-  best_rollout.run(robot.scene.state, best_targets, steps);
-  const TerminalSensitivity best_sensitivity = terminal_sensitivity(model, robot.scene.params, best_rollout);
+  const World world(recipe.name, "<experiment>", robot.scene, std::nullopt);
+  const WorldParams world_params = world.default_params();
+  WorldRollout best_rollout(world, world_params);
+  best_rollout.run(world.initial_state(), best_targets, steps);
+  const TerminalSensitivity best_sensitivity = terminal_sensitivity(world, world_params, best_rollout);
   const GradientHealthReport health = analyze_gradient_health(best_health, best_sensitivity, dt);
   {
     std::ofstream out(folder / "gradient_health.csv");

@@ -115,7 +115,8 @@ StepStatus step(const Model& model, const Params& params, const State& state_in,
   const rigid::RowBlocks row_blocks{ws.joint_rows, ws.limit_rows_end, ws.first_contact_row};
   const bool convex = model.solver.formulation == Formulation::Convex;
   if (convex) assign_softness(model, params, ws.rows, row_blocks);
-  if (!rigid::projects_joints(model, params))
+  const bool project_joints = rigid::projects_joints(model, params);
+  if (!project_joints)
     rigid::set_joint_spring_targets(
         model, state_in, ws.bodies,
         rigid::spring_target_slope(model.dt, rigid::row_compliance(model, params, RowClass::Joint)).value,
@@ -176,7 +177,7 @@ StepStatus step(const Model& model, const Params& params, const State& state_in,
   ws.joint_factorization_valid = joint_rows_only;
   const double joint_error =
       rigid::stabilize_joints(model, joint_rows, mass, joint_rows_only ? &ws.solver : nullptr,
-                              rigid::projects_joints(model, params), state_out, ws.stabilization);
+                              project_joints, state_out, ws.stabilization);
 
   if (warm_start)
     rigid::store_warm_start(ws.warm_start, state_out, ws.rows, row_blocks, ws.limit_sources, ws.contacts, ws.lambda);

@@ -4,7 +4,6 @@
 #include "world/rigid_part.hpp"
 
 #include <algorithm>
-#include <cmath>
 
 #include "adjoint/rollout_health.hpp"
 #include "math/finite.hpp"
@@ -99,18 +98,9 @@ std::span<double> RigidPart::step_vjp(const StepAdjoints& out, int step, int slo
                       running_, previous_, out.controls_bar.subspan(k * actuators_, actuators_), param_bar_, vjp_);
     if (!all_finite(previous_) && result_ != nullptr)
       note_non_finite(step, vjp_.non_finite_stage.empty() ? "step" : vjp_.non_finite_stage.c_str(), *result_);
-    if (result_ != nullptr && model_.solver.coordinates != Coordinates::Reduced) {
-      // GradientHealth::stage_gain, per rigid step (docs/gradients.md).
-      const auto norm = [](std::span<const double> v) {
-        double squared = 0.0;
-        for (const double x : v) squared += x * x;
-        return std::sqrt(squared);
-      };
-      const double input = norm(running_);
-      if (input > 0)
-        result_->rigid_health.stage_gain[static_cast<std::size_t>(step) * substeps + k] = {
-            norm(vjp_.velocity_adjoint) / input, norm(vjp_.free_velocity_adjoint) / input, norm(previous_) / input};
-    }
+    if (result_ != nullptr && model_.solver.coordinates != Coordinates::Reduced)  // per rigid step
+      result_->rigid_health.stage_gain[static_cast<std::size_t>(step) * substeps + k] =
+          adjoint::backward_stage_gain(running_, vjp_.velocity_adjoint, vjp_.free_velocity_adjoint, previous_);
     if (vjp_.lcp.used_sparse && result_ != nullptr)
       result_->rigid_health.lcp_adjoint_residual = std::max(result_->rigid_health.lcp_adjoint_residual, vjp_.lcp.relative_residual);
     std::swap(running_, previous_);
