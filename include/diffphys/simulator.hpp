@@ -82,6 +82,15 @@ double potential_energy(const Model& model, const Params& params, const State& s
 // Current position (rad or m) and velocity of coordinate `dof` of joint `joint`.
 double joint_position(const Model& model, const State& state, int joint, int dof);
 double joint_velocity(const Model& model, const State& state, int joint, int dof);
+// Their reverse mode, for a joint coordinate read as a feature (a policy's observation):
+// ADD value_adjoint · ∂(value)/∂x into state_gradient (the tangent layout of
+// docs/gradients.md, 12 per body). Where the position wraps (an angle crossing ±π), the
+// derivative of the branch the value is on. Throws Error for an unknown joint or dof, or a
+// state_gradient of the wrong size.
+void joint_position_vjp(const Model& model, const State& state, int joint, int dof, double value_adjoint,
+                        std::span<double> state_gradient);
+void joint_velocity_vjp(const Model& model, const State& state, int joint, int dof, double value_adjoint,
+                        std::span<double> state_gradient);
 
 // Convenience owner of a Model, Params, the current State and a Workspace.
 class Simulator {
