@@ -16,7 +16,7 @@ namespace camera_test {
 
 using namespace diffphys;
 
-struct Setup {
+struct CameraSetup {
   Scene scene;
   Camera camera;
   Appearance appearance;
@@ -39,7 +39,7 @@ inline Quat jitter(std::mt19937& random, double spread) {
 
 // A ground plane (textured), a sphere, a box, a capsule and a cylinder at random poses around
 // fixed places, overlapping in the image at separated depths; part of the view is sky.
-inline Setup mixed_scene(unsigned seed, int width = 48, int height = 36) {
+inline CameraSetup mixed_scene(unsigned seed, int width = 48, int height = 36) {
   std::mt19937 random(seed);
   std::uniform_real_distribution<double> wiggle(-0.05, 0.05);
   ModelBuilder builder;
@@ -65,7 +65,7 @@ inline Setup mixed_scene(unsigned seed, int width = 48, int height = 36) {
     body.shapes.push_back(shape);
     builder.add_body(body);
   }
-  Setup setup{builder.build(), Camera{}, Appearance{}};
+  CameraSetup setup{builder.build(), Camera{}, Appearance{}};
   setup.camera.name = "test";
   setup.camera.width = width;
   setup.camera.height = height;
@@ -89,7 +89,7 @@ inline Setup mixed_scene(unsigned seed, int width = 48, int height = 36) {
   return setup;
 }
 
-inline CameraImage render(const Setup& setup, int threads = 1) {
+inline CameraImage render(const CameraSetup& setup, int threads = 1) {
   CameraRenderer renderer(setup.scene.model, setup.camera, setup.appearance, threads);
   CameraImage image;
   renderer.render(setup.scene.params, setup.scene.state, image);
@@ -100,7 +100,7 @@ inline CameraImage render(const Setup& setup, int threads = 1) {
 // dL/d(it).
 struct Direction {
   std::string name;
-  std::function<void(Setup&, double)> move;
+  std::function<void(CameraSetup&, double)> move;
   std::function<double(const CameraGradients&)> analytic;
   double step;  // central-difference step, in the input's unit
 };
@@ -108,7 +108,7 @@ struct Direction {
 // Every input class of the setup: body positions and rotations (tangent layout, world bodies
 // included), shape sizes, the camera's position, rotation and field of view, shape colours
 // and `texel_count` texels of each texture spread over it.
-inline std::vector<Direction> all_directions(const Setup& setup, int texel_count = 6) {
+inline std::vector<Direction> all_directions(const CameraSetup& setup, int texel_count = 6) {
   std::vector<Direction> directions;
   const Model& model = setup.scene.model;
   const char* axis_name[3] = {"x", "y", "z"};
@@ -116,11 +116,11 @@ inline std::vector<Direction> all_directions(const Setup& setup, int texel_count
     const auto row = static_cast<std::size_t>(b) * 12;
     for (int i = 0; i < 3; ++i) {
       directions.push_back({"body " + model.bodies[static_cast<std::size_t>(b)].name + " position " + axis_name[i],
-                            [b, i](Setup& s, double h) { s.scene.state.position[static_cast<std::size_t>(b)][i] += h; },
+                            [b, i](CameraSetup& s, double h) { s.scene.state.position[static_cast<std::size_t>(b)][i] += h; },
                             [row, i](const CameraGradients& g) { return g.state[row + static_cast<std::size_t>(i)]; },
                             1e-8});
       directions.push_back({"body " + model.bodies[static_cast<std::size_t>(b)].name + " rotation " + axis_name[i],
-                            [b, i](Setup& s, double h) {
+                            [b, i](CameraSetup& s, double h) {
                               Vec3 r;
                               r[i] = h;
                               Quat& q = s.scene.state.orientation[static_cast<std::size_t>(b)];
@@ -135,35 +135,35 @@ inline std::vector<Direction> all_directions(const Setup& setup, int texel_count
     for (int i = 0; i < shape_size_count(shape.type); ++i) {
       const auto offset = static_cast<std::size_t>(model.layout.shape_size[static_cast<std::size_t>(k)] + i);
       directions.push_back({"shape " + shape.name + " size " + std::to_string(i),
-                            [offset](Setup& s, double h) { s.scene.params.values[offset] += h; },
+                            [offset](CameraSetup& s, double h) { s.scene.params.values[offset] += h; },
                             [offset](const CameraGradients& g) { return g.params[offset]; }, 1e-8});
     }
     for (int c = 0; c < 3; ++c)
       directions.push_back({"shape " + shape.name + " colour " + std::to_string(c),
-                            [k, c](Setup& s, double h) { s.appearance.shapes[static_cast<std::size_t>(k)].colour[c] += h; },
+                            [k, c](CameraSetup& s, double h) { s.appearance.shapes[static_cast<std::size_t>(k)].colour[c] += h; },
                             [k, c](const CameraGradients& g) { return g.colours[static_cast<std::size_t>(k)][c]; },
                             1e-4});
   }
   for (int i = 0; i < 3; ++i) {
     directions.push_back({std::string("camera position ") + axis_name[i],
-                          [i](Setup& s, double h) { s.camera.position[i] += h; },
+                          [i](CameraSetup& s, double h) { s.camera.position[i] += h; },
                           [i](const CameraGradients& g) { return g.camera_position[i]; }, 1e-8});
     directions.push_back({std::string("camera rotation ") + axis_name[i],
-                          [i](Setup& s, double h) {
+                          [i](CameraSetup& s, double h) {
                             Vec3 r;
                             r[i] = h;
                             s.camera.orientation = Quat::from_rotation_vector(r) * s.camera.orientation;
                           },
                           [i](const CameraGradients& g) { return g.camera_rotation[i]; }, 1e-8});
   }
-  directions.push_back({"camera vertical_fov", [](Setup& s, double h) { s.camera.vertical_fov += h; },
+  directions.push_back({"camera vertical_fov", [](CameraSetup& s, double h) { s.camera.vertical_fov += h; },
                         [](const CameraGradients& g) { return g.vertical_fov; }, 1e-8});
   for (std::size_t t = 0; t < setup.appearance.textures.size(); ++t) {
     const std::size_t count = setup.appearance.textures[t].texels.size();
     for (int j = 0; j < texel_count; ++j) {
       const std::size_t index = (count * static_cast<std::size_t>(2 * j + 1)) / static_cast<std::size_t>(2 * texel_count);
       directions.push_back({"texture " + std::to_string(t) + " texel " + std::to_string(index),
-                            [t, index](Setup& s, double h) { s.appearance.textures[t].texels[index] += h; },
+                            [t, index](CameraSetup& s, double h) { s.appearance.textures[t].texels[index] += h; },
                             [t, index](const CameraGradients& g) { return g.textures[t][index]; }, 1e-4});
     }
   }
@@ -171,8 +171,8 @@ inline std::vector<Direction> all_directions(const Setup& setup, int texel_count
 }
 
 // (image(+h) − image(−h)) / 2h for one direction: colour planes then depth, flattened.
-inline std::vector<double> image_difference(const Setup& setup, const Direction& direction) {
-  Setup plus = setup, minus = setup;
+inline std::vector<double> image_difference(const CameraSetup& setup, const Direction& direction) {
+  CameraSetup plus = setup, minus = setup;
   direction.move(plus, direction.step);
   direction.move(minus, -direction.step);
   const CameraImage a = render(plus), b = render(minus);
