@@ -2,7 +2,7 @@
 // camera/shape_rays.cpp) against central differences of its forward pass: every gradient
 // class (body poses in the tangent layout, shape sizes, camera pose and field of view,
 // colours, texels), for a scalar loss over the whole image and per pixel, silhouette pixels
-// included, on random poses of five overlapping shapes.
+// included, on random poses of six overlapping shapes.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -107,7 +107,7 @@ TEST(Camera, PerPixelJacobianRowsMatchCentralDifferences) {
 // Each shape alone, white and unshaded on black: the colour of a pixel is its coverage α, so
 // the pixels with 0 < α < 1 are exactly the soft edge. Every such pixel's row is checked.
 TEST(Camera, SilhouettePixelsOfEachShapeMatchCentralDifferences) {
-  for (int keep = 1; keep <= 4; ++keep) {
+  for (int keep = 1; keep <= 5; ++keep) {
     CameraSetup setup = mixed_scene(5, 40, 30);
     // Move the other bodies far behind the camera, out of view.
     for (int b = 1; b < setup.scene.model.body_count(); ++b)

@@ -5,11 +5,13 @@
 
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "diffphys/camera.hpp"
+#include "diffphys/convex_mesh.hpp"
 #include "diffphys/model_builder.hpp"
 
 namespace camera_test {
@@ -37,7 +39,8 @@ inline Quat jitter(std::mt19937& random, double spread) {
   return Quat::from_rotation_vector({normal(random), normal(random), normal(random)});
 }
 
-// A ground plane (textured), a sphere, a box, a capsule and a cylinder at random poses around
+// A ground plane (textured), a sphere, a box, a capsule, a cylinder and a convex mesh (the hull
+// of 14 points) at random poses around
 // fixed places, overlapping in the image at separated depths; part of the view is sky.
 inline CameraSetup mixed_scene(unsigned seed, int width = 48, int height = 36) {
   std::mt19937 random(seed);
@@ -54,7 +57,12 @@ inline CameraSetup mixed_scene(unsigned seed, int width = 48, int height = 36) {
       {"crate", shape_spec(ShapeType::Box, 0.0, {0.25, 0.2, 0.15}, 0.0), {-0.5, 0.7, 0.45}},
       {"pole", shape_spec(ShapeType::Capsule, 0.08, {}, 0.35), {0.7, -0.2, 0.7}},
       {"drum", shape_spec(ShapeType::Cylinder, 0.2, {}, 0.15), {-0.3, -0.55, 0.35}},
+      {"rock", shape_spec(ShapeType::ConvexMesh, 0.0, {}, 0.0), {0.9, 0.75, 0.3}},
   };
+  std::vector<Vec3> points;
+  for (int k = 0; k < 14; ++k)
+    points.push_back({0.22 * std::cos(0.7 * k), 0.18 * std::sin(1.3 * k), 0.15 * std::cos(2.1 * k + 0.5)});
+  const auto hull = std::make_shared<const ConvexMesh>(convex_hull(points, "rock"));
   for (const Placed& item : placed) {
     BodySpec body;
     body.name = item.name;
@@ -62,6 +70,7 @@ inline CameraSetup mixed_scene(unsigned seed, int width = 48, int height = 36) {
     body.orientation = jitter(random, 0.6);
     ShapeSpec shape = item.shape;
     shape.name = item.name;
+    if (shape.type == ShapeType::ConvexMesh) shape.mesh = hull;
     body.shapes.push_back(shape);
     builder.add_body(body);
   }
@@ -74,8 +83,9 @@ inline CameraSetup mixed_scene(unsigned seed, int width = 48, int height = 36) {
   setup.camera.orientation = camera_look_at(setup.camera.position, {0.0, 0.0, 0.5});
   setup.camera.far_depth = 12.0;
   setup.appearance = default_appearance(setup.scene.model);
-  const Vec3 colours[] = {{0.8, 0.75, 0.7}, {0.9, 0.2, 0.2}, {0.2, 0.8, 0.3}, {0.2, 0.3, 0.9}, {0.9, 0.8, 0.1}};
-  for (std::size_t k = 0; k < setup.appearance.shapes.size(); ++k) setup.appearance.shapes[k].colour = colours[k % 5];
+  const Vec3 colours[] = {{0.8, 0.75, 0.7}, {0.9, 0.2, 0.2}, {0.2, 0.8, 0.3},
+                          {0.2, 0.3, 0.9}, {0.9, 0.8, 0.1}, {0.6, 0.4, 0.8}};
+  for (std::size_t k = 0; k < setup.appearance.shapes.size(); ++k) setup.appearance.shapes[k].colour = colours[k % 6];
   // The ground carries a small random texture (every texel its own value: a texel mix-up shows).
   Texture texture;
   texture.width = 5;

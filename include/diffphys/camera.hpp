@@ -1,5 +1,6 @@
-// diffphys/camera.hpp — a differentiable pinhole camera: renders the rigid state's shapes by
-// ray casting (colour and depth) and returns the exact gradient of a loss on the image with
+// diffphys/camera.hpp — a differentiable pinhole camera: renders the rigid state's shapes
+// (planes, spheres, boxes, capsules, cylinders, convex meshes) by ray casting, colour and
+// depth, and returns the exact gradient of a loss on the image with
 // respect to the body poses, the shape sizes, the camera's pose and field of view, and the
 // shapes' colours and textures (docs/camera.md).
 //
@@ -98,9 +99,10 @@ struct CameraGradients {
 
 class CameraRenderer {
  public:
-  // Checks the camera (resolution, field of view, finite pose, body index), the appearance
-  // (one look per shape, texture indices and texels) and the model's shapes (convex meshes
-  // are refused: not rendered yet); throws Error naming the item and the value.
+  // Checks the camera (resolution, field of view, finite pose, body index) and the appearance
+  // (one look per shape, texture indices and texels); throws Error naming the item and the value. Keeps a
+  // reference to `model`, which must outlive the renderer; copies the camera and appearance.
+  // `threads` ≥ 1, the calling thread included.
   CameraRenderer(const Model& model, const Camera& camera, const Appearance& appearance, int threads = 1);
   ~CameraRenderer();
   CameraRenderer(const CameraRenderer&) = delete;

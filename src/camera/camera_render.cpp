@@ -135,7 +135,6 @@ struct CameraRenderer::Impl {
 
   // The frame being rendered (set by prepare()).
   std::vector<Vec3> shape_position;  // (nshape) c_k, world
-  std::vector<Quat> shape_orientation;
   std::vector<Mat3> shape_rotation;
   std::vector<double> shape_size;    // (nshape × 3)
   std::vector<double> shape_bound;   // (nshape)
@@ -147,12 +146,10 @@ struct CameraRenderer::Impl {
 
   Impl(const Model& model_, const Camera& camera_, const Appearance& appearance_, int threads)
       : model(&model_), pool(threads) {
-    camera::check_model_shapes(model_);
     set_camera(camera_);
     set_appearance(appearance_);
     const auto shapes = static_cast<std::size_t>(model_.shape_count());
     shape_position.resize(shapes);
-    shape_orientation.resize(shapes);
     shape_rotation.resize(shapes);
     shape_size.assign(shapes * 3, 0.0);
     shape_bound.resize(shapes);
@@ -172,6 +169,13 @@ struct CameraRenderer::Impl {
     camera::check_appearance(*model, appearance_);
     appearance = appearance_;
     light = normalized(appearance.light_direction);
+  }
+
+  // Shape k as the ray casts see it (its sizes of this frame).
+  camera::RayTarget target(int k) const {
+    const Shape& shape = model->shapes[static_cast<std::size_t>(k)];
+    return {shape.type, &shape_size[static_cast<std::size_t>(k) * 3],
+            shape.type == ShapeType::ConvexMesh ? &model->meshes[static_cast<std::size_t>(shape.mesh)] : nullptr};
   }
 
   int band_count() const { return static_cast<int>(bands.size()); }
@@ -198,8 +202,7 @@ struct CameraRenderer::Impl {
       const Shape& shape = model->shapes[ks];
       const auto b = static_cast<std::size_t>(shape.body);
       shape_position[ks] = state.position[b] + state.orientation[b].rotate(shape.local_position);
-      shape_orientation[ks] = state.orientation[b] * shape.local_orientation;
-      shape_rotation[ks] = shape_orientation[ks].to_matrix();
+      shape_rotation[ks] = (state.orientation[b] * shape.local_orientation).to_matrix();
       const int count = shape_size_count(shape.type);
       const int offset = count > 0 ? model->layout.shape_size[ks] : 0;
       for (int i = 0; i < count; ++i) {
@@ -208,10 +211,9 @@ struct CameraRenderer::Impl {
           throw Error(message("shape '", shape.name, "': size ", i, " must be positive for the camera, got ", value));
         shape_size[ks * 3 + static_cast<std::size_t>(i)] = value;
       }
-      const double* size = &shape_size[ks * 3];
-      shape_bound[ks] = camera::bounding_radius(shape.type, size);
+      shape_bound[ks] = camera::bounding_radius(target(k));
       const Vec3 eye_local = shape_rotation[ks].transpose_times(eye - shape_position[ks]);
-      const double measure = camera::shape_inside_measure(shape.type, size, eye_local);
+      const double measure = camera::shape_inside_measure(target(k), eye_local);
       if (measure <= 0.0)
         throw Error(message("camera '", camera.name, "' is inside ", type_name(shape.type), " '", shape.name,
                             "' (", shape.type == ShapeType::Plane ? "below it by " : "depth ", -measure, " m)"));
@@ -240,7 +242,7 @@ struct CameraRenderer::Impl {
       candidate.shape = k;
       candidate.origin = shape_rotation[ks].transpose_times(-offset);
       candidate.direction = shape_rotation[ks].transpose_times(direction);
-      if (!camera::ray_shape(type, &shape_size[ks * 3], candidate.origin, candidate.direction, candidate.hit)) continue;
+      if (!camera::ray_shape(target(k), candidate.origin, candidate.direction, candidate.hit)) continue;
       if (type == ShapeType::Plane) {  // fades out over the last 5 % before far_depth: no horizon edge
         candidate.scale_distance = 0.0;
         candidate.s = (camera.far_depth - candidate.hit.t) / (kPlaneFade * camera.far_depth);
@@ -396,7 +398,7 @@ struct CameraRenderer::Impl {
     const Mat3& rotation = shape_rotation[ks];
     cotangent.normal = rotation.transpose_times(normal_bar);
     gradient.shape_rotation[ks] += cross(candidate.normal, normal_bar);
-    camera::ray_shape_vjp(type, &shape_size[ks * 3], candidate.origin, candidate.direction, candidate.hit, cotangent,
+    camera::ray_shape_vjp(target(candidate.shape), candidate.origin, candidate.direction, candidate.hit, cotangent,
                           local);
     for (int i = 0; i < 3; ++i) gradient.sizes[ks * 3 + static_cast<std::size_t>(i)] += local.size[i];
     // o_L = R_kᵀ (o − c_k), d_L = R_kᵀ d.

@@ -116,12 +116,6 @@ void check_appearance(const Model& model, const Appearance& appearance) {
   if (!is_finite(appearance.background)) throw Error("appearance: background colour is not finite");
 }
 
-void check_model_shapes(const Model& model) {
-  for (const Shape& shape : model.shapes)
-    if (shape.type == ShapeType::ConvexMesh)
-      throw Error(message("shape '", shape.name, "': convex meshes are not rendered by the camera yet"));
-}
-
 double focal_pixels(const Camera& camera) { return 0.5 * camera.height / std::tan(0.5 * camera.vertical_fov); }
 
 double focal_pixels_per_fov(const Camera& camera) {
@@ -129,14 +123,19 @@ double focal_pixels_per_fov(const Camera& camera) {
   return -0.25 * camera.height / (s * s);
 }
 
-double bounding_radius(ShapeType type, const double* size) {
-  switch (type) {
+double bounding_radius(const RayTarget& target) {
+  const double* size = target.size;
+  switch (target.type) {
     case ShapeType::Sphere: return size[0];
     case ShapeType::Box: return std::sqrt(size[0] * size[0] + size[1] * size[1] + size[2] * size[2]);
     case ShapeType::Capsule: return size[0] + size[1];
     case ShapeType::Cylinder: return std::sqrt(size[0] * size[0] + size[1] * size[1]);
-    case ShapeType::Plane:
-    case ShapeType::ConvexMesh: return std::numeric_limits<double>::infinity();
+    case ShapeType::ConvexMesh: {
+      double farthest = 0.0;
+      for (const Vec3& vertex : target.mesh->vertices) farthest = std::max(farthest, norm(vertex));
+      return size[0] * farthest;
+    }
+    case ShapeType::Plane: return std::numeric_limits<double>::infinity();
   }
   return std::numeric_limits<double>::infinity();
 }

@@ -247,9 +247,92 @@ void cylinder_outline_vjp(const Vec3& origin, const Vec3& direction, const doubl
   gradient.direction -= m * (outline_bar * dot(grad_phi, direction));
 }
 
+
+// Convex mesh at scale s: the first entering face plane n·x = s·b (Kay & Kajiya's slabs for a
+// general polytope: the ray is inside every face's half-space between t_near and t_far).
+bool mesh_hit(const ConvexMesh& mesh, double scale, const Vec3& origin, const Vec3& direction, ShapeRayHit& hit) {
+  double t_near = -kInfinity, t_far = kInfinity;
+  int entering = -1;
+  for (int f = 0; f < mesh.face_count(); ++f) {
+    const ConvexMesh::Face& face = mesh.faces[static_cast<std::size_t>(f)];
+    const double approach = dot(face.normal, direction);
+    const double height = dot(face.normal, origin) - scale * face.offset;  // > 0: outside this face
+    if (std::abs(approach) < 1e-15) {
+      if (height > 0.0) return false;
+      continue;
+    }
+    const double t = -height / approach;
+    if (approach < 0.0) {
+      if (t > t_near) t_near = t, entering = f;
+    } else {
+      t_far = std::min(t_far, t);
+    }
+  }
+  if (entering < 0 || t_near > t_far || t_near <= 0.0) return false;
+  hit.t = t_near;
+  hit.face = entering;
+  hit.normal = mesh.faces[static_cast<std::size_t>(entering)].normal;
+  return true;
+}
+
+// g = min over edges e and both signs σ of s·max_v(m·v) − m·o, m = σ (d × e)/|d × e|.
+void mesh_outline(const ConvexMesh& mesh, double scale, const Vec3& origin, const Vec3& direction, ShapeRayHit& hit) {
+  hit.outline = kInfinity;
+  for (int e = 0; e < mesh.edge_count(); ++e) {
+    const ConvexMesh::Edge& edge = mesh.edges[static_cast<std::size_t>(e)];
+    const Vec3 along = mesh.vertices[static_cast<std::size_t>(edge.vertex[1])] -
+                       mesh.vertices[static_cast<std::size_t>(edge.vertex[0])];
+    const Vec3 u = cross(direction, along);
+    const double length = norm(u);
+    if (length < 1e-9 * norm(along)) continue;  // an edge seen end-on projects to a point
+    const Vec3 m = u / length;
+    double highest = -kInfinity, lowest = kInfinity;
+    int top = 0, bottom = 0;
+    for (int v = 0; v < mesh.vertex_count(); ++v) {
+      const double height = dot(m, mesh.vertices[static_cast<std::size_t>(v)]);
+      if (height > highest) highest = height, top = v;
+      if (height < lowest) lowest = height, bottom = v;
+    }
+    const double across = dot(m, origin);
+    const double gap_plus = scale * highest - across, gap_minus = across - scale * lowest;
+    if (gap_plus < hit.outline) {
+      hit.outline = gap_plus;
+      hit.outline_part = e;
+      hit.outline_vector = m;
+      hit.support = top;
+    }
+    if (gap_minus < hit.outline) {
+      hit.outline = gap_minus;
+      hit.outline_part = e;
+      hit.outline_vector = -m;
+      hit.support = bottom;
+    }
+  }
+}
+
+// g = s (m·v*) − m·o with m = σ (d × e)/|d × e| (envelope: the support vertex v* held).
+void mesh_outline_vjp(const ConvexMesh& mesh, double scale, const Vec3& origin, const Vec3& direction,
+                      const ShapeRayHit& hit, double outline_bar, ShapeRayGradient& gradient) {
+  const Vec3& m = hit.outline_vector;
+  const Vec3& support = mesh.vertices[static_cast<std::size_t>(hit.support)];
+  gradient.origin -= m * outline_bar;
+  gradient.size[0] += outline_bar * dot(m, support);
+  const ConvexMesh::Edge& edge = mesh.edges[static_cast<std::size_t>(hit.outline_part)];
+  const Vec3 along = mesh.vertices[static_cast<std::size_t>(edge.vertex[1])] -
+                     mesh.vertices[static_cast<std::size_t>(edge.vertex[0])];
+  const Vec3 u = cross(direction, along);
+  const double length = norm(u);
+  const double side = dot(m, u) < 0.0 ? -1.0 : 1.0;  // m = side · u/|u|
+  const Vec3 m_bar = (support * scale - origin) * outline_bar;
+  const Vec3 u_bar = (m_bar - m * dot(m, m_bar)) * (side / length);
+  gradient.direction += cross(along, u_bar);  // u = d × e
+}
+
 }  // namespace
 
-bool ray_shape(ShapeType type, const double* size, const Vec3& origin, const Vec3& direction, ShapeRayHit& hit) {
+bool ray_shape(const RayTarget& target, const Vec3& origin, const Vec3& direction, ShapeRayHit& hit) {
+  const double* size = target.size;
+  const ShapeType type = target.type;
   switch (type) {
     case ShapeType::Sphere: {
       const double radius = size[0];
@@ -326,13 +409,20 @@ bool ray_shape(ShapeType type, const double* size, const Vec3& origin, const Vec
       hit.normal = kAxis[2];
       return true;
     }
-    case ShapeType::ConvexMesh: return false;  // refused by the renderer
+    case ShapeType::ConvexMesh: {
+      mesh_outline(*target.mesh, size[0], origin, direction, hit);
+      if (hit.outline <= 0.0 || !mesh_hit(*target.mesh, size[0], origin, direction, hit)) return false;
+      hit.point = origin + direction * hit.t;
+      return true;
+    }
   }
   return false;
 }
 
-void ray_shape_vjp(ShapeType type, const double* size, const Vec3& origin, const Vec3& direction,
-                   const ShapeRayHit& hit, const ShapeRayCotangent& cotangent, ShapeRayGradient& gradient) {
+void ray_shape_vjp(const RayTarget& target, const Vec3& origin, const Vec3& direction, const ShapeRayHit& hit,
+                   const ShapeRayCotangent& cotangent, ShapeRayGradient& gradient) {
+  const double* size = target.size;
+  const ShapeType type = target.type;
   const Vec3& n = hit.normal;
   const Vec3& n_bar = cotangent.normal;
   Vec3 point_bar = cotangent.point;
@@ -385,13 +475,19 @@ void ray_shape_vjp(ShapeType type, const double* size, const Vec3& origin, const
       gradient.direction.z -= cotangent.outline;
       break;
     }
-    case ShapeType::ConvexMesh: return;
+    case ShapeType::ConvexMesh: {
+      mesh_outline_vjp(*target.mesh, size[0], origin, direction, hit, cotangent.outline, gradient);
+      phi_size[0] = -target.mesh->faces[static_cast<std::size_t>(hit.face)].offset;  // φ = n·x − s b
+      size_count = 1;
+      break;
+    }
   }
   surface_vjp(direction, hit, point_bar, cotangent.t, phi_size, size_count, gradient);
 }
 
-double shape_inside_measure(ShapeType type, const double* size, const Vec3& point) {
-  switch (type) {
+double shape_inside_measure(const RayTarget& target, const Vec3& point) {
+  const double* size = target.size;
+  switch (target.type) {
     case ShapeType::Sphere: return norm(point) - size[0];
     case ShapeType::Box:
       return std::max({std::abs(point.x) - size[0], std::abs(point.y) - size[1], std::abs(point.z) - size[2]});
@@ -400,7 +496,12 @@ double shape_inside_measure(ShapeType type, const double* size, const Vec3& poin
     case ShapeType::Cylinder:
       return std::max(std::sqrt(point.x * point.x + point.y * point.y) - size[0], std::abs(point.z) - size[1]);
     case ShapeType::Plane: return point.z;
-    case ShapeType::ConvexMesh: return kInfinity;
+    case ShapeType::ConvexMesh: {
+      double highest = -kInfinity;
+      for (const ConvexMesh::Face& face : target.mesh->faces)
+        highest = std::max(highest, dot(face.normal, point) - size[0] * face.offset);
+      return highest;
+    }
   }
   return kInfinity;
 }
