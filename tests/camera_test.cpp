@@ -52,6 +52,11 @@ void expect_scalar_loss_gradients(const CameraSetup& setup, unsigned seed) {
   for (std::size_t d = 0; d < directions.size(); ++d)
     EXPECT_NEAR(analytic[d], numeric[d], allowed(numeric[d], scale))
         << directions[d].name << " (seed " << seed << ", largest |dL/dx| " << scale << ")";
+  // Every shape is seen (its colour moves the loss), so that none passes by being absent.
+  for (std::size_t d = 0; d < directions.size(); ++d)
+    if (directions[d].name.find(" colour ") != std::string::npos) {
+      EXPECT_GT(std::abs(numeric[d]), 1e-3) << directions[d].name << " (seed " << seed << "): the shape is not in view";
+    }
 }
 
 TEST(Camera, ScalarLossGradientsMatchCentralDifferences) {

@@ -54,7 +54,7 @@ inline CameraSetup mixed_scene(unsigned seed, int width = 48, int height = 36) {
   };
   const Placed placed[] = {
       {"ball", shape_spec(ShapeType::Sphere, 0.3, {}, 0.0), {0.2, 0.1, 0.6}},
-      {"crate", shape_spec(ShapeType::Box, 0.0, {0.25, 0.2, 0.15}, 0.0), {-0.5, 0.7, 0.45}},
+      {"crate", shape_spec(ShapeType::Box, 0.0, {0.25, 0.2, 0.15}, 0.0), {-0.2, 1.0, 0.45}},
       {"pole", shape_spec(ShapeType::Capsule, 0.08, {}, 0.35), {0.7, -0.2, 0.7}},
       {"drum", shape_spec(ShapeType::Cylinder, 0.2, {}, 0.15), {-0.3, -0.55, 0.35}},
       {"rock", shape_spec(ShapeType::ConvexMesh, 0.0, {}, 0.0), {0.9, 0.75, 0.3}},
