@@ -72,8 +72,8 @@ TEST(Camera, SphereImageAreaMatchesClosedForm) {
         const double tent = std::pow(std::sin(half) / half, 2);
         aliasing += 2.0 * kPi * middle / omega * std::sqrt(2.0 / (kPi * middle * omega)) * tent;
       }
-    EXPECT_NEAR(area, closed_form, aliasing + 0.05) << "sphere at " << distance << " m, outline radius "
-                                                     << outline << " px";
+    EXPECT_NEAR(area, closed_form, aliasing + 0.05)
+        << "sphere at " << distance << " m, outline radius " << outline << " px";
     // The brief's small-angle form, for the record: π r² f²/z² = π R² cos²β.
     EXPECT_NEAR(kPi * radius * radius * focal * focal / (distance * distance),
                 kPi * outline * outline * cos_beta_squared, 1e-9);
@@ -107,8 +107,10 @@ TEST(Camera, SphereCentroidIsThePinholeProjection) {
     const double gamma = std::atan(off_axis / focal), beta = std::asin(radius / norm(centre));
     const double shift = focal * (std::tan(gamma + beta) + std::tan(gamma - beta)) / 2.0 - off_axis;
     const double expected_u = u + shift * (u - 60.0) / off_axis, expected_v = v + shift * (v - 45.0) / off_axis;
-    EXPECT_NEAR(u_sum / sum, expected_u, 2.0 * std::tan(gamma) * beta + 2e-3) << "centre " << centre.y << ", " << centre.z;
-    EXPECT_NEAR(v_sum / sum, expected_v, 2.0 * std::tan(gamma) * beta + 2e-3) << "centre " << centre.y << ", " << centre.z;
+    EXPECT_NEAR(u_sum / sum, expected_u, 2.0 * std::tan(gamma) * beta + 2e-3)
+        << "centre " << centre.y << ", " << centre.z;
+    EXPECT_NEAR(v_sum / sum, expected_v, 2.0 * std::tan(gamma) * beta + 2e-3)
+        << "centre " << centre.y << ", " << centre.z;
     EXPECT_GT(shift, 0.05);  // the perspective shift is resolved: the projection alone would be off by it
   }
 }
@@ -152,8 +154,8 @@ TEST(Camera, TexturedPlaneColourIsTheBilinearSampleWorkedByHand) {
     for (int c = 0; c < 3; ++c) {
       const double sample = (1 - fx) * (1 - fy) * at(i0, j0, c) + fx * (1 - fy) * at(i0 + 1, j0, c) +
                             (1 - fx) * fy * at(i0, j0 + 1, c) + fx * fy * at(i0 + 1, j0 + 1, c);
-      EXPECT_NEAR(image.colour[pixel * 3 + static_cast<std::size_t>(c)],
-                  setup.appearance.shapes[0].colour[c] * sample, 1e-12)
+      EXPECT_NEAR(image.colour[pixel * 3 + static_cast<std::size_t>(c)], setup.appearance.shapes[0].colour[c] * sample,
+                  1e-12)
           << "pixel (" << column << ", " << row << ") channel " << c;
     }
     EXPECT_NEAR(image.depth[pixel], 2.0 * std::sqrt(1.0 + x_c * x_c + y_c * y_c), 1e-12);
@@ -247,7 +249,8 @@ TEST(Camera, CameraOnABodyMovesWithItsPoseGradient) {
     const std::vector<double> column = image_difference(carried, direction);
     double fd = 0.0;
     for (std::size_t i = 0; i < cotangent.colour.size(); ++i) fd += cotangent.colour[i] * column[i];
-    for (std::size_t i = 0; i < cotangent.depth.size(); ++i) fd += cotangent.depth[i] * column[cotangent.colour.size() + i];
+    for (std::size_t i = 0; i < cotangent.depth.size(); ++i)
+      fd += cotangent.depth[i] * column[cotangent.colour.size() + i];
     EXPECT_NEAR(direction.analytic(gradients), fd, 1e-7 * (std::abs(fd) + 100.0)) << direction.name;
     EXPECT_GT(std::abs(fd), 1.0) << direction.name << ": the carried camera should move the whole image";
   }
@@ -273,22 +276,29 @@ TEST(Camera, RefusesBadInputNamingTheItemAndValue) {
   EXPECT_EQ(with([](CameraSetup& s) { s.camera.height = -3; }), "camera 'test': height must be ≥ 1 pixel, got -3");
   EXPECT_EQ(with([](CameraSetup& s) { s.camera.vertical_fov = 0.0; }),
             "camera 'test': vertical field of view must be in (0, 180) degrees, got 0 degrees (0 rad)");
-  EXPECT_EQ(with([](CameraSetup& s) { s.camera.vertical_fov = kPi; }),
-            "camera 'test': vertical field of view must be in (0, 180) degrees, got 180 degrees (3.141592653589793 rad)");
+  EXPECT_EQ(
+      with([](CameraSetup& s) { s.camera.vertical_fov = kPi; }),
+      "camera 'test': vertical field of view must be in (0, 180) degrees, got 180 degrees (3.141592653589793 rad)");
   EXPECT_EQ(with([](CameraSetup& s) { s.camera.vertical_fov = -0.5; }).rfind("camera 'test': vertical field", 0), 0u);
   EXPECT_EQ(with([](CameraSetup& s) { s.camera.position.y = std::nan(""); }), "camera 'test': position is not finite");
-  EXPECT_EQ(with([](CameraSetup& s) { s.camera.orientation = Quat{1, 1, 0, 0}; }),
+  EXPECT_EQ(with([](CameraSetup& s) {
+              s.camera.orientation = Quat{1, 1, 0, 0};
+            }),
             "camera 'test': orientation is not a unit quaternion (norm² 2)");
   EXPECT_EQ(with([](CameraSetup& s) { s.camera.body = 9; }),
             "camera 'test': body index 9 is not a body of model 'scene' (6 bodies; -1 for the world)");
   // Inside a shape: which one, and how deep.
-  EXPECT_EQ(with([](CameraSetup& s) { s.camera.position = s.scene.state.position[1] + Vec3{0.1, 0, 0}; })
-                .rfind("camera 'test' is inside sphere 'ball' (depth 0.", 0),
+  EXPECT_EQ(with([](CameraSetup& s) {
+              s.camera.position = s.scene.state.position[1] + Vec3{0.1, 0, 0};
+            }).rfind("camera 'test' is inside sphere 'ball' (depth 0.", 0),
             0u);
-  EXPECT_EQ(with([](CameraSetup& s) { s.camera.position = s.scene.state.position[2]; })
-                .rfind("camera 'test' is inside box 'crate'", 0),
+  EXPECT_EQ(with([](CameraSetup& s) {
+              s.camera.position = s.scene.state.position[2];
+            }).rfind("camera 'test' is inside box 'crate'", 0),
             0u);
-  EXPECT_EQ(with([](CameraSetup& s) { s.camera.position = {2.6, -1.7, -0.25}; }),
+  EXPECT_EQ(with([](CameraSetup& s) {
+              s.camera.position = {2.6, -1.7, -0.25};
+            }),
             "camera 'test' is inside plane 'ground' (below it by 0.25 m)");
   EXPECT_EQ(with([](CameraSetup& s) { s.appearance.shapes[1].texture = 0; }),
             "shape 'ball': textures are mapped on planes only, this is a sphere");

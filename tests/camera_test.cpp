@@ -19,7 +19,9 @@ using namespace camera_test;
 // (ε Σ|w_i image_i| / 2h ≈ 2.2e-16 · 3000 / 2e-8 ≈ 3e-5 on a scale of ~10³: 3e-8). Measured:
 // 1.3e-8 at worst. The steps (1e-8 m or rad) keep every sample's move far below a texel, so that
 // no sample crosses the image's kinks (texel centres, the coverage ramp's joints; docs/camera.md).
-double allowed(double fd, double scale) { return 1e-7 * (std::abs(fd) + scale); }
+double allowed(double fd, double scale) {
+  return 1e-7 * (std::abs(fd) + scale);
+}
 
 CameraGradients backward(const CameraSetup& setup, const CameraImage& cotangent, int threads = 1) {
   CameraRenderer renderer(setup.scene.model, setup.camera, setup.appearance, threads);
@@ -78,8 +80,10 @@ void expect_jacobian_rows(const CameraSetup& setup, const std::vector<std::size_
   for (std::size_t entry : entries) {
     std::fill(cotangent.colour.begin(), cotangent.colour.end(), 0.0);
     std::fill(cotangent.depth.begin(), cotangent.depth.end(), 0.0);
-    if (entry < colour_count) cotangent.colour[entry] = 1.0;
-    else cotangent.depth[entry - colour_count] = 1.0;
+    if (entry < colour_count)
+      cotangent.colour[entry] = 1.0;
+    else
+      cotangent.depth[entry - colour_count] = 1.0;
     CameraGradients gradients;
     renderer.backward(setup.scene.params, setup.scene.state, cotangent, gradients);
     double scale = 0.0;
@@ -99,8 +103,8 @@ TEST(Camera, PerPixelJacobianRowsMatchCentralDifferences) {
   for (const Direction& direction : all_directions(setup, 0)) {
     if (direction.name.find("colour") != std::string::npos) continue;
     const std::vector<double> column = image_difference(setup, direction);
-    const auto largest = std::max_element(column.begin(), column.end(),
-                                          [](double a, double b) { return std::abs(a) < std::abs(b); });
+    const auto largest =
+        std::max_element(column.begin(), column.end(), [](double a, double b) { return std::abs(a) < std::abs(b); });
     entries.push_back(static_cast<std::size_t>(largest - column.begin()));
   }
   const CameraImage image = render(setup);

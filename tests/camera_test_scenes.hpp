@@ -84,7 +84,7 @@ inline CameraSetup mixed_scene(unsigned seed, int width = 48, int height = 36) {
   setup.camera.far_depth = 12.0;
   setup.appearance = default_appearance(setup.scene.model);
   const Vec3 colours[] = {{0.8, 0.75, 0.7}, {0.9, 0.2, 0.2}, {0.2, 0.8, 0.3},
-                          {0.2, 0.3, 0.9}, {0.9, 0.8, 0.1}, {0.6, 0.4, 0.8}};
+                          {0.2, 0.3, 0.9},  {0.9, 0.8, 0.1}, {0.6, 0.4, 0.8}};
   for (std::size_t k = 0; k < setup.appearance.shapes.size(); ++k) setup.appearance.shapes[k].colour = colours[k % 6];
   // The ground carries a small random texture (every texel its own value: a texel mix-up shows).
   Texture texture;
@@ -125,19 +125,19 @@ inline std::vector<Direction> all_directions(const CameraSetup& setup, int texel
   for (int b = 0; b < model.body_count(); ++b) {
     const auto row = static_cast<std::size_t>(b) * 12;
     for (int i = 0; i < 3; ++i) {
-      directions.push_back({"body " + model.bodies[static_cast<std::size_t>(b)].name + " position " + axis_name[i],
-                            [b, i](CameraSetup& s, double h) { s.scene.state.position[static_cast<std::size_t>(b)][i] += h; },
-                            [row, i](const CameraGradients& g) { return g.state[row + static_cast<std::size_t>(i)]; },
-                            1e-8});
-      directions.push_back({"body " + model.bodies[static_cast<std::size_t>(b)].name + " rotation " + axis_name[i],
-                            [b, i](CameraSetup& s, double h) {
-                              Vec3 r;
-                              r[i] = h;
-                              Quat& q = s.scene.state.orientation[static_cast<std::size_t>(b)];
-                              q = Quat::from_rotation_vector(r) * q;
-                            },
-                            [row, i](const CameraGradients& g) { return g.state[row + 3 + static_cast<std::size_t>(i)]; },
-                            1e-8});
+      directions.push_back(
+          {"body " + model.bodies[static_cast<std::size_t>(b)].name + " position " + axis_name[i],
+           [b, i](CameraSetup& s, double h) { s.scene.state.position[static_cast<std::size_t>(b)][i] += h; },
+           [row, i](const CameraGradients& g) { return g.state[row + static_cast<std::size_t>(i)]; }, 1e-8});
+      directions.push_back(
+          {"body " + model.bodies[static_cast<std::size_t>(b)].name + " rotation " + axis_name[i],
+           [b, i](CameraSetup& s, double h) {
+             Vec3 r;
+             r[i] = h;
+             Quat& q = s.scene.state.orientation[static_cast<std::size_t>(b)];
+             q = Quat::from_rotation_vector(r) * q;
+           },
+           [row, i](const CameraGradients& g) { return g.state[row + 3 + static_cast<std::size_t>(i)]; }, 1e-8});
     }
   }
   for (int k = 0; k < model.shape_count(); ++k) {
@@ -149,10 +149,10 @@ inline std::vector<Direction> all_directions(const CameraSetup& setup, int texel
                             [offset](const CameraGradients& g) { return g.params[offset]; }, 1e-8});
     }
     for (int c = 0; c < 3; ++c)
-      directions.push_back({"shape " + shape.name + " colour " + std::to_string(c),
-                            [k, c](CameraSetup& s, double h) { s.appearance.shapes[static_cast<std::size_t>(k)].colour[c] += h; },
-                            [k, c](const CameraGradients& g) { return g.colours[static_cast<std::size_t>(k)][c]; },
-                            1e-4});
+      directions.push_back(
+          {"shape " + shape.name + " colour " + std::to_string(c),
+           [k, c](CameraSetup& s, double h) { s.appearance.shapes[static_cast<std::size_t>(k)].colour[c] += h; },
+           [k, c](const CameraGradients& g) { return g.colours[static_cast<std::size_t>(k)][c]; }, 1e-4});
   }
   for (int i = 0; i < 3; ++i) {
     directions.push_back({std::string("camera position ") + axis_name[i],
@@ -171,7 +171,8 @@ inline std::vector<Direction> all_directions(const CameraSetup& setup, int texel
   for (std::size_t t = 0; t < setup.appearance.textures.size(); ++t) {
     const std::size_t count = setup.appearance.textures[t].texels.size();
     for (int j = 0; j < texel_count; ++j) {
-      const std::size_t index = (count * static_cast<std::size_t>(2 * j + 1)) / static_cast<std::size_t>(2 * texel_count);
+      const std::size_t index =
+          (count * static_cast<std::size_t>(2 * j + 1)) / static_cast<std::size_t>(2 * texel_count);
       directions.push_back({"texture " + std::to_string(t) + " texel " + std::to_string(index),
                             [t, index](CameraSetup& s, double h) { s.appearance.textures[t].texels[index] += h; },
                             [t, index](const CameraGradients& g) { return g.textures[t][index]; }, 1e-4});
@@ -187,7 +188,8 @@ inline std::vector<double> image_difference(const CameraSetup& setup, const Dire
   direction.move(minus, -direction.step);
   const CameraImage a = render(plus), b = render(minus);
   std::vector<double> column;
-  for (std::size_t i = 0; i < a.colour.size(); ++i) column.push_back((a.colour[i] - b.colour[i]) / (2 * direction.step));
+  for (std::size_t i = 0; i < a.colour.size(); ++i)
+    column.push_back((a.colour[i] - b.colour[i]) / (2 * direction.step));
   for (std::size_t i = 0; i < a.depth.size(); ++i) column.push_back((a.depth[i] - b.depth[i]) / (2 * direction.step));
   return column;
 }

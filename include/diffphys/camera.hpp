@@ -34,12 +34,12 @@ struct State;
 
 struct Camera {
   std::string name = "camera";
-  int body = -1;             // -1: fixed in the world; else the index of the body carrying it
-  Vec3 position;             // p_WC (or p_BC when attached to a body; the body origin is its centre of mass), m
-  Quat orientation;          // q_WC (or q_BC): camera frame → world (or body) frame
-  double vertical_fov = 1.0;  // rad, in (0, π)
+  int body = -1;                // -1: fixed in the world; else the index of the body carrying it
+  Vec3 position;                // p_WC (or p_BC when attached to a body; the body origin is its centre of mass), m
+  Quat orientation;             // q_WC (or q_BC): camera frame → world (or body) frame
+  double vertical_fov = 1.0;    // rad, in (0, π)
   int width = 64, height = 48;  // pixels
-  double far_depth = 100.0;  // depth given to the background (no surface), m
+  double far_depth = 100.0;     // depth given to the background (no surface), m
 };
 
 // The orientation of a camera at `eye` looking at `target`, the image's up as close to `up`
@@ -89,11 +89,11 @@ struct CameraGradients {
   // position, 3–5 a world-frame rotation vector (q' = exp(δθ) ⊗ q); velocity rows are zero.
   // Every body's rows are filled, static ones included.
   std::vector<double> state;
-  std::vector<double> params;          // (param_count) only shape sizes are nonzero
-  Vec3 camera_position;                // dL/dp_WC (world frame, also when attached), per m
-  Vec3 camera_rotation;                // dL/dδθ_C, q_WC' = exp(δθ) ⊗ q_WC, world frame
-  double vertical_fov = 0.0;           // per rad
-  std::vector<Vec3> colours;           // (nshape) dL/d ShapeLook::colour
+  std::vector<double> params;                 // (param_count) only shape sizes are nonzero
+  Vec3 camera_position;                       // dL/dp_WC (world frame, also when attached), per m
+  Vec3 camera_rotation;                       // dL/dδθ_C, q_WC' = exp(δθ) ⊗ q_WC, world frame
+  double vertical_fov = 0.0;                  // per rad
+  std::vector<Vec3> colours;                  // (nshape) dL/d ShapeLook::colour
   std::vector<std::vector<double>> textures;  // (ntexture) each in its Texture::texels layout
 };
 

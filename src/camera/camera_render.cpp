@@ -46,7 +46,9 @@ double coverage_slope(double s) {
   return s <= 1.0 ? s : 2.0 - s;
 }
 
-Vec3 hadamard(const Vec3& a, const Vec3& b) { return {a.x * b.x, a.y * b.y, a.z * b.z}; }
+Vec3 hadamard(const Vec3& a, const Vec3& b) {
+  return {a.x * b.x, a.y * b.y, a.z * b.z};
+}
 
 // Where one pixel's bilinear sample reads a texture: four texel offsets and the fractions.
 struct TexelSample {
@@ -85,19 +87,19 @@ struct Candidate {
   ShapeRayHit hit;
   Vec3 origin, direction;  // the ray in the shape frame
   double s = 0.0, alpha = 0.0, scale_distance = 0.0;
-  Vec3 normal;        // world
+  Vec3 normal;  // world
   Vec3 texture_value{1.0, 1.0, 1.0};
   TexelSample sample{};
   double shade = 0.0;
-  Vec3 colour;        // shaded
+  Vec3 colour;  // shaded
 };
 
 // Gradients accumulated by one band of rows.
 struct BandGradient {
   std::vector<Vec3> shape_position, shape_rotation;  // (nshape) dL/dc_k, dL/dδθ_k (world)
-  std::vector<double> sizes;                          // (nshape × 3)
-  std::vector<Vec3> colours;                          // (nshape)
-  std::vector<std::vector<double>> textures;          // (ntexture)
+  std::vector<double> sizes;                         // (nshape × 3)
+  std::vector<Vec3> colours;                         // (nshape)
+  std::vector<std::vector<double>> textures;         // (ntexture)
   Vec3 camera_position, camera_rotation;
   double focal = 0.0;  // dL/df, per pixel of focal length
 };
@@ -119,10 +121,10 @@ using camera::hadamard;
 using camera::kMaxBands;
 using camera::kPlaneFade;
 using camera::locate;
-using camera::texel;
-using camera::TexelSample;
 using camera::ShapeRayCotangent;
 using camera::ShapeRayGradient;
+using camera::texel;
+using camera::TexelSample;
 
 struct CameraRenderer::Impl {
   const Model* model = nullptr;
@@ -136,10 +138,10 @@ struct CameraRenderer::Impl {
   // The frame being rendered (set by prepare()).
   std::vector<Vec3> shape_position;  // (nshape) c_k, world
   std::vector<Mat3> shape_rotation;
-  std::vector<double> shape_size;    // (nshape × 3)
-  std::vector<double> shape_bound;   // (nshape)
-  Vec3 eye;                          // camera centre o, world
-  Mat3 camera_rotation;              // R_WC
+  std::vector<double> shape_size;   // (nshape × 3)
+  std::vector<double> shape_bound;  // (nshape)
+  Vec3 eye;                         // camera centre o, world
+  Mat3 camera_rotation;             // R_WC
   double focal = 1.0;
   CameraImage* image = nullptr;
   const CameraImage* image_gradient = nullptr;
@@ -215,8 +217,8 @@ struct CameraRenderer::Impl {
       const Vec3 eye_local = shape_rotation[ks].transpose_times(eye - shape_position[ks]);
       const double measure = camera::shape_inside_measure(target(k), eye_local);
       if (measure <= 0.0)
-        throw Error(message("camera '", camera.name, "' is inside ", type_name(shape.type), " '", shape.name,
-                            "' (", shape.type == ShapeType::Plane ? "below it by " : "depth ", -measure, " m)"));
+        throw Error(message("camera '", camera.name, "' is inside ", type_name(shape.type), " '", shape.name, "' (",
+                            shape.type == ShapeType::Plane ? "below it by " : "depth ", -measure, " m)"));
     }
   }
 
@@ -258,21 +260,21 @@ struct CameraRenderer::Impl {
       candidate.texture_value = {1.0, 1.0, 1.0};
       if (look.texture >= 0) {
         const Texture& texture = appearance.textures[static_cast<std::size_t>(look.texture)];
-        candidate.sample = locate(texture, candidate.hit.point.x / look.texture_size,
-                                  candidate.hit.point.y / look.texture_size);
+        candidate.sample =
+            locate(texture, candidate.hit.point.x / look.texture_size, candidate.hit.point.y / look.texture_size);
         const TexelSample& t = candidate.sample;
-        candidate.texture_value = texel(texture, t.index[0]) * ((1 - t.fx) * (1 - t.fy)) +
-                                  texel(texture, t.index[1]) * (t.fx * (1 - t.fy)) +
-                                  texel(texture, t.index[2]) * ((1 - t.fx) * t.fy) +
-                                  texel(texture, t.index[3]) * (t.fx * t.fy);
+        candidate.texture_value =
+            texel(texture, t.index[0]) * ((1 - t.fx) * (1 - t.fy)) + texel(texture, t.index[1]) * (t.fx * (1 - t.fy)) +
+            texel(texture, t.index[2]) * ((1 - t.fx) * t.fy) + texel(texture, t.index[3]) * (t.fx * t.fy);
       }
       candidate.colour = hadamard(look.colour, candidate.texture_value) * candidate.shade;
       ++count;
     }
     // Insertion sort by depth (a handful of entries); ties keep the shape order.
     for (int a = 1; a < count; ++a)
-      for (int b = a; b > 0 && candidates[static_cast<std::size_t>(b)].hit.t <
-                                   candidates[static_cast<std::size_t>(b - 1)].hit.t; --b)
+      for (int b = a;
+           b > 0 && candidates[static_cast<std::size_t>(b)].hit.t < candidates[static_cast<std::size_t>(b - 1)].hit.t;
+           --b)
         std::swap(candidates[static_cast<std::size_t>(b)], candidates[static_cast<std::size_t>(b - 1)]);
     return count;
   }
@@ -386,7 +388,8 @@ struct CameraRenderer::Impl {
       const TexelSample& t = candidate.sample;
       const double weight[4] = {(1 - t.fx) * (1 - t.fy), t.fx * (1 - t.fy), (1 - t.fx) * t.fy, t.fx * t.fy};
       for (int corner = 0; corner < 4; ++corner)
-        for (int c = 0; c < 3; ++c) texels_bar[t.index[corner] + static_cast<std::size_t>(c)] += weight[corner] * value_bar[c];
+        for (int c = 0; c < 3; ++c)
+          texels_bar[t.index[corner] + static_cast<std::size_t>(c)] += weight[corner] * value_bar[c];
       const Vec3 t00 = texel(texture, t.index[0]), t10 = texel(texture, t.index[1]);
       const Vec3 t01 = texel(texture, t.index[2]), t11 = texel(texture, t.index[3]);
       const double fx_bar = dot(value_bar, (t10 - t00) * (1 - t.fy) + (t11 - t01) * t.fy);
@@ -431,10 +434,18 @@ CameraRenderer::CameraRenderer(const Model& model, const Camera& camera, const A
     : impl_(std::make_unique<Impl>(model, camera, appearance, threads)) {}
 CameraRenderer::~CameraRenderer() = default;
 
-const Camera& CameraRenderer::camera() const { return impl_->camera; }
-const Appearance& CameraRenderer::appearance() const { return impl_->appearance; }
-void CameraRenderer::set_camera(const Camera& camera) { impl_->set_camera(camera); }
-void CameraRenderer::set_appearance(const Appearance& appearance) { impl_->set_appearance(appearance); }
+const Camera& CameraRenderer::camera() const {
+  return impl_->camera;
+}
+const Appearance& CameraRenderer::appearance() const {
+  return impl_->appearance;
+}
+void CameraRenderer::set_camera(const Camera& camera) {
+  impl_->set_camera(camera);
+}
+void CameraRenderer::set_appearance(const Appearance& appearance) {
+  impl_->set_appearance(appearance);
+}
 
 void CameraRenderer::render(const Params& params, const State& state, CameraImage& image) {
   Impl& impl = *impl_;

@@ -36,8 +36,8 @@ Quat camera_look_at(const Vec3& eye, const Vec3& target, const Vec3& up) {
 
 Texture checker_texture(int cells, int texels_per_cell, const Vec3& colour_a, const Vec3& colour_b) {
   if (cells < 1 || texels_per_cell < 1)
-    throw Error(message("checker_texture: cells and texels_per_cell must be ≥ 1, got ", cells, " and ",
-                        texels_per_cell));
+    throw Error(
+        message("checker_texture: cells and texels_per_cell must be ≥ 1, got ", cells, " and ", texels_per_cell));
   Texture texture;
   texture.width = texture.height = cells * texels_per_cell;
   texture.texels.resize(static_cast<std::size_t>(texture.width * texture.height * 3));
@@ -75,8 +75,8 @@ void check_camera(const Model& model, const Camera& camera) {
     throw Error(message("camera '", name, "': orientation is not a unit quaternion (norm² ",
                         camera.orientation.squared_norm(), ")"));
   if (camera.body < -1 || camera.body >= model.body_count())
-    throw Error(message("camera '", name, "': body index ", camera.body, " is not a body of model '", model.name,
-                        "' (", model.body_count(), " bodies; -1 for the world)"));
+    throw Error(message("camera '", name, "': body index ", camera.body, " is not a body of model '", model.name, "' (",
+                        model.body_count(), " bodies; -1 for the world)"));
   if (!std::isfinite(camera.far_depth) || camera.far_depth <= 0.0)
     throw Error(message("camera '", name, "': far_depth must be positive, got ", camera.far_depth));
 }
@@ -116,7 +116,9 @@ void check_appearance(const Model& model, const Appearance& appearance) {
   if (!is_finite(appearance.background)) throw Error("appearance: background colour is not finite");
 }
 
-double focal_pixels(const Camera& camera) { return 0.5 * camera.height / std::tan(0.5 * camera.vertical_fov); }
+double focal_pixels(const Camera& camera) {
+  return 0.5 * camera.height / std::tan(0.5 * camera.vertical_fov);
+}
 
 double focal_pixels_per_fov(const Camera& camera) {
   const double s = std::sin(0.5 * camera.vertical_fov);
@@ -126,16 +128,21 @@ double focal_pixels_per_fov(const Camera& camera) {
 double bounding_radius(const RayTarget& target) {
   const double* size = target.size;
   switch (target.type) {
-    case ShapeType::Sphere: return size[0];
-    case ShapeType::Box: return std::sqrt(size[0] * size[0] + size[1] * size[1] + size[2] * size[2]);
-    case ShapeType::Capsule: return size[0] + size[1];
-    case ShapeType::Cylinder: return std::sqrt(size[0] * size[0] + size[1] * size[1]);
+    case ShapeType::Sphere:
+      return size[0];
+    case ShapeType::Box:
+      return std::sqrt(size[0] * size[0] + size[1] * size[1] + size[2] * size[2]);
+    case ShapeType::Capsule:
+      return size[0] + size[1];
+    case ShapeType::Cylinder:
+      return std::sqrt(size[0] * size[0] + size[1] * size[1]);
     case ShapeType::ConvexMesh: {
       double farthest = 0.0;
       for (const Vec3& vertex : target.mesh->vertices) farthest = std::max(farthest, norm(vertex));
       return size[0] * farthest;
     }
-    case ShapeType::Plane: return std::numeric_limits<double>::infinity();
+    case ShapeType::Plane:
+      return std::numeric_limits<double>::infinity();
   }
   return std::numeric_limits<double>::infinity();
 }

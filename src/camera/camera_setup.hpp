@@ -3,8 +3,8 @@
 // render and backward only. Each throws Error naming the item and the value (error.hpp).
 #pragma once
 
-#include "diffphys/camera.hpp"
 #include "camera/shape_rays.hpp"
+#include "diffphys/camera.hpp"
 #include "diffphys/model.hpp"
 
 namespace diffphys::camera {

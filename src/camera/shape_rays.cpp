@@ -20,12 +20,14 @@ namespace {
 constexpr Vec3 kAxis[3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
-double sign(double value) { return value < 0.0 ? -1.0 : 1.0; }
+double sign(double value) {
+  return value < 0.0 ? -1.0 : 1.0;
+}
 
 // Pull-back of the surface quantities (point P = o + t d on φ = 0, normal n) given P̄ (the
 // Hessian term of n̄ already added) and t̄. phi_size: ∂φ/∂size at the hit.
-void surface_vjp(const Vec3& direction, const ShapeRayHit& hit, const Vec3& point_bar,
-                 double t_bar, const double* phi_size, int size_count, ShapeRayGradient& gradient) {
+void surface_vjp(const Vec3& direction, const ShapeRayHit& hit, const Vec3& point_bar, double t_bar,
+                 const double* phi_size, int size_count, ShapeRayGradient& gradient) {
   gradient.origin += point_bar;
   gradient.direction += point_bar * hit.t;
   t_bar += dot(direction, point_bar);
@@ -85,8 +87,7 @@ void distance_outline_vjp(const ShapeRayHit& hit, double outline_bar, ShapeRayGr
 
 // Capsule: g = r − dist(line, segment [−L, L] e_z). Closest points of two lines (Ericson,
 // "Real-Time Collision Detection" §5.1.8), the segment's parameter clamped.
-void capsule_outline(const Vec3& origin, const Vec3& direction, double radius, double half_length,
-                     ShapeRayHit& hit) {
+void capsule_outline(const Vec3& origin, const Vec3& direction, double radius, double half_length, ShapeRayHit& hit) {
   const double b = direction.z, od = dot(origin, direction), denominator = 1.0 - b * b;
   double s = 0.0, t = -od;
   if (denominator > 1e-12) {
@@ -113,8 +114,8 @@ void box_outline(const Vec3& origin, const Vec3& direction, const double* half, 
     const double length = norm(u);
     if (length < 1e-9) continue;  // seen along axis i: that edge pair has no length, the other two bound
     const Vec3 m = u / length;
-    const double gap = half[0] * std::abs(m.x) + half[1] * std::abs(m.y) + half[2] * std::abs(m.z) -
-                       std::abs(dot(m, origin));
+    const double gap =
+        half[0] * std::abs(m.x) + half[1] * std::abs(m.y) + half[2] * std::abs(m.z) - std::abs(dot(m, origin));
     if (gap < hit.outline) {
       hit.outline = gap;
       hit.outline_part = i;
@@ -130,8 +131,8 @@ void box_outline_vjp(const Vec3& origin, const Vec3& direction, const double* ha
   const double side = sign(dot(m, origin));
   gradient.origin -= m * (outline_bar * side);
   for (int j = 0; j < 3; ++j) gradient.size[j] += outline_bar * std::abs(m[j]);
-  const Vec3 m_bar = (Vec3{half[0] * sign(m.x), half[1] * sign(m.y), half[2] * sign(m.z)} - origin * side) *
-                     outline_bar;
+  const Vec3 m_bar =
+      (Vec3{half[0] * sign(m.x), half[1] * sign(m.y), half[2] * sign(m.z)} - origin * side) * outline_bar;
   const double length = norm(cross(direction, kAxis[i]));
   const Vec3 u_bar = (m_bar - m * dot(m, m_bar)) / length;
   gradient.direction += cross(kAxis[i], u_bar);  // u = d × e_i
@@ -171,12 +172,16 @@ double minimise_arc(const CapArc& arc, double& theta_min) {
     const double value = arc.value(kPi * (j + 0.5) / kSamples);
     if (value < best_value) best_value = value, best = j;
   }
-  double low = kPi * std::max(best - 0.5, 0.0) / kSamples, high = kPi * std::min(best + 1.5, double(kSamples)) / kSamples;
+  double low = kPi * std::max(best - 0.5, 0.0) / kSamples,
+         high = kPi * std::min(best + 1.5, double(kSamples)) / kSamples;
   if (!(arc.slope(low) < 0.0 && arc.slope(high) > 0.0)) return kInfinity;
   double theta = kPi * (best + 0.5) / kSamples;
   for (int iteration = 0; iteration < 60; ++iteration) {
     const double slope = arc.slope(theta);
-    if (slope < 0.0) low = theta; else high = theta;
+    if (slope < 0.0)
+      low = theta;
+    else
+      high = theta;
     const double curvature = arc.curvature(theta);
     double next = curvature > 0.0 ? theta - slope / curvature : 0.5 * (low + high);
     if (!(next > low && next < high)) next = 0.5 * (low + high);
@@ -188,8 +193,7 @@ double minimise_arc(const CapArc& arc, double& theta_min) {
   return arc.value(theta);
 }
 
-void cylinder_outline(const Vec3& origin, const Vec3& direction, double radius, double half_length,
-                      ShapeRayHit& hit) {
+void cylinder_outline(const Vec3& origin, const Vec3& direction, double radius, double half_length, ShapeRayHit& hit) {
   const Vec3 u = cross(direction, kAxis[2]);
   const double k = norm(u);
   if (k < 1e-9) {  // looking along the axis: the outline is the disc
@@ -246,7 +250,6 @@ void cylinder_outline_vjp(const Vec3& origin, const Vec3& direction, const doubl
   const Vec3 grad_phi = Vec3{radius * m.x / planar, radius * m.y / planar, half_length * sign(m.z)} - origin;
   gradient.direction -= m * (outline_bar * dot(grad_phi, direction));
 }
-
 
 // Convex mesh at scale s: the first entering face plane n·x = s·b (Kay & Kajiya's slabs for a
 // general polytope: the ray is inside every face's half-space between t_near and t_far).
@@ -318,8 +321,8 @@ void mesh_outline_vjp(const ConvexMesh& mesh, double scale, const Vec3& origin, 
   gradient.origin -= m * outline_bar;
   gradient.size[0] += outline_bar * dot(m, support);
   const ConvexMesh::Edge& edge = mesh.edges[static_cast<std::size_t>(hit.outline_part)];
-  const Vec3 along = mesh.vertices[static_cast<std::size_t>(edge.vertex[1])] -
-                     mesh.vertices[static_cast<std::size_t>(edge.vertex[0])];
+  const Vec3 along =
+      mesh.vertices[static_cast<std::size_t>(edge.vertex[1])] - mesh.vertices[static_cast<std::size_t>(edge.vertex[0])];
   const Vec3 u = cross(direction, along);
   const double length = norm(u);
   const double side = dot(m, u) < 0.0 ? -1.0 : 1.0;  // m = side · u/|u|
@@ -371,8 +374,10 @@ bool ray_shape(const RayTarget& target, const Vec3& origin, const Vec3& directio
     case ShapeType::Cylinder: {
       const double radius = size[0], half_length = size[1];
       const bool capsule = type == ShapeType::Capsule;
-      if (capsule) capsule_outline(origin, direction, radius, half_length, hit);
-      else cylinder_outline(origin, direction, radius, half_length, hit);
+      if (capsule)
+        capsule_outline(origin, direction, radius, half_length, hit);
+      else
+        cylinder_outline(origin, direction, radius, half_length, hit);
       if (hit.outline <= 0.0) return false;
       double t = side_entry(origin, direction, radius, half_length);
       int face = 0;
@@ -451,7 +456,8 @@ void ray_shape_vjp(const RayTarget& target, const Vec3& origin, const Vec3& dire
         gradient.size[0] += cotangent.outline;
         distance_outline_vjp(hit, cotangent.outline, gradient);
         const double distance = norm(hit.outline_vector);
-        if (distance > 1e-300) gradient.size[1] += cotangent.outline * hit.outline_clamp * hit.outline_vector.z / distance;
+        if (distance > 1e-300)
+          gradient.size[1] += cotangent.outline * hit.outline_clamp * hit.outline_vector.z / distance;
       } else {
         cylinder_outline_vjp(origin, direction, size, hit, cotangent.outline, gradient);
       }
@@ -488,14 +494,16 @@ void ray_shape_vjp(const RayTarget& target, const Vec3& origin, const Vec3& dire
 double shape_inside_measure(const RayTarget& target, const Vec3& point) {
   const double* size = target.size;
   switch (target.type) {
-    case ShapeType::Sphere: return norm(point) - size[0];
+    case ShapeType::Sphere:
+      return norm(point) - size[0];
     case ShapeType::Box:
       return std::max({std::abs(point.x) - size[0], std::abs(point.y) - size[1], std::abs(point.z) - size[2]});
     case ShapeType::Capsule:
       return norm(point - kAxis[2] * std::clamp(point.z, -size[1], size[1])) - size[0];
     case ShapeType::Cylinder:
       return std::max(std::sqrt(point.x * point.x + point.y * point.y) - size[0], std::abs(point.z) - size[1]);
-    case ShapeType::Plane: return point.z;
+    case ShapeType::Plane:
+      return point.z;
     case ShapeType::ConvexMesh: {
       double highest = -kInfinity;
       for (const ConvexMesh::Face& face : target.mesh->faces)

@@ -29,14 +29,14 @@ struct ShapeRayHit {
   Vec3 point;            // hit point, shape frame, m
   Vec3 normal;           // outward unit normal at the hit, shape frame
   // What the VJP needs to know about how the values above were found.
-  int face = 0;          // surface part hit: box axis; capsule 0 side, 1 top, 2 bottom; cylinder the
-                         // same; mesh face
-  int outline_part = 0;  // active outline piece: box axis; cylinder 0 side, 1 top arc, 2 bottom arc,
-                         // 3 disc; mesh edge
-  int support = 0;       // mesh: the vertex farthest along the outline normal
-  Vec3 outline_vector;   // sphere, capsule, disc: the line's offset q from the centre or segment;
-                         // box, cylinder, mesh: the outline normal m
-  double outline_t = 0.0;     // sphere, capsule, disc: the line's parameter at q
+  int face = 0;                // surface part hit: box axis; capsule 0 side, 1 top, 2 bottom; cylinder the
+                               // same; mesh face
+  int outline_part = 0;        // active outline piece: box axis; cylinder 0 side, 1 top arc, 2 bottom arc,
+                               // 3 disc; mesh edge
+  int support = 0;             // mesh: the vertex farthest along the outline normal
+  Vec3 outline_vector;         // sphere, capsule, disc: the line's offset q from the centre or segment;
+                               // box, cylinder, mesh: the outline normal m
+  double outline_t = 0.0;      // sphere, capsule, disc: the line's parameter at q
   double outline_clamp = 0.0;  // capsule: ±1 when the closest segment point is an end, else 0
 };
 
