@@ -325,6 +325,63 @@ TEST(Camera, RefusesBadInputNamingTheItemAndValue) {
   }
 }
 
+// The checker's cells, texel by texel, and the look-at frame's axes.
+TEST(Camera, CheckerTextureAndLookAtAreWhatTheySay) {
+  const Texture checker = checker_texture(2, 3, {1, 0, 0}, {0, 0, 1});
+  ASSERT_EQ(checker.width, 6);
+  ASSERT_EQ(checker.height, 6);
+  for (int row = 0; row < 6; ++row)
+    for (int column = 0; column < 6; ++column) {
+      const bool odd = (row / 3 + column / 3) % 2 == 1;
+      const std::size_t at = static_cast<std::size_t>((row * 6 + column) * 3);
+      EXPECT_EQ(checker.texels[at], odd ? 0.0 : 1.0) << row << ", " << column;
+      EXPECT_EQ(checker.texels[at + 2], odd ? 1.0 : 0.0) << row << ", " << column;
+    }
+  const Quat q = camera_look_at({1, 2, 3}, {1, 5, 3}, {0, 0, 1});  // along +y, z up
+  const Vec3 forward = q.rotate({0, 0, 1}), right = q.rotate({1, 0, 0}), down = q.rotate({0, 1, 0});
+  EXPECT_NEAR(norm(forward - Vec3{0, 1, 0}), 0.0, 1e-15);
+  EXPECT_NEAR(norm(right - Vec3{1, 0, 0}), 0.0, 1e-15);
+  EXPECT_NEAR(norm(down - Vec3{0, 0, -1}), 0.0, 1e-15);
+  auto refusal_of = [](auto call) {
+    try {
+      call();
+    } catch (const Error& error) {
+      return std::string(error.what());
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_EQ(refusal_of([] {
+              camera_look_at({1, 1, 1}, {1, 1, 1});
+            }),
+            "camera_look_at: eye and target are the same point");
+  EXPECT_EQ(refusal_of([] {
+              camera_look_at({0, 0, 0}, {0, 0, 2}, {0, 0, 1});
+            }),
+            "camera_look_at: up is parallel to the viewing direction (or zero)");
+  EXPECT_EQ(refusal_of([] { checker_texture(0, 4, {}, {}); }),
+            "checker_texture: cells and texels_per_cell must be ≥ 1, got 0 and 4");
+}
+
+// set_camera and set_appearance between frames give what a new renderer gives.
+TEST(Camera, ChangingCameraAndLookBetweenFramesMatchesANewRenderer) {
+  CameraSetup setup = mixed_scene(10);
+  CameraRenderer renderer(setup.scene.model, setup.camera, setup.appearance, 2);
+  CameraImage first, second;
+  renderer.render(setup.scene.params, setup.scene.state, first);
+  setup.camera.position.z += 0.2;
+  setup.camera.height = 30;
+  setup.appearance.shapes[1].colour = {0.1, 0.9, 0.9};
+  renderer.set_camera(setup.camera);
+  renderer.set_appearance(setup.appearance);
+  renderer.render(setup.scene.params, setup.scene.state, second);
+  const CameraImage fresh = render(setup);
+  ASSERT_EQ(second.colour.size(), fresh.colour.size());
+  EXPECT_EQ(std::memcmp(second.colour.data(), fresh.colour.data(), fresh.colour.size() * sizeof(double)), 0);
+  EXPECT_EQ(std::memcmp(second.depth.data(), fresh.depth.data(), fresh.depth.size() * sizeof(double)), 0);
+  setup.camera.width = 0;
+  EXPECT_THROW(renderer.set_camera(setup.camera), Error);
+}
+
 TEST(Camera, RefusesTexturesThatDoNotLoad) {
   const std::filesystem::path missing = std::filesystem::temp_directory_path() / "diffphys_camera_no_such.png";
   std::filesystem::remove(missing);
