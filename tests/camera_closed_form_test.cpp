@@ -300,6 +300,8 @@ TEST(Camera, RefusesBadInputNamingTheItemAndValue) {
               s.camera.position = {2.6, -1.7, -0.25};
             }),
             "camera 'test' is inside plane 'ground' (below it by 0.25 m)");
+  EXPECT_EQ(with([](CameraSetup& s) { s.scene.state.position[3].z = INFINITY; }),
+            "body 'pole': position is not finite");
   EXPECT_EQ(with([](CameraSetup& s) { s.appearance.shapes[1].texture = 0; }),
             "shape 'ball': textures are mapped on planes only, this is a sphere");
   EXPECT_EQ(with([](CameraSetup& s) { s.appearance.shapes[0].texture = 3; }),
