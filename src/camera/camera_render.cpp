@@ -60,9 +60,9 @@ TexelSample locate(const Texture& texture, double u, double v) {
   // Texel (i, j) is centred at ((i + ½)/W, (j + ½)/H) of a repeat; coordinates wrap.
   const double x = u * texture.width - 0.5, y = v * texture.height - 0.5;
   const double x0 = std::floor(x), y0 = std::floor(y);
-  auto wrap = [](double value, int size) {
-    const double r = std::fmod(value, static_cast<double>(size));
-    return static_cast<long>(r < 0.0 ? r + size : r) % size;
+  auto wrap = [](double value, int size) {  // value is an integer; its remainder in [0, size)
+    const double remainder = value - size * std::floor(value / size);
+    return std::clamp(static_cast<long>(remainder), 0L, static_cast<long>(size) - 1);
   };
   const long i0 = wrap(x0, texture.width), i1 = (i0 + 1) % texture.width;
   const long j0 = wrap(y0, texture.height), j1 = (j0 + 1) % texture.height;
