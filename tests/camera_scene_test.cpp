@@ -154,6 +154,10 @@ TEST(CameraScene, RenderCommandDrawsTheSimulatedSceneThroughItsCamera) {
       "render " + scene.string() + " --camera side --width 50 --out " + (folder / "none").string(), "camera_size");
   EXPECT_NE(size_code, 0);
   EXPECT_NE(size.find("the camera has its own size"), std::string::npos) << size;
+  const auto [steps_code, steps] = diffphys::testing::run_cli(
+      "render " + scene.string() + " --steps 5 --out " + (folder / "none").string(), "camera_steps");
+  EXPECT_NE(steps_code, 0);
+  EXPECT_NE(steps.find("--steps 5: goes with --camera NAME"), std::string::npos) << steps;
   EXPECT_FALSE(std::filesystem::exists(folder / "none"));
 }
 

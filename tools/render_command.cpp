@@ -171,6 +171,9 @@ int run_camera_render(const RenderOptions& options) {
 
 int run_render(const RenderOptions& options) {
   if (!options.camera.empty()) return run_camera_render(options);
+  if (options.steps > 0)
+    throw Error(message("--steps ", options.steps, ": goes with --camera NAME (a trajectory file's frames are already ",
+                        "simulated)"));
   // Everything is checked before anything is written.
   std::error_code status;
   const fs::path out_dir(options.out_dir);
