@@ -11,6 +11,7 @@
 #include <memory>
 #include <new>
 
+#include "camera_test_scenes.hpp"
 #include "collision/detect_contacts.hpp"
 #include "diffphys/scene.hpp"
 #include "diffphys/world_simulator.hpp"
@@ -222,6 +223,27 @@ TEST(WorldSimulator, AllocatesNothingAfterWarmUp) {
     EXPECT_EQ(allocations.load(), 0);
     EXPECT_TRUE(converged);
   }
+}
+
+// The camera's render and backward on 2 threads (diffphys/camera.hpp): nothing once the image,
+// the gradients and the renderer's per-band scratch have their sizes.
+TEST(CameraAllocation, RenderAndBackwardAllocateNothingAfterWarmUp) {
+  camera_test::CameraSetup setup = camera_test::mixed_scene(3, 64, 48);
+  CameraRenderer renderer(setup.scene.model, setup.camera, setup.appearance, 2);
+  CameraImage image, cotangent;
+  CameraGradients gradients;
+  renderer.render(setup.scene.params, setup.scene.state, image);
+  cotangent = image;
+  renderer.backward(setup.scene.params, setup.scene.state, cotangent, gradients);
+  allocations = 0;
+  counting = true;
+  for (int frame = 0; frame < 3; ++frame) {
+    setup.scene.state.position[1].x += 0.01;  // the ball moves between frames
+    renderer.render(setup.scene.params, setup.scene.state, image);
+    renderer.backward(setup.scene.params, setup.scene.state, cotangent, gradients);
+  }
+  counting = false;
+  EXPECT_EQ(allocations.load(), 0);
 }
 
 }  // namespace

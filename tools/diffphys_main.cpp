@@ -309,8 +309,11 @@ int main(int argc, char** argv) {
   CLI::App* render = app.add_subcommand(
       "render",
       "Draw a trajectory file's frames (from 'simulate --out'; rigid, soft or coupled) as PNG pictures, without a "
-      "browser or a GPU: OUT/frame_00000.png, frame_00001.png, ... (docs/viewer.md, \"Pictures without a browser\").");
-  render->add_option("trajectory", render_options.trajectory_path, "Trajectory file (JSON)")->required();
+      "browser or a GPU: OUT/frame_00000.png, frame_00001.png, ... (docs/viewer.md, \"Pictures without a browser\"). "
+      "With --camera NAME: a scene simulated for --steps world steps, seen by its camera NAME (docs/camera.md).");
+  render
+      ->add_option("trajectory", render_options.trajectory_path, "Trajectory file (JSON); with --camera, a scene file")
+      ->required();
   render->add_option("-o,--out", render_options.out_dir, "Folder for the pictures (created if missing)")->required();
   const std::string size_range = "in [1, " + std::to_string(diffphys::cli::kMaxRenderSize) + "]";
   render->add_option("--width", render_options.width, "Picture width, pixels " + size_range)
@@ -329,6 +332,12 @@ int main(int argc, char** argv) {
                      "every frame)");
   render->add_option("--camera-at", render_options.camera_at,
                      "X,Y,Z — the point the camera looks at (default: the centre of the box around every frame)");
+  render->add_option("--camera", render_options.camera,
+                     "NAME — draw a scene (the positional file) through its camera NAME (its \"cameras\" list), "
+                     "simulated for --steps world steps; pictures at the camera's own size (docs/camera.md)");
+  render->add_option("--steps", render_options.steps, "With --camera: world steps to simulate (states 0 to N drawn)")
+      ->default_val(0)
+      ->check(integer_at_least(0));
   render->add_flag("-q,--quiet", render_options.quiet, "Print nothing on success");
 
   InfoOptions info_options;
@@ -424,7 +433,10 @@ int main(int argc, char** argv) {
     }
     if (experiment->parsed()) return diffphys::cli::run_experiment(experiment_options);
     if (view->parsed()) return diffphys::cli::run_view(view_options);
-    if (render->parsed()) return diffphys::cli::run_render(render_options);
+    if (render->parsed()) {
+      render_options.size_given = render->count("--width") + render->count("--height") > 0;
+      return diffphys::cli::run_render(render_options);
+    }
     if (version->parsed()) return run_version();
   } catch (const std::exception& error) {
     std::cerr << "diffphys: error: " << error.what() << "\n";

@@ -15,7 +15,11 @@
 #include <system_error>
 #include <vector>
 
+#include "camera_texture.hpp"
+#include "diffphys/camera.hpp"
 #include "diffphys/error.hpp"
+#include "diffphys/world.hpp"
+#include "diffphys/world_simulator.hpp"
 #include "png_file.hpp"
 #include "render_trajectory.hpp"
 
@@ -105,9 +109,71 @@ long long stale_frames(const fs::path& folder, std::size_t written) {
   return count;
 }
 
+// `render SCENE --camera NAME --steps N --out DIR`: the scene simulated N world steps, states
+// 0, every, 2·every, … ≤ N drawn through the camera. Everything is checked before anything is
+// written.
+int run_camera_render(const RenderOptions& options) {
+  const std::string& scene_path = options.trajectory_path;
+  if (options.size_given)
+    throw Error(message("--camera ", options.camera, ": the camera has its own size (the scene file's \"width\" and ",
+                        "\"height\"); leave out --width and --height"));
+  if (!options.frames.empty() || !options.camera_from.empty() || !options.camera_at.empty())
+    throw Error(message("--camera ", options.camera, ": --frames, --camera-from and --camera-at draw a trajectory ",
+                        "file; with --camera, give --steps (and --every)"));
+  if (options.steps < 0) throw Error(message("--steps ", options.steps, ": must be ≥ 0"));
+  if (options.out_dir.empty()) throw Error("--out: give the folder to write the pictures into");
+  std::error_code status;
+  const fs::path out_dir(options.out_dir);
+  if (fs::exists(out_dir, status) && !fs::is_directory(out_dir, status))
+    throw Error(message("--out ", options.out_dir,
+                        ": is a file, not a folder; give a folder for the pictures (created if missing)"));
+  const World world = load_world(scene_path);
+  const Camera* camera = nullptr;
+  std::string names;
+  for (const Camera& candidate : world.cameras) {
+    if (candidate.name == options.camera) camera = &candidate;
+    names += (names.empty() ? "'" : ", '") + candidate.name + "'";
+  }
+  if (camera == nullptr)
+    throw Error(message(scene_path, ": no camera '", options.camera, "' (",
+                        names.empty() ? "the scene has no \"cameras\" list" : "its cameras: " + names, ")"));
+  if (!world.has_rigid())
+    throw Error(message(scene_path, ": the camera draws rigid shapes and the scene has no rigid part"));
+  const Model& model = world.rigid->model;
+  CameraRenderer renderer(model, *camera, default_appearance(model));
+  WorldSimulator simulator(world, world.default_params(), world.initial_state());
+  const Params params = rigid_params(world, simulator.params());
+  fs::create_directories(out_dir, status);
+  if (status || !fs::is_directory(out_dir))
+    throw Error(
+        message("--out ", options.out_dir, ": cannot create the folder", status ? ": " + status.message() : ""));
+  CameraImage image;
+  std::size_t written = 0;
+  for (long long step = 0; step <= options.steps; ++step) {
+    if (step > 0) simulator.step();
+    if (step % options.every != 0) continue;
+    renderer.render(params, simulator.state().rigid, image);
+    viewer::write_camera_png(out_dir / frame_name(written++), image);
+  }
+  if (!options.quiet) {
+    std::cout << "rendered    " << written << (written == 1 ? " frame" : " frames") << " of " << camera->width << " × "
+              << camera->height << " pixels through camera '" << camera->name
+              << "': " << (out_dir / frame_name(0)).string() << (written > 1 ? " … " + frame_name(written - 1) : "")
+              << "\n";
+    const double rate = 1.0 / (world.dt() * static_cast<double>(options.every));
+    std::cout << "video       ffmpeg -framerate " << std::max(1LL, std::llround(std::min(rate, 240.0))) << " -i "
+              << (out_dir / "frame_%05d.png").string() << " -pix_fmt yuv420p out.mp4\n";
+  }
+  return 0;
+}
+
 }  // namespace
 
 int run_render(const RenderOptions& options) {
+  if (!options.camera.empty()) return run_camera_render(options);
+  if (options.steps > 0)
+    throw Error(message("--steps ", options.steps, ": goes with --camera NAME (a trajectory file's frames are already ",
+                        "simulated)"));
   // Everything is checked before anything is written.
   std::error_code status;
   const fs::path out_dir(options.out_dir);

@@ -1,6 +1,7 @@
 // tools/render_command.hpp — `diffphys render`: PNG pictures of a trajectory's frames, drawn
 // without a browser or a GPU by the software renderer (viewer/render_trajectory.hpp,
-// docs/viewer.md "Pictures without a browser").
+// docs/viewer.md "Pictures without a browser"); or, with --camera, of a scene simulated for
+// --steps, seen by one of its cameras (the differentiable camera's forward pass, docs/camera.md).
 #pragma once
 
 #include <string>
@@ -20,6 +21,12 @@ struct RenderOptions {
   std::string camera_from;  // "X,Y,Z" (m, world); empty: the viewer's opening view
   std::string camera_at;    // "X,Y,Z"; empty: the centre of the scene's bounds
   bool quiet = false;
+  // With a camera: `trajectory_path` is a scene file, simulated for `steps` world steps from its
+  // initial state with its default controls, and drawn through the scene's camera of that name
+  // (diffphys/camera.hpp, docs/camera.md) at its own size, one picture per --every-th state.
+  std::string camera;
+  long long steps = 0;
+  bool size_given = false;  // --width or --height on the command line (refused with --camera)
 };
 
 // Reads and checks the trajectory and every option before writing anything (so a refused

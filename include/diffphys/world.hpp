@@ -36,6 +36,7 @@
 #include <string_view>
 #include <vector>
 
+#include "diffphys/camera.hpp"
 #include "diffphys/model_builder.hpp"
 #include "diffphys/robot_loaders.hpp"
 #include "diffphys/rollout.hpp"
@@ -76,6 +77,9 @@ class World {
   std::optional<Scene> rigid;           // bodies, shapes, joints, actuators and their defaults
   std::optional<soft::SoftBuild> soft;  // nodes, elements, obstacles and their defaults
   WorldCoupling coupling;
+  // The scene's "cameras" list (docs/scene-format.md, "Cameras"): sensors that render the rigid
+  // part (CameraRenderer, diffphys/camera.hpp); not part of the state, parameters or rollout yet.
+  std::vector<Camera> cameras;
 
   // Throws Error when the parts do not fit together (time steps, frame bodies) or none is present.
   World(std::string name, std::string source, std::optional<Scene> rigid, std::optional<soft::SoftBuild> soft,

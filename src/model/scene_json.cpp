@@ -117,9 +117,10 @@ class SceneReader : json::Reader {
 ModelBuilder SceneReader::read(const Json& root, ItemLocations& locations) const {
   if (!root.is_object())
     fail("", message("expected a JSON object at the top level, got ", describe(root)));
+  // "cameras" is read by load_world / parse_world beside the model (camera/camera_json.cpp).
   check_keys(root, "",
              {"name", "description", "dt", "gravity", "solver", "world", "ground", "bodies",
-              "joints", "actuators"});
+              "joints", "actuators", "cameras"});
   ModelBuilder builder;
   if (root.contains("name")) builder.name = read_string(root["name"], "name");
   if (root.contains("description")) read_string(root["description"], "description");

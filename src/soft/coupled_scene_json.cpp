@@ -61,7 +61,8 @@ CoupledSystem parse_coupled_scene(std::string_view text, const std::string& sour
   const CouplingReader reader(source);
   if (!root.is_object() || !root.contains("rigid") || !root.contains("soft"))
     reader.fail("(top level)", "a coupled scene is an object with \"rigid\" and \"soft\" keys");
-  reader.check_keys(root, "(top level)", {"rigid", "soft", "coupling"});
+  // "cameras" is read by load_world / parse_world (camera/camera_json.cpp).
+  reader.check_keys(root, "(top level)", {"rigid", "soft", "coupling", "cameras"});
 
   CoupledSystem system;
   // Each part through its own loader (and its own checks, including duplicate keys).

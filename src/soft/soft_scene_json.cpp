@@ -64,7 +64,7 @@ class Reader : json::Reader {
 
   SoftSpec read(const Json& root) const {
     if (!root.is_object() || !root.contains("soft")) fail("(top level)", "a soft scene is an object with a \"soft\" key");
-    check_keys(root, "(top level)", {"soft"});
+    check_keys(root, "(top level)", {"soft", "cameras"});  // cameras: load_world (camera/camera_json.cpp)
     const Json& soft = root.at("soft");
     const std::string path = "soft";
     check_keys(soft, path, {"name", "dt", "gravity", "newton", "contact", "tet_materials", "cloth_materials", "nodes",

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "camera/camera_json.hpp"
 #include "diffphys/coupled.hpp"
 #include "diffphys/error.hpp"
 #include "diffphys/scene.hpp"
@@ -97,12 +98,11 @@ World world_from_coupled(CoupledSystem system, const std::string& source) {
                WorldCoupling{std::move(system.frame_bodies), system.substeps, system.two_way});
 }
 
-// A JSON scene: sectioned ("rigid", "soft", "coupling") or a rigid scene at the top level.
+// A JSON scene's parts: sectioned ("rigid", "soft", "coupling") or a rigid scene at the top level.
 // `rigid_file` reads a top-level rigid scene (by path, when there is one).
 template <typename ReadRigid>
-World parse_json_world(std::string_view text, const std::string& source, const std::string& base_directory,
-                       ReadRigid read_rigid) {
-  const nlohmann::json root = nlohmann::json::parse(text, nullptr, false);
+World parse_json_parts(const nlohmann::json& root, std::string_view text, const std::string& source,
+                       const std::string& base_directory, ReadRigid read_rigid) {
   const bool sectioned = !root.is_discarded() && root.is_object() && (root.contains("rigid") || root.contains("soft"));
   if (!sectioned) {
     // Not JSON, or a rigid scene at the top level: the scene reader reports what is wrong.
@@ -115,9 +115,9 @@ World parse_json_world(std::string_view text, const std::string& source, const s
   // section is re-read from its serialised copy (which would have lost both).
   json::parse(text, source);
   for (const auto& [key, value] : root.items())
-    if (key != "rigid" && key != "soft" && key != "coupling")
+    if (key != "rigid" && key != "soft" && key != "coupling" && key != "cameras")
       throw Error(message(source, ": (top level): unknown key '", key, "' beside \"rigid\"/\"soft\" (a scene with sections holds ",
-                          "\"rigid\", \"soft\" and \"coupling\"; put a rigid scene's keys under \"rigid\")"));
+                          "\"rigid\", \"soft\", \"coupling\" and \"cameras\"; put a rigid scene's keys under \"rigid\")"));
   if (root.contains("rigid") && root.contains("soft"))
     return world_from_coupled(parse_coupled_scene(text, source, base_directory), source);
   if (root.contains("coupling"))
@@ -130,6 +130,18 @@ World parse_json_world(std::string_view text, const std::string& source, const s
   soft::SoftBuild soft = soft::build_soft_scene(soft::parse_soft_scene(text, source, base_directory), source);
   std::string name = soft.model.name;
   return World(std::move(name), source, std::nullopt, std::move(soft));
+}
+
+// The parts, then the scene's "cameras" list (camera/camera_json.hpp), whose bodies are the
+// rigid part's.
+template <typename ReadRigid>
+World parse_json_world(std::string_view text, const std::string& source, const std::string& base_directory,
+                       ReadRigid read_rigid) {
+  const nlohmann::json root = nlohmann::json::parse(text, nullptr, false);
+  World world = parse_json_parts(root, text, source, base_directory, read_rigid);
+  if (root.is_object() && root.contains("cameras"))
+    world.cameras = camera::read_cameras(root["cameras"], world.rigid ? &world.rigid->model : nullptr, source);
+  return world;
 }
 
 }  // namespace

@@ -1,0 +1,164 @@
+// tests/camera_scene_test.cpp — a scene file's "cameras" list (camera/camera_json.cpp, read by
+// load_world / parse_world into World::cameras) and `diffphys render SCENE --camera NAME
+// --steps N --out DIR` (tools/render_command.cpp).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <numbers>
+#include <string>
+
+#include "camera_texture.hpp"
+#include "cli_test_helpers.hpp"
+#include "diffphys/camera.hpp"
+#include "diffphys/error.hpp"
+#include "diffphys/world.hpp"
+#include "png_file.hpp"
+#include "test_paths.hpp"
+
+namespace {
+
+using namespace diffphys;
+using nlohmann::json;
+
+// A cart and a ball above the ground, seen by a fixed camera and by one riding the cart.
+json cart_scene() {
+  return json::parse(R"({
+    "name": "cart_camera",
+    "dt": 0.01,
+    "ground": true,
+    "bodies": [
+      {"name": "cart", "position": [0, 0, 0.3], "shapes": [{"type": "box", "half_extents": [0.25, 0.15, 0.08]}]},
+      {"name": "ball", "position": [0.1, 0, 1.2], "shapes": [{"type": "sphere", "radius": 0.15}]}
+    ],
+    "cameras": [
+      {"name": "side", "position": [-1.5, -3.2, 0.6], "look_at": [0, 0, 0.5], "fov_deg": 40, "width": 96, "height": 32},
+      {"name": "rider", "body": "cart", "position": [0, -0.6, 0.3], "orientation": [1, 0, 0, 0], "fov_deg": 60,
+       "width": 24, "height": 16, "far_depth": 30}
+    ]
+  })");
+}
+
+std::string refusal(const json& scene) {
+  try {
+    parse_world(scene.dump(), "cart.json");
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "(accepted)";
+}
+
+TEST(CameraScene, CamerasOfRigidAndSectionedScenesAreRead) {
+  const World flat = parse_world(cart_scene().dump(), "cart.json");
+  json sectioned;
+  json rigid = cart_scene();
+  sectioned["cameras"] = rigid["cameras"];
+  rigid.erase("cameras");
+  sectioned["rigid"] = rigid;
+  const World sections = parse_world(sectioned.dump(), "sections.json");
+  for (const World* world : {&flat, &sections}) {
+    ASSERT_EQ(world->cameras.size(), 2u);
+    const Camera& side = world->cameras[0];
+    EXPECT_EQ(side.name, "side");
+    EXPECT_EQ(side.body, -1);
+    EXPECT_EQ(side.position, (Vec3{-1.5, -3.2, 0.6}));
+    EXPECT_EQ(side.orientation, camera_look_at({-1.5, -3.2, 0.6}, {0, 0, 0.5}));
+    EXPECT_DOUBLE_EQ(side.vertical_fov, 40 * std::numbers::pi / 180);
+    EXPECT_EQ(side.width, 96);
+    EXPECT_EQ(side.height, 32);
+    EXPECT_EQ(side.far_depth, Camera{}.far_depth);
+    const Camera& rider = world->cameras[1];
+    EXPECT_EQ(rider.body, world->rigid->model.body_index("cart"));
+    EXPECT_EQ(rider.orientation, Quat{});
+    EXPECT_EQ(rider.far_depth, 30.0);
+  }
+  // A soft scene's cameras see the world frame only.
+  std::ifstream file(std::string(test_paths::source_dir()) + "/examples/soft/mass_spring.json");
+  json soft = json::parse(file);
+  soft["cameras"] = json::parse(R"([{"name": "top", "position": [0, 0, 3], "look_at": [0, 0, 0], "up": [0, 1, 0],
+                                     "fov_deg": 50, "width": 8, "height": 8}])");
+  const World soft_world =
+      parse_world(soft.dump(), "soft.json", std::string(test_paths::source_dir()) + "/examples/soft");
+  ASSERT_EQ(soft_world.cameras.size(), 1u);
+  EXPECT_EQ(soft_world.cameras[0].orientation, camera_look_at({0, 0, 3}, {0, 0, 0}, {0, 1, 0}));
+  soft["cameras"][0]["body"] = "cart";
+  try {
+    parse_world(soft.dump(), "soft.json", std::string(test_paths::source_dir()) + "/examples/soft");
+    ADD_FAILURE() << "a soft scene's camera named a body";
+  } catch (const Error& error) {
+    EXPECT_STREQ(error.what(),
+                 "soft.json: cameras[0].body: body 'cart': the scene has no rigid bodies to carry a camera");
+  }
+}
+
+TEST(CameraScene, BadCameraEntriesAreRefusedWithTheirPath) {
+  auto with = [](auto change) {
+    json scene = cart_scene();
+    change(scene["cameras"]);
+    return refusal(scene);
+  };
+  EXPECT_EQ(with([](json& c) { c[0]["fov_deg"] = 180; }),
+            "cart.json: cameras[0]: camera 'side': vertical field of view must be in (0, 180) degrees, got 180 "
+            "degrees (3.141592653589793 rad)");
+  EXPECT_EQ(with([](json& c) { c[0]["width"] = 0; }).rfind("cart.json: cameras[0].width: ", 0), 0u);
+  EXPECT_EQ(with([](json& c) { c[1]["body"] = "kart"; }),
+            "cart.json: cameras[1].body: unknown body 'kart' (did you mean 'cart'?)");
+  EXPECT_EQ(with([](json& c) {
+              c[0]["orientation"] = {1, 0, 0, 0};
+            }),
+            "cart.json: cameras[0]: give the view as \"orientation\"/\"euler\" or as \"look_at\", not both");
+  EXPECT_EQ(with([](json& c) { c[1].erase("orientation"); }),
+            "cart.json: cameras[1]: give the view as \"look_at\" [x, y, z] or as \"orientation\"/\"euler\"");
+  EXPECT_EQ(with([](json& c) { c[1]["up"] = {0, 0, 1}; }).rfind("cart.json: cameras[1].up: not used without", 0), 0u);
+  EXPECT_EQ(with([](json& c) {
+              c[0]["look_at"] = {-1.5, -3.2, 0.6};
+            }),
+            "cart.json: cameras[0].look_at: camera_look_at: eye and target are the same point");
+  EXPECT_EQ(with([](json& c) { c[1]["name"] = "side"; }), "cart.json: cameras[1].name: duplicate camera name 'side'");
+  EXPECT_EQ(with([](json& c) { c[0].erase("height"); }).rfind("cart.json: cameras[0]", 0), 0u);
+  EXPECT_EQ(with([](json& c) { c[0]["zoom"] = 2; }).rfind("cart.json: cameras[0]: unknown key \"zoom\"", 0), 0u);
+  EXPECT_EQ(with([](json& c) { c = 3; }).rfind("cart.json: cameras: expected an array", 0), 0u);
+}
+
+TEST(CameraScene, RenderCommandDrawsTheSimulatedSceneThroughItsCamera) {
+  const std::filesystem::path folder = diffphys::testing::fresh_test_folder("camera_render");
+  const std::filesystem::path scene = folder / "cart.json";
+  std::ofstream(scene) << cart_scene().dump(2);
+  const auto [code, output] = diffphys::testing::run_cli(
+      "render " + scene.string() + " --camera side --steps 40 --every 20 --out " + (folder / "frames").string(),
+      "camera_render");
+  ASSERT_EQ(code, 0) << output;
+  EXPECT_NE(output.find("rendered    3 frames of 96 × 32 pixels through camera 'side'"), std::string::npos) << output;
+  // Frame 0 is the library's rendering of the initial state, pixel for pixel; the ball has fallen by frame 2.
+  const World world = load_world(scene);
+  CameraRenderer renderer(world.rigid->model, world.cameras[0], default_appearance(world.rigid->model));
+  CameraImage image;
+  renderer.render(world.rigid->params, world.rigid->state, image);
+  viewer::write_camera_png(folder / "expected.png", image);
+  const viewer::Image expected = viewer::read_png(folder / "expected.png");
+  const viewer::Image first = viewer::read_png(folder / "frames" / "frame_00000.png");
+  const viewer::Image last = viewer::read_png(folder / "frames" / "frame_00002.png");
+  EXPECT_EQ(first.width, 96);
+  EXPECT_EQ(first.height, 32);
+  EXPECT_EQ(first.pixels, expected.pixels);
+  EXPECT_NE(last.pixels, first.pixels);
+  EXPECT_FALSE(std::filesystem::exists(folder / "frames" / "frame_00003.png"));
+
+  const auto [unknown_code, unknown] = diffphys::testing::run_cli(
+      "render " + scene.string() + " --camera top --out " + (folder / "none").string(), "camera_none");
+  EXPECT_NE(unknown_code, 0);
+  EXPECT_NE(unknown.find("no camera 'top' (its cameras: 'side', 'rider')"), std::string::npos) << unknown;
+  const auto [size_code, size] = diffphys::testing::run_cli(
+      "render " + scene.string() + " --camera side --width 50 --out " + (folder / "none").string(), "camera_size");
+  EXPECT_NE(size_code, 0);
+  EXPECT_NE(size.find("the camera has its own size"), std::string::npos) << size;
+  const auto [steps_code, steps] = diffphys::testing::run_cli(
+      "render " + scene.string() + " --steps 5 --out " + (folder / "none").string(), "camera_steps");
+  EXPECT_NE(steps_code, 0);
+  EXPECT_NE(steps.find("--steps 5: goes with --camera NAME"), std::string::npos) << steps;
+  EXPECT_FALSE(std::filesystem::exists(folder / "none"));
+}
+
+}  // namespace
