@@ -39,10 +39,11 @@ const char* name_of(Formulation formulation) {
 // *moving* parent (a free box falling beside it, so the parent's side of every row and
 // coordinate is differentiated), and a leg hinged to the torso about the plane's normal.
 // Motors on the torso's translations, a servo on its angle, joint damping, a leg motor.
-PlanarCase floating_parent_case(Formulation formulation) {
+PlanarCase floating_parent_case(Formulation formulation, double joint_time_constant = 0.0) {
   ModelBuilder builder;
   builder.dt = 1e-2;
   builder.solver.formulation = formulation;
+  if (joint_time_constant > 0) builder.compliance[static_cast<int>(RowClass::Joint)] = {joint_time_constant, 0.5};
   const Vec3 normal = normalized(Vec3{0.2, 1.0, -0.3});
   const Vec3 first = normalized(cross(normal, Vec3{0, 0, 1}));
   BodySpec base = box_body("base", {0.6, 0, 1.2}, {0.2, 0.2, 0.2}, 3.0);
@@ -86,6 +87,25 @@ TEST(PlanarGradient, FloatingParentWithMotorsAndAServoOnEveryDofMatchesCentralDi
     // relative keep the differences above the solver-residual noise (as the servo arm's).
     EXPECT_GT(expect_planar_gradients_match(floating_parent_case(formulation), 21, 1e-4), 40);
   }
+}
+
+// The same with flexible joints (convex, time constant 0.02 s ≥ h: springs on φ, not
+// projected; rigid/compliance.hpp): gravity loads the tilted plane's normal row, and the
+// joint compliance's gradient is compared too.
+TEST(PlanarGradient, FlexiblePlanarJointMatchesCentralDifferences) {
+  const PlanarCase c = floating_parent_case(Formulation::Convex, 0.02);
+  GradientCheckOptions options;
+  options.steps = c.steps;
+  options.seed = 23;
+  options.param_epsilon = 1e-4;
+  const GradientCheckReport report = testing::expect_gradients_match_central_differences(c.scene, options, c.controls);
+  bool compliance_checked = false;
+  for (const GradientCheckEntry& entry : report.entries)
+    if (entry.name.starts_with("compliance/joint/time_constant")) {
+      compliance_checked = true;
+      EXPECT_GT(std::abs(entry.numeric), 1e-3) << "the joint compliance must matter here";
+    }
+  EXPECT_TRUE(compliance_checked);
 }
 
 // A body on a planar joint to the world in the vertical xz plane falls onto the ground, then

@@ -1,7 +1,8 @@
 // tests/planar_joint_test.cpp — the planar joint (JointType::Planar, rigid/joints.hpp) against
 // closed forms: a projectile in a tilted plane at random orientations, a frictionless incline
 // inside the plane, an angle motor's I ω̇ = τ, energy and momentum of a free planar body; the
-// body stays in its plane (out-of-plane offset and tilt at rounding level). Both formulations.
+// body stays in its plane (out-of-plane offset and tilt at rounding level). Both formulations,
+// and the convex formulation's flexible joint (a spring's static deflection).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -270,6 +271,37 @@ TEST(PlanarJoint, FreePlanarBodyConservesEnergyAndInPlaneMomenta) {
     EXPECT_LT(worst_offset, 1e-12) << name_of(formulation);
     EXPECT_LT(worst_tilt, 1e-12) << name_of(formulation);
   }
+}
+
+// A flexible planar joint (convex, time constant 0.05 s ≥ h) carrying a box in a horizontal
+// plane sags along the normal by the spring's static deflection g/ω², ω = 1/(ζτ), as a
+// flexible weld does (joint_projection_test.cpp): the normal row is a spring, not projected,
+// and its reported error is the deflection; the in-plane coordinates do not move.
+TEST(PlanarJoint, FlexiblePlanarJointSagsByTheSpringsStaticDeflection) {
+  const double time_constant = 0.05, damping_ratio = 1.0;
+  ModelBuilder builder;
+  builder.dt = 1e-3;
+  builder.solver.formulation = Formulation::Convex;
+  builder.compliance[static_cast<int>(RowClass::Joint)] = {time_constant, damping_ratio};
+  BodySpec box = box_body("box", {0, 0, 1}, {0.2, 0.1, 0.05}, 2.0);
+  box.shapes[0].collision_mask = 0;
+  builder.add_body(box);
+  JointSpec joint = testing::joint_spec("plane", JointType::Planar, "world", "box", box.position, {0, 0, 1});
+  joint.axis2 = {1, 0, 0};
+  builder.add_joint(joint);
+  const Scene scene = builder.build();
+  StepStatus last;
+  State final_state;
+  run(scene, 3000, [&](const State& state, const StepStatus& status) {
+    final_state = state;
+    last = status;
+  });
+  const double omega = 1.0 / (damping_ratio * time_constant);
+  EXPECT_NEAR(final_state.position[1].z - 1.0, -9.81 / (omega * omega), 1e-9);
+  EXPECT_NEAR(last.joint_error, 9.81 / (omega * omega), 1e-9);
+  EXPECT_NEAR(joint_position(scene.model, final_state, 0, 0), 0.0, 1e-12);
+  EXPECT_NEAR(joint_position(scene.model, final_state, 0, 1), 0.0, 1e-12);
+  EXPECT_NEAR(joint_position(scene.model, final_state, 0, 2), 0.0, 1e-12);
 }
 
 // Bad planar input is refused naming the joint and the value.
