@@ -106,21 +106,26 @@ TEST(PlanarLoaders, MjcfPlanarKeepsSensesAndReportsRangesAndDampings) {
   EXPECT_FALSE(scene.model.joints[0].has_limits);
 }
 
-// Sets that are not a plane stay refused, naming the file, line, body and joints.
+// Slides and a hinge that are not a plane are refused naming the file, line, body, the two
+// joints that are not perpendicular and their axes' dot product; other sets stay refused as
+// a combination no diffphys joint represents.
 TEST(PlanarLoaders, MjcfInconsistentSlidesAndHingesAreRefused) {
   const std::string not_perpendicular = error_of([] {
     parse_mjcf(one_body_mjcf(std::string(kSlideX) + "<joint name=\"z\" type=\"slide\" axis=\"1 0 1\"/>\n" + kHingeY),
                "slanted.xml");
   });
-  EXPECT_NE(not_perpendicular.find("slanted.xml:3: <body 'b'>: this combination of joints cannot be represented by "
-                                   "one diffphys joint: x (slide), z (slide), a (hinge)"),
+  EXPECT_NE(not_perpendicular.find("slanted.xml:3: <body 'b'>: joints x (slide), z (slide), a (hinge) cannot be one "
+                                   "diffphys planar joint: slide 'x' and slide 'z' are not perpendicular, their axes' "
+                                   "dot product is 0.7071067811865475"),
             std::string::npos)
       << not_perpendicular;
   const std::string tilted_hinge = error_of([] {
     parse_mjcf(one_body_mjcf(std::string(kSlideX) + kSlideZ + "<joint name=\"a\" type=\"hinge\" axis=\"0 1 0.1\"/>\n"),
                "tilted.xml");
   });
-  EXPECT_NE(tilted_hinge.find("tilted.xml:3: <body 'b'>: this combination of joints cannot be represented"),
+  EXPECT_NE(tilted_hinge.find("tilted.xml:3: <body 'b'>: joints x (slide), z (slide), a (hinge) cannot be one diffphys "
+                              "planar joint: hinge 'a' and slide 'z' are not perpendicular, their axes' dot product is "
+                              "0.09950371902099893"),
             std::string::npos)
       << tilted_hinge;
   const std::string three_slides = error_of([] {

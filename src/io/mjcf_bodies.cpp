@@ -312,6 +312,27 @@ std::optional<PlanarOrder> planar_order(const std::vector<MjcfJoint>& joints) {
   return PlanarOrder{slides[0], slides[1], hinges[0]};
 }
 
+// Why two slides and a hinge are not a planar set (the first axes that are not perpendicular,
+// with their dot product); empty for other joint sets.
+std::string planar_mismatch(const std::vector<MjcfJoint>& joints) {
+  if (joints.size() != 3) return "";
+  std::vector<const MjcfJoint*> slides, hinges;
+  for (const MjcfJoint& joint : joints) {
+    if (joint.type == "slide") slides.push_back(&joint);
+    if (joint.type == "hinge") hinges.push_back(&joint);
+  }
+  if (slides.size() != 2 || hinges.size() != 1) return "";
+  const std::pair<const MjcfJoint*, const MjcfJoint*> pairs[] = {
+      {slides[0], slides[1]}, {hinges[0], slides[0]}, {hinges[0], slides[1]}};
+  for (const auto& [first, second] : pairs) {
+    const double product = dot(first->axis, second->axis);
+    if (std::abs(product) >= 1e-9)
+      return message(first->type, " '", first->name, "' and ", second->type, " '", second->name,
+                     "' are not perpendicular, their axes' dot product is ", product);
+  }
+  return "";
+}
+
 }  // namespace
 
 void MjcfReader::add_joints(ModelBuilder& builder) {
@@ -452,6 +473,9 @@ void MjcfReader::add_joints(ModelBuilder& builder) {
     } else {
       std::string names;
       for (const MjcfJoint& joint : joints) names += (names.empty() ? "" : ", ") + joint.name + " (" + joint.type + ")";
+      if (const std::string why = planar_mismatch(joints); !why.empty())
+        source_.fail(body.element, "joints " + names + " cannot be one diffphys planar joint: " + why +
+                                       " (a planar set is two perpendicular slides and a hinge normal to both)");
       source_.fail(body.element, "this combination of joints cannot be represented by one diffphys joint: " + names +
                                      " (supported: one hinge, slide, ball or free joint; two perpendicular hinges; "
                                      "three perpendicular hinges through one point; two perpendicular slides and a "
