@@ -1,13 +1,21 @@
 // tests/planar_gradient_test.cpp — gradients of rollouts through planar joints
 // (JointType::Planar; adjoint/joints_vjp.cpp) against central differences
 // (diffphys/gradcheck.hpp): the initial state in the tangent layout, controls of motors and
-// servos on each of the three dofs, and every parameter, in both formulations.
+// servos on each of the three dofs, and every parameter, in both formulations; flexible
+// planar rows; the MJCF hopper landing on its foot.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <span>
+#include <sstream>
+#include <utility>
 #include <string>
 
+#include "diffphys/robot_loaders.hpp"
+#include "diffphys/simulator.hpp"
 #include "gradcheck_test_helpers.hpp"
+#include "robot_test_helpers.hpp"
 #include "test_scenes.hpp"
 
 namespace diffphys::planar_gradient_test {
@@ -154,6 +162,42 @@ TEST(PlanarGradient, LandingAndSlidingDrivenOnEveryDofMatchesCentralDifferences)
     SCOPED_TRACE(name_of(formulation));
     EXPECT_GT(expect_planar_gradients_match(grounded_case(formulation), 22, 1e-4), 20);
   }
+}
+
+// The hopper of tests/data/robots (its root one planar joint from MJCF's slides and hinge)
+// drops 4 cm onto its foot and its motors swing its thigh, leg and foot for 100 steps: every
+// gradient, in the convex formulation. Its joint ranges are taken out: gym's pose puts the
+// thigh and leg exactly on their bounds (0), where a limit row with no force is a kink that
+// central differences straddle (so does the hopper with its root welded). The hopper moves
+// in its plane, so the planar joint's rows carry no impulse and their VJPs meet no weight
+// here; the tests above check them.
+TEST(PlanarGradient, HopperLandingOnItsFootMatchesCentralDifferences) {
+  std::ifstream in(testing::kRobotData / "hopper.xml");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string xml = text.str();
+  const std::string limited = "<joint damping=\"1\" limited=\"true\"/>";
+  ASSERT_NE(xml.find(limited), std::string::npos);
+  xml.replace(xml.find(limited), limited.size(), "<joint damping=\"1\" limited=\"false\"/>");
+  PlanarCase c{parse_mjcf(xml, "hopper_without_ranges.xml"), {}, 100};
+  set_formulation(c.scene, Formulation::Convex);
+  ASSERT_EQ(c.scene.model.joints[0].type, JointType::Planar);
+  for (int t = 0; t < c.steps; ++t) {
+    c.controls.push_back(30.0 * std::sin(0.1 * t));
+    c.controls.push_back(-20.0 * std::sin(0.07 * t));
+    c.controls.push_back(10.0 * std::cos(0.05 * t));
+  }
+  int contact_steps = 0;
+  State final_state = c.scene.state, next = c.scene.state;
+  Workspace workspace;
+  for (int t = 0; t < c.steps; ++t) {
+    const std::span<const double> controls(c.controls.data() + 3 * t, 3);
+    contact_steps += step(c.scene.model, c.scene.params, final_state, controls, next, workspace).contact_count > 0;
+    std::swap(final_state, next);
+  }
+  EXPECT_GT(contact_steps, 40);  // it lands
+  EXPECT_GT(std::abs(joint_position(c.scene.model, final_state, 0, 2)), 1e-2);  // and the torso turns
+  EXPECT_GT(expect_planar_gradients_match(c, 24, 1e-4), 100);
 }
 
 }  // namespace
