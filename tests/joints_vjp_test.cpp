@@ -151,9 +151,8 @@ JointScene build_joint_scene(const JointCase& c) {
 std::vector<JointCase> all_cases() {
   std::vector<JointCase> cases;
   unsigned seed = 1;
-  for (JointType type :
-       {JointType::Fixed, JointType::Revolute, JointType::Prismatic, JointType::Ball, JointType::Universal,
-        JointType::Planar})
+  for (JointType type : {JointType::Fixed, JointType::Revolute, JointType::Prismatic, JointType::Ball,
+                         JointType::Universal, JointType::Planar})
     for (bool parent_is_world : {false, true})
       for (bool off_manifold : {false, true})
         for (int repeat = 0; repeat < 3; ++repeat) cases.push_back({type, parent_is_world, off_manifold, seed++});

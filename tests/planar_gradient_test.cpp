@@ -9,8 +9,8 @@
 #include <fstream>
 #include <span>
 #include <sstream>
-#include <utility>
 #include <string>
+#include <utility>
 
 #include "diffphys/robot_loaders.hpp"
 #include "diffphys/simulator.hpp"
@@ -129,8 +129,8 @@ PlanarCase grounded_case(Formulation formulation) {
   builder.add_ground_plane();
   const bool convex = formulation == Formulation::Convex;
   builder.world_friction = convex ? 0.4 : 0.0;
-  BodySpec box = convex ? box_body("box", {0, 0, 0.3}, {0.2, 0.1, 0.08}, 2.0)
-                        : testing::sphere_body("box", {0, 0, 0.3}, 0.1, 2.0);
+  BodySpec box =
+      convex ? box_body("box", {0, 0, 0.3}, {0.2, 0.1, 0.08}, 2.0) : testing::sphere_body("box", {0, 0, 0.3}, 0.1, 2.0);
   box.orientation = Quat::from_axis_angle({0, 1, 0}, 0.15);
   box.linear_velocity = {0.5, 0, 0};
   box.friction = builder.world_friction;
@@ -147,7 +147,8 @@ PlanarCase grounded_case(Formulation formulation) {
   }
   PlanarCase c{builder.build(), {}, 100};
   int contact_steps = 0;
-  testing::run(c.scene, c.steps, [&](const State&, const StepStatus& status) { contact_steps += status.contact_count > 0; });
+  testing::run(c.scene, c.steps,
+               [&](const State&, const StepStatus& status) { contact_steps += status.contact_count > 0; });
   EXPECT_GT(contact_steps, 50);  // it does land and slide
   for (int t = 0; t < c.steps; ++t) {
     c.controls.push_back(3.0 + std::sin(0.05 * t));
@@ -195,7 +196,7 @@ TEST(PlanarGradient, HopperLandingOnItsFootMatchesCentralDifferences) {
     contact_steps += step(c.scene.model, c.scene.params, final_state, controls, next, workspace).contact_count > 0;
     std::swap(final_state, next);
   }
-  EXPECT_GT(contact_steps, 40);  // it lands
+  EXPECT_GT(contact_steps, 40);                                                 // it lands
   EXPECT_GT(std::abs(joint_position(c.scene.model, final_state, 0, 2)), 1e-2);  // and the torso turns
   EXPECT_GT(expect_planar_gradients_match(c, 24, 1e-4), 100);
 }

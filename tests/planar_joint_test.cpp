@@ -208,7 +208,8 @@ TEST(PlanarJoint, MotorsGiveTheClosedFormAccelerationsOnEachDof) {
           << label;
       for (int dof = 0; dof < 2; ++dof) {
         const double acceleration = forces[dof] / mass;
-        EXPECT_NEAR(joint_velocity(scene.model, final_state, 0, dof), acceleration * t, 1e-9) << label << " dof " << dof;
+        EXPECT_NEAR(joint_velocity(scene.model, final_state, 0, dof), acceleration * t, 1e-9)
+            << label << " dof " << dof;
         EXPECT_NEAR(joint_position(scene.model, final_state, 0, dof), 0.5 * acceleration * t * (t + h), 1e-9)
             << label << " dof " << dof;
       }
@@ -240,7 +241,8 @@ TEST(PlanarJoint, FreePlanarBodyConservesEnergyAndInPlaneMomenta) {
     const Scene scene = builder.build();
     const double mass = 1.7;
     const Vec3 half{0.3, 0.2, 0.1};
-    const Vec3 moments{mass * (half.y * half.y + half.z * half.z) / 3.0, mass * (half.x * half.x + half.z * half.z) / 3.0,
+    const Vec3 moments{mass * (half.y * half.y + half.z * half.z) / 3.0,
+                       mass * (half.x * half.x + half.z * half.z) / 3.0,
                        mass * (half.x * half.x + half.y * half.y) / 3.0};
     const auto inertia_times = [&](const State& state, const Vec3& omega) {
       const Vec3 local = state.orientation[1].inverse_rotate(omega);
@@ -318,17 +320,23 @@ TEST(PlanarJoint, BadInputIsRefusedNamingTheJointAndTheValue) {
     });
   };
   EXPECT_EQ(build_with([](JointSpec&) {}), "");
-  EXPECT_NE(build_with([](JointSpec& j) { j.axis2 = {1, 1, 0}; }).find("joint 'plane': axis2 of a planar joint must lie in its plane"),
+  EXPECT_NE(build_with([](JointSpec& j) {
+              j.axis2 = {1, 1, 0};
+            }).find("joint 'plane': axis2 of a planar joint must lie in its plane"),
             std::string::npos);
-  EXPECT_NE(build_with([](JointSpec& j) { j.axis3 = {1, 0, 1}; }).find("joint 'plane': axis3 of a planar joint must be perpendicular"),
+  EXPECT_NE(build_with([](JointSpec& j) {
+              j.axis3 = {1, 0, 1};
+            }).find("joint 'plane': axis3 of a planar joint must be perpendicular"),
             std::string::npos);
   EXPECT_NE(build_with([](JointSpec& j) {
               j.lower_limit = -1;
               j.upper_limit = 1;
             }).find("joint 'plane': limits apply to revolute, prismatic and universal joints only, not planar"),
             std::string::npos);
-  EXPECT_NE(build_with([](JointSpec& j) { j.type = JointType::Revolute; j.axis3 = Vec3{1, 0, 0}; })
-                .find("joint 'plane': axis3 applies to planar joints only"),
+  EXPECT_NE(build_with([](JointSpec& j) {
+              j.type = JointType::Revolute;
+              j.axis3 = Vec3{1, 0, 0};
+            }).find("joint 'plane': axis3 applies to planar joints only"),
             std::string::npos);
 }
 

@@ -31,9 +31,9 @@ using testing::error_of;
 using testing::kRobotData;
 
 void expect_vec_near(const Vec3& actual, const Vec3& expected, double tolerance, const std::string& what) {
-  EXPECT_LT(norm(actual - expected), tolerance) << what << ": (" << actual.x << ", " << actual.y << ", " << actual.z
-                                                << ") expected (" << expected.x << ", " << expected.y << ", "
-                                                << expected.z << ")";
+  EXPECT_LT(norm(actual - expected), tolerance)
+      << what << ": (" << actual.x << ", " << actual.y << ", " << actual.z << ") expected (" << expected.x << ", "
+      << expected.y << ", " << expected.z << ")";
 }
 
 // One body on the world with the given joints (MJCF text, one per line after line 3) and
@@ -47,15 +47,18 @@ std::string one_body_mjcf(const std::string& joints, const std::string& actuator
 const char* const kSlideX = "<joint name=\"x\" type=\"slide\" axis=\"1 0 0\"/>\n";
 const char* const kSlideZ = "<joint name=\"z\" type=\"slide\" axis=\"0 0 1\"/>\n";
 const char* const kHingeY = "<joint name=\"a\" type=\"hinge\" axis=\"0 1 0\" pos=\"0.1 0 0\"/>\n";
-const char* const kMotors = "<motor name=\"mx\" joint=\"x\"/><motor name=\"mz\" joint=\"z\"/><motor name=\"ma\" joint=\"a\"/>";
+const char* const kMotors =
+    "<motor name=\"mx\" joint=\"x\"/><motor name=\"mz\" joint=\"z\"/><motor name=\"ma\" joint=\"a\"/>";
 
 // The MJCF joints in each order become one planar joint: its dofs are the slides in file
 // order and the hinge, with the MJCF joints' own directions and senses; the anchor is the
 // hinge's point; each MJCF actuator drives its own dof. A slide after the hinge is warned
 // about (MuJoCo turns it with the hinge).
 TEST(PlanarLoaders, MjcfSlidesAndHingeMergeIntoOnePlanarJointInAnyOrder) {
-  const std::vector<std::vector<const char*>> orders = {{kSlideX, kSlideZ, kHingeY}, {kSlideZ, kSlideX, kHingeY},
-                                                        {kHingeY, kSlideX, kSlideZ}, {kSlideX, kHingeY, kSlideZ}};
+  const std::vector<std::vector<const char*>> orders = {{kSlideX, kSlideZ, kHingeY},
+                                                        {kSlideZ, kSlideX, kHingeY},
+                                                        {kHingeY, kSlideX, kSlideZ},
+                                                        {kSlideX, kHingeY, kSlideZ}};
   for (const auto& order : orders) {
     std::string joints, names;
     for (const char* joint : order) joints += joint;
@@ -92,11 +95,11 @@ TEST(PlanarLoaders, MjcfSlidesAndHingeMergeIntoOnePlanarJointInAnyOrder) {
 // The sense of each MJCF joint is kept: a slide along −z reads −Δz; ranges and differing
 // dampings are reported, not silently dropped.
 TEST(PlanarLoaders, MjcfPlanarKeepsSensesAndReportsRangesAndDampings) {
-  const Scene scene = parse_mjcf(
-      one_body_mjcf("<joint name=\"x\" type=\"slide\" axis=\"1 0 0\" damping=\"2\"/>\n"
-                    "<joint name=\"z\" type=\"slide\" axis=\"0 0 -1\" limited=\"true\" range=\"-1 1\"/>\n"
-                    "<joint name=\"a\" type=\"hinge\" axis=\"0 -1 0\"/>\n"),
-      "senses.xml");
+  const Scene scene =
+      parse_mjcf(one_body_mjcf("<joint name=\"x\" type=\"slide\" axis=\"1 0 0\" damping=\"2\"/>\n"
+                               "<joint name=\"z\" type=\"slide\" axis=\"0 0 -1\" limited=\"true\" range=\"-1 1\"/>\n"
+                               "<joint name=\"a\" type=\"hinge\" axis=\"0 -1 0\"/>\n"),
+                 "senses.xml");
   ASSERT_EQ(scene.model.joints[0].type, JointType::Planar);
   State moved = scene.state;
   moved.position[1].z += 0.25;
@@ -183,8 +186,8 @@ TEST(PlanarLoaders, HopperDrivenForAThousandStepsStaysInItsPlane) {
     EXPECT_EQ(unconverged, 0);
     EXPECT_LT(worst_y, 1e-12);
     EXPECT_LT(worst_tilt, 1e-12);
-    EXPECT_LT(final_state.position[1].z, scene.state.position[1].z - 0.3);  // the torso went down
-    EXPECT_GT(final_state.position[1].z, 0.0);                            // and not through the floor
+    EXPECT_LT(final_state.position[1].z, scene.state.position[1].z - 0.3);     // the torso went down
+    EXPECT_GT(final_state.position[1].z, 0.0);                                 // and not through the floor
     EXPECT_GT(std::abs(joint_position(scene.model, final_state, 0, 2)), 0.3);  // and tipped
   }
 }
@@ -208,13 +211,15 @@ TEST(PlanarLoaders, UrdfPlanarJointLoadsAndFallsInItsPlane) {
   expect_vec_near(joint.axis_parent, frame.rotate({0, 1, 0}), 1e-15, "normal");
   expect_vec_near(joint.axis2_parent, frame.rotate({1, 0, 0}), 1e-15, "dof 0 direction");
   expect_vec_near(joint.axis3_parent, {0, 0, -1}, 1e-15, "dof 1 direction");
-  EXPECT_TRUE(any_warning_contains(scene, "planar.urdf:6: <limit>: lower and upper limits of a planar joint are not applied"));
+  EXPECT_TRUE(
+      any_warning_contains(scene, "planar.urdf:6: <limit>: lower and upper limits of a planar joint are not applied"));
   const int steps = 500;
   const double h = scene.model.dt, t = steps * h;
   State final_state;
   double worst_offset = 0.0;
   testing::run(scene, steps, [&](const State& state, const StepStatus&) {
-    worst_offset = std::max(worst_offset, std::abs(dot(state.position[1] - scene.state.position[1], joint.axis_parent)));
+    worst_offset =
+        std::max(worst_offset, std::abs(dot(state.position[1] - scene.state.position[1], joint.axis_parent)));
     final_state = state;
   });
   EXPECT_NEAR(joint_position(scene.model, final_state, 0, 1), 0.5 * 9.81 * t * (t + h), 1e-9);
@@ -238,7 +243,8 @@ TEST(PlanarLoaders, SceneJsonPlanarJoint) {
   const auto scene_with = [](const std::string& joint) {
     return parse_scene(R"({"bodies": [{"name": "box", "position": [0, 0, 1], "mass": 1,
                           "shapes": [{"type": "box", "half_extents": [0.1, 0.1, 0.1]}]}],
-                          "joints": [)" + joint + "]}",
+                          "joints": [)" +
+                           joint + "]}",
                        "planar.json");
   };
   const Scene given = scene_with(R"({"name": "plane", "type": "planar", "child": "box", "anchor": [0, 0, 1],

@@ -289,13 +289,15 @@ void MjcfReader::add_bodies(ModelBuilder& builder) {
 
 namespace {
 
-// Where a body's three joints sit when they are two perpendicular slides and a hinge normal
-// to both (indices into the body's joints, the slides in file order); nothing otherwise. The
-// slides' points do not matter: a slide moves every point of the body alike.
-struct PlanarOrder {
+// A body's joints when they are two slides and a hinge: where each sits (indices into the
+// body's joints, the slides in file order) and why they are not a plane — the first two axes
+// that are not perpendicular, with their dot product — or "" when they are one. The slides'
+// points do not matter: a slide moves every point of the body alike.
+struct SlidesAndHinge {
   std::size_t first_slide = 0, second_slide = 0, hinge = 0;
+  std::string mismatch;
 };
-std::optional<PlanarOrder> planar_order(const std::vector<MjcfJoint>& joints) {
+std::optional<SlidesAndHinge> slides_and_hinge(const std::vector<MjcfJoint>& joints) {
   if (joints.size() != 3) return std::nullopt;
   std::vector<std::size_t> slides, hinges;
   for (std::size_t i = 0; i < joints.size(); ++i) {
@@ -303,34 +305,16 @@ std::optional<PlanarOrder> planar_order(const std::vector<MjcfJoint>& joints) {
     if (joints[i].type == "hinge") hinges.push_back(i);
   }
   if (slides.size() != 2 || hinges.size() != 1) return std::nullopt;
-  const auto perpendicular = [&](std::size_t a, std::size_t c) {
-    return std::abs(dot(joints[a].axis, joints[c].axis)) < 1e-9;
-  };
-  if (!perpendicular(slides[0], slides[1]) || !perpendicular(slides[0], hinges[0]) ||
-      !perpendicular(slides[1], hinges[0]))
-    return std::nullopt;
-  return PlanarOrder{slides[0], slides[1], hinges[0]};
-}
-
-// Why two slides and a hinge are not a planar set (the first axes that are not perpendicular,
-// with their dot product); empty for other joint sets.
-std::string planar_mismatch(const std::vector<MjcfJoint>& joints) {
-  if (joints.size() != 3) return "";
-  std::vector<const MjcfJoint*> slides, hinges;
-  for (const MjcfJoint& joint : joints) {
-    if (joint.type == "slide") slides.push_back(&joint);
-    if (joint.type == "hinge") hinges.push_back(&joint);
-  }
-  if (slides.size() != 2 || hinges.size() != 1) return "";
-  const std::pair<const MjcfJoint*, const MjcfJoint*> pairs[] = {
+  SlidesAndHinge set{slides[0], slides[1], hinges[0], ""};
+  const std::pair<std::size_t, std::size_t> pairs[] = {
       {slides[0], slides[1]}, {hinges[0], slides[0]}, {hinges[0], slides[1]}};
   for (const auto& [first, second] : pairs) {
-    const double product = dot(first->axis, second->axis);
-    if (std::abs(product) >= 1e-9)
-      return message(first->type, " '", first->name, "' and ", second->type, " '", second->name,
-                     "' are not perpendicular, their axes' dot product is ", product);
+    const double product = dot(joints[first].axis, joints[second].axis);
+    if (std::abs(product) >= 1e-9 && set.mismatch.empty())
+      set.mismatch = message(joints[first].type, " '", joints[first].name, "' and ", joints[second].type, " '",
+                             joints[second].name, "' are not perpendicular, their axes' dot product is ", product);
   }
-  return "";
+  return set;
 }
 
 }  // namespace
@@ -436,7 +420,7 @@ void MjcfReader::add_joints(ModelBuilder& builder) {
       for (const MjcfJoint& joint : joints)
         note_joint(joint, 0, false,
                    "its hinge is part of ball joint '" + spec.name + "', which diffphys cannot actuate");
-    } else if (const auto planar = planar_order(joints)) {
+    } else if (const auto planar = slides_and_hinge(joints); planar && planar->mismatch.empty()) {
       // Two perpendicular slides and a hinge normal to both: the gym robots' rootx, rootz,
       // rooty. One planar joint about the hinge's point; its dofs are the slides (in file
       // order) and the hinge, each with the MJCF joint's own direction and sense.
@@ -473,8 +457,8 @@ void MjcfReader::add_joints(ModelBuilder& builder) {
     } else {
       std::string names;
       for (const MjcfJoint& joint : joints) names += (names.empty() ? "" : ", ") + joint.name + " (" + joint.type + ")";
-      if (const std::string why = planar_mismatch(joints); !why.empty())
-        source_.fail(body.element, "joints " + names + " cannot be one diffphys planar joint: " + why +
+      if (planar)  // two slides and a hinge that are not a plane
+        source_.fail(body.element, "joints " + names + " cannot be one diffphys planar joint: " + planar->mismatch +
                                        " (a planar set is two perpendicular slides and a hinge normal to both)");
       source_.fail(body.element, "this combination of joints cannot be represented by one diffphys joint: " + names +
                                      " (supported: one hinge, slide, ball or free joint; two perpendicular hinges; "

@@ -448,8 +448,9 @@ Scene UrdfReader::read() {
       spec.axis3 = frame.orientation.rotate(cross(normal, direction));
       if (const XMLElement* limit = element->FirstChildElement("limit")) {
         if (limit->Attribute("lower") || limit->Attribute("upper"))
-          warnings_.add(source_, limit, "lower and upper limits of a planar joint are not applied: diffphys's planar "
-                                        "joint has no limits");
+          warnings_.add(source_, limit,
+                        "lower and upper limits of a planar joint are not applied: diffphys's planar "
+                        "joint has no limits");
         if (limit->Attribute("effort") || limit->Attribute("velocity"))
           warnings_.ignored(limit, "<limit> effort and velocity",
                             "URDF declares no actuators; add motors or servos to the Model to drive the joints");

@@ -460,11 +460,14 @@ Scene ModelBuilder::build() const {
       // The in-plane directions measure the translations; fixed in the parent like the normal.
       const Vec3 axis2 = require_direction(spec.axis2, item, "axis2");
       if (std::abs(dot(axis, axis2)) > 1e-6)
-        throw Error(message(item, ": axis2 of a planar joint must lie in its plane (perpendicular to axis), their dot product is ", dot(axis, axis2)));
+        throw Error(message(
+            item, ": axis2 of a planar joint must lie in its plane (perpendicular to axis), their dot product is ",
+            dot(axis, axis2)));
       const Vec3 axis3 = spec.axis3 ? require_direction(*spec.axis3, item, "axis3") : normalized(cross(axis, axis2));
       if (std::abs(dot(axis, axis3)) > 1e-6 || std::abs(dot(axis2, axis3)) > 1e-6)
-        throw Error(message(item, ": axis3 of a planar joint must be perpendicular to axis and axis2, their dot products are ",
-                            dot(axis, axis3), " and ", dot(axis2, axis3)));
+        throw Error(
+            message(item, ": axis3 of a planar joint must be perpendicular to axis and axis2, their dot products are ",
+                    dot(axis, axis3), " and ", dot(axis2, axis3)));
       joint.axis2_parent = q_parent.inverse_rotate(axis2);
       joint.axis3_parent = q_parent.inverse_rotate(axis3);
     } else if (spec.axis3) {
@@ -476,7 +479,8 @@ Scene ModelBuilder::build() const {
     if (spec.lower_limit) {
       // One pair of bounds for every coordinate: a planar joint's metres and radians cannot share it.
       if (joint_dof_count(spec.type) == 0 || spec.type == JointType::Ball || spec.type == JointType::Planar)
-        throw Error(message(item, ": limits apply to revolute, prismatic and universal joints only, not ", type_name(spec.type)));
+        throw Error(message(item, ": limits apply to revolute, prismatic and universal joints only, not ",
+                            type_name(spec.type)));
       if (!(finite(*spec.lower_limit) && finite(*spec.upper_limit) && *spec.lower_limit <= *spec.upper_limit))
         throw Error(message(item, ": limits must be finite with lower <= upper, got [", *spec.lower_limit, ", ", *spec.upper_limit, "]"));
       joint.has_limits = true;

@@ -457,7 +457,8 @@ JointSpec SceneReader::read_joint(const Json& object, const std::string& path) c
     if (object.contains("axis2")) joint.axis2 = read_vec3(object["axis2"], field("axis2"));
   } else if (joint.type == JointType::Planar) {
     // The in-plane directions of dofs 0 and 1; axis3 defaults to axis × axis2 (the builder).
-    joint.axis2 = object.contains("axis2") ? read_vec3(object["axis2"], field("axis2")) : default_plane_direction(joint.axis);
+    joint.axis2 =
+        object.contains("axis2") ? read_vec3(object["axis2"], field("axis2")) : default_plane_direction(joint.axis);
     if (object.contains("axis3")) joint.axis3 = read_vec3(object["axis3"], field("axis3"));
   } else {
     refuse_key(object, path, "axis2", "except by a universal or planar joint");
