@@ -1,5 +1,5 @@
 // tests/allocation_test.cpp — the step allocates nothing once its buffers have grown.
-// Counts calls of the global operator new while stepping a scene with joints, a servo,
+// Counts calls of the global operator new while stepping a scene with joints (a planar one), servos,
 // contacts and friction (both solvers of the complementarity formulation and the convex
 // formulation's Newton), convex mesh bodies included, and a fast ball whose contacts are
 // found speculatively (collision/detect_contacts.hpp).
@@ -82,6 +82,19 @@ TEST(Step, AllocatesNothingAfterWarmUp) {
       rock.shapes.push_back(shape);
       builder.add_body(rock);
     }
+    // A box on a planar joint (the vertical xz plane) landing on the ground, pushed along
+    // the plane by a motor and turned by a servo on its angle.
+    BodySpec sled = testing::box_body("sled", {-1.5, 1.0, -1.85}, {0.15, 0.1, 0.1}, 1.0);
+    sled.orientation = Quat::from_axis_angle({0, 1, 0}, 0.2);
+    builder.add_body(sled);
+    JointSpec plane = testing::joint_spec("plane", JointType::Planar, "world", "sled", sled.position, {0, 1, 0});
+    plane.axis2 = {1, 0, 0};
+    plane.collide_connected = true;
+    builder.add_joint(plane);
+    builder.add_actuator(testing::motor_spec("push", "plane", 2.0));
+    ActuatorSpec turn = testing::servo_spec("turn", "plane", 0.1, 5.0, 2.0, 1.0);
+    turn.dof = 2;
+    builder.add_actuator(turn);
     ActuatorSpec servo;
     servo.name = "servo";
     servo.type = ActuatorType::Servo;

@@ -49,8 +49,7 @@ struct JointCase {
 };
 
 std::string describe(const JointCase& c) {
-  static const char* const kNames[] = {"fixed", "revolute", "prismatic", "ball", "universal"};
-  return std::string(kNames[static_cast<int>(c.type)]) + (c.parent_is_world ? " (world parent)" : "") +
+  return std::string(type_name(c.type)) + (c.parent_is_world ? " (world parent)" : "") +
          (c.off_manifold ? " off the manifold" : " on the manifold") + " seed " + std::to_string(c.seed);
 }
 
@@ -131,6 +130,14 @@ JointScene build_joint_scene(const JointCase& c) {
       turn_body_about(state, built.child, anchor, Quat::from_axis_angle(axis, 1.5 * uniform(random)));
       break;
     }
+    case JointType::Planar: {
+      // Along both in-plane directions, then a turn about the normal through the moved anchor.
+      const Vec3 shift = state.orientation[a].rotate(built.axis2_parent) * (0.5 * uniform(random)) +
+                         state.orientation[a].rotate(built.axis3_parent) * (0.5 * uniform(random));
+      state.position[b] += shift;
+      turn_body_about(state, built.child, anchor + shift, Quat::from_axis_angle(axis, 2.0 * uniform(random)));
+      break;
+    }
     case JointType::Fixed:
       break;
   }
@@ -144,8 +151,8 @@ JointScene build_joint_scene(const JointCase& c) {
 std::vector<JointCase> all_cases() {
   std::vector<JointCase> cases;
   unsigned seed = 1;
-  for (JointType type :
-       {JointType::Fixed, JointType::Revolute, JointType::Prismatic, JointType::Ball, JointType::Universal})
+  for (JointType type : {JointType::Fixed, JointType::Revolute, JointType::Prismatic, JointType::Ball,
+                         JointType::Universal, JointType::Planar})
     for (bool parent_is_world : {false, true})
       for (bool off_manifold : {false, true})
         for (int repeat = 0; repeat < 3; ++repeat) cases.push_back({type, parent_is_world, off_manifold, seed++});
@@ -457,7 +464,7 @@ std::vector<T> joint_errors_generic(const Joint& joint, const PoseT<T>& a, const
   std::vector<T> errors;
   const Vec3T<T> anchor_a = a.position + rotate(a.orientation, joint.anchor_parent);
   const Vec3T<T> anchor_b = b.position + rotate(b.orientation, joint.anchor_child);
-  if (joint.type != JointType::Prismatic)
+  if (joint.type != JointType::Prismatic && joint.type != JointType::Planar)
     for (int k = 0; k < 3; ++k) errors.push_back(anchor_a[k] - anchor_b[k]);
   if (joint.type == JointType::Fixed || joint.type == JointType::Prismatic) {
     const Vec3T<T> lock = relative_rotation_vector_generic(joint, a, b);
@@ -476,6 +483,13 @@ std::vector<T> joint_errors_generic(const Joint& joint, const PoseT<T>& a, const
     orthonormal_basis(joint.axis_parent, normal1, normal2);
     errors.push_back(dot(anchor_b - anchor_a, rotate(a.orientation, normal1)));
     errors.push_back(dot(anchor_b - anchor_a, rotate(a.orientation, normal2)));
+  } else if (joint.type == JointType::Planar) {
+    Vec3 perpendicular1, perpendicular2;
+    orthonormal_basis(joint.axis_child, perpendicular1, perpendicular2);
+    const Vec3T<T> axis = rotate(a.orientation, joint.axis_parent);
+    errors.push_back(dot(anchor_b - anchor_a, axis));
+    errors.push_back(dot(axis, rotate(b.orientation, perpendicular1)));
+    errors.push_back(dot(axis, rotate(b.orientation, perpendicular2)));
   }
   return errors;
 }
@@ -489,6 +503,13 @@ T coordinate_value_generic(const Joint& joint, const PoseT<T>& a, const PoseT<T>
       const Vec3T<T> anchor_b = b.position + rotate(b.orientation, joint.anchor_child);
       return dot(anchor_b - anchor_a, rotate(a.orientation, joint.axis_parent));
     }
+    case JointType::Planar:
+      if (dof < 2) {
+        const Vec3T<T> anchor_a = a.position + rotate(a.orientation, joint.anchor_parent);
+        const Vec3T<T> anchor_b = b.position + rotate(b.orientation, joint.anchor_child);
+        return dot(anchor_b - anchor_a, rotate(a.orientation, dof == 0 ? joint.axis2_parent : joint.axis3_parent));
+      }
+      [[fallthrough]];
     case JointType::Revolute: {
       const QuatT<T> relative = a.orientation.conjugate() * b.orientation * QuatT<T>(joint.rest_relative.conjugate());
       return T(2.0) * atan2(dot(relative.vec(), Vec3T<T>(joint.axis_parent)), relative.w);

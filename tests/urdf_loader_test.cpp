@@ -159,14 +159,6 @@ TEST(UrdfLoader, MalformedFilesGiveFileLineAndElement) {
             }).find("type.urdf:2: <joint 'j'>: unknown joint type 'helical'"),
             std::string::npos);
   EXPECT_NE(error_of([] {
-              parse_urdf(
-                  "<robot name=\"r\"><link name=\"a\"/><link name=\"b\"><inertial><mass value=\"1\"/>"
-                  "<inertia ixx=\"1\" ixy=\"0\" ixz=\"0\" iyy=\"1\" iyz=\"0\" izz=\"1\"/></inertial></link>\n"
-                  "<joint name=\"j\" type=\"planar\"><parent link=\"a\"/><child link=\"b\"/></joint></robot>",
-                  "planar.urdf");
-            }).find("planar.urdf:2: <joint 'j'>: planar joints are not supported"),
-            std::string::npos);
-  EXPECT_NE(error_of([] {
               parse_urdf(one_link("<inertial><mass value=\"1\"/>\n<inertia ixx=\"1\" ixy=\"0\" ixz=\"0\" iyy=\"1\" "
                                   "iyz=\"0\" izz=\"-1\"/></inertial>"),
                          "inertia.urdf");

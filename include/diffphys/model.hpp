@@ -34,7 +34,9 @@ enum class BodyType { Static, Dynamic };
 // exists (docs/robot-formats.md).
 enum class ShapeType { Sphere, Box, Capsule, Plane, ConvexMesh, Cylinder };
 
-enum class JointType { Fixed, Revolute, Prismatic, Ball, Universal };
+// Planar: the child translates in the plane through the anchor normal to `axis` and turns
+// about `axis` (3 degrees of freedom; docs/scene-format.md, "Joint types").
+enum class JointType { Fixed, Revolute, Prismatic, Ball, Universal, Planar };
 
 // Motor: the control is a torque (N·m) or force (N) along the joint's degree of freedom.
 // Servo (Degrave et al. 2019, §2.2): the control is a target position; the servo drives the
@@ -99,13 +101,16 @@ struct Joint {
   int child = 0;   // body index, always dynamic
   Vec3 anchor_parent;  // joint anchor in the parent's body frame, m
   Vec3 anchor_child;   // the same point in the child's body frame, m
-  Vec3 axis_parent;    // unit axis in the parent frame (revolute, prismatic; universal's first)
+  Vec3 axis_parent;    // unit axis in the parent frame (revolute, prismatic; universal's first;
+                       // planar: the plane's normal and the rotation axis)
   Vec3 axis_child;     // the same axis in the child frame at build time
   Vec3 axis2_child;    // universal joint only: second axis, fixed in the child frame
-  Vec3 axis2_parent;   // universal joint only: the second axis in the parent frame at build time
+  Vec3 axis2_parent;   // universal: the second axis in the parent frame at build time;
+                       // planar: the in-plane direction of dof 0, fixed in the parent frame
+  Vec3 axis3_parent;   // planar only: the in-plane direction of dof 1, fixed in the parent frame
   Quat rest_relative;  // q_parentᵀ ⊗ q_child at build time: the zero of the joint's coordinates
   bool has_limits = false;
-  double lower_limit = 0.0;  // rad or m, per degree of freedom (same bounds for each)
+  double lower_limit = 0.0;  // rad or m, per degree of freedom (same bounds for each; not planar)
   double upper_limit = 0.0;
   bool collide_connected = false;  // may the two joined bodies collide? (default: no)
 };
@@ -113,7 +118,7 @@ struct Joint {
 // Number of size parameters of a shape type: sphere (radius), box (half extents), capsule
 // (radius, half length), plane (none), convex mesh (uniform scale), cylinder (radius, half length).
 // The names of the scene format (docs/scene-format.md): "sphere", "box", "capsule", "plane",
-// "mesh", "cylinder"; "fixed", "revolute", "prismatic", "ball", "universal".
+// "mesh", "cylinder"; "fixed", "revolute", "prismatic", "ball", "universal", "planar".
 const char* type_name(ShapeType type);
 const char* type_name(JointType type);
 
@@ -135,7 +140,8 @@ constexpr int joint_dof_count(JointType type) {
     case JointType::Revolute:
     case JointType::Prismatic: return 1;
     case JointType::Universal: return 2;
-    case JointType::Ball: return 3;
+    case JointType::Ball:
+    case JointType::Planar: return 3;
     case JointType::Fixed: return 0;
   }
   return 0;
@@ -149,6 +155,7 @@ constexpr int joint_constraint_count(JointType type) {
     case JointType::Prismatic: return 5;
     case JointType::Ball: return 3;
     case JointType::Universal: return 4;
+    case JointType::Planar: return 3;
   }
   return 0;
 }
@@ -157,7 +164,9 @@ struct Actuator {
   std::string name;
   ActuatorType type = ActuatorType::Motor;
   int joint = 0;
-  int dof = 0;  // which coordinate of the joint (0 for revolute/prismatic, 0 or 1 for universal)
+  // Which coordinate of the joint: 0 for revolute/prismatic, 0 or 1 for universal; planar:
+  // 0 and 1 the translations along its two in-plane directions (m), 2 the angle about its axis.
+  int dof = 0;
 };
 
 // How joint drift is kept small: after each step, positions are projected back onto the

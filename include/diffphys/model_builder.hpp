@@ -61,13 +61,22 @@ struct JointSpec {
   std::string parent = "world";
   std::string child;
   Vec3 anchor;  // world frame at build time, m
-  Vec3 axis{0, 0, 1};   // world frame: hinge/slide axis; universal's first axis (on parent)
-  Vec3 axis2{0, 1, 0};  // world frame: universal's second axis (on child), ⟂ axis
+  Vec3 axis{0, 0, 1};   // world frame: hinge/slide axis; universal's first axis (on parent);
+                        // planar: the plane's normal, about which the child turns (dof 2)
+  Vec3 axis2{0, 1, 0};  // world frame: universal's second axis (on child), ⟂ axis; planar:
+                        // the in-plane direction of dof 0, ⟂ axis
+  // Planar only, world frame: the in-plane direction of dof 1, ⟂ axis and axis2; default
+  // axis × axis2. Either sense is allowed, so an MJCF body's slides keep their own senses.
+  std::optional<Vec3> axis3;
   std::optional<double> lower_limit;  // rad or m; both or neither
   std::optional<double> upper_limit;
   double damping = 0.0;
   bool collide_connected = false;
 };
+
+// The default in-plane direction of a planar joint whose file names only the normal: the
+// world x axis projected into the plane, or the y axis when the normal is within ~25° of x.
+Vec3 default_plane_direction(const Vec3& normal);
 
 struct ActuatorSpec {
   std::string name;

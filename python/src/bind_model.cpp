@@ -55,7 +55,8 @@ void bind_model(py::module_& module) {
                         {"Revolute", JointType::Revolute},
                         {"Prismatic", JointType::Prismatic},
                         {"Ball", JointType::Ball},
-                        {"Universal", JointType::Universal}});
+                        {"Universal", JointType::Universal},
+                        {"Planar", JointType::Planar}});
   bind_enum<ActuatorType>(
       module, "ActuatorType",
       "Motor: the control is a torque or force. Servo: the control is a target position (Degrave et al. 2019).",
@@ -118,6 +119,7 @@ void bind_model(py::module_& module) {
       .def_readonly("axis_child", &Joint::axis_child)
       .def_readonly("axis2_child", &Joint::axis2_child)
       .def_readonly("axis2_parent", &Joint::axis2_parent)
+      .def_readonly("axis3_parent", &Joint::axis3_parent)
       .def_readonly("rest_relative", &Joint::rest_relative)
       .def_readonly("has_limits", &Joint::has_limits)
       .def_readonly("lower_limit", &Joint::lower_limit)

@@ -92,8 +92,12 @@ void bind_model_builder(py::module_& module) {
       .def_readwrite("parent", &JointSpec::parent)
       .def_readwrite("child", &JointSpec::child)
       .def_readwrite("anchor", &JointSpec::anchor, "World frame, m.")
-      .def_readwrite("axis", &JointSpec::axis, "World frame: hinge/slide axis; universal's first axis.")
-      .def_readwrite("axis2", &JointSpec::axis2, "World frame: universal's second axis.")
+      .def_readwrite("axis", &JointSpec::axis,
+                     "World frame: hinge/slide axis; universal's first axis; planar: the plane's normal.")
+      .def_readwrite("axis2", &JointSpec::axis2,
+                     "World frame: universal's second axis; planar: the in-plane direction of dof 0.")
+      .def_readwrite("axis3", &JointSpec::axis3,
+                     "World frame, planar only: the in-plane direction of dof 1 (None: axis x axis2).")
       .def_readwrite("lower_limit", &JointSpec::lower_limit)
       .def_readwrite("upper_limit", &JointSpec::upper_limit)
       .def_readwrite("damping", &JointSpec::damping)

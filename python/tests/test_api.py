@@ -398,6 +398,28 @@ def test_joint_coordinates(motor_pendulum):
     assert math.isfinite(dp.potential_energy(motor_pendulum.model, motor_pendulum.params, simulator.state))
 
 
+def test_planar_joint_from_python():
+    """A box on a planar joint in the xz plane (axis3 given with MJCF's sense), pushed along z by
+    a motor on dof 1 without gravity: the coordinate follows ½ (F/m) t (t + h)."""
+    builder = dp.ModelBuilder()
+    builder.dt = 0.01
+    builder.gravity = (0, 0, 0)
+    builder.add_body(name="box", position=(0, 0, 1), mass=2.0, shapes=[dp.ShapeSpec(type="box", half_extents=(0.1, 0.1, 0.1))])
+    builder.add_joint(name="plane", type="planar", child="box", anchor=(0, 0, 1), axis=(0, 1, 0), axis2=(1, 0, 0),
+                      axis3=(0, 0, 1))
+    builder.add_actuator(name="lift", type="motor", joint="plane", dof=1)
+    scene = builder.build()
+    assert scene.model.joints[0].type == dp.JointType.Planar
+    assert dp.joint_dof_count(dp.JointType.Planar) == 3
+    assert tuple(scene.model.joints[0].axis3_parent) == pytest.approx((0, 0, 1))
+    simulator = dp.Simulator(scene.model, scene.params, scene.state)
+    simulator.run(100, np.array([3.0]))
+    final = simulator.state
+    t, h = 1.0, 0.01
+    assert dp.joint_position(scene.model, final, 0, 1) == pytest.approx(0.5 * 1.5 * t * (t + h), rel=1e-9)
+    assert dp.joint_position(scene.model, final, 0, 0) == pytest.approx(0.0, abs=1e-12)
+
+
 def test_robot_files_load_with_their_names_and_warnings():
     arm = dp.load_scene(SCENES.parent / "robots" / "two_link_arm.urdf")
     assert arm.model.body_count() >= 3

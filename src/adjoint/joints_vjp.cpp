@@ -82,7 +82,8 @@ Vec3 relative_rotation_vector(const Joint& joint, const State& state) {
 }
 
 // Adjoint of the J entries of the rows of the form (prismatic normal rows, prismatic
-// coordinate row), for a unit direction n carried by the parent:
+// coordinate row; planar normal row and translation rows), for a unit direction n carried by
+// the parent:
 //   linear_a = −n, angular_a = n × s − o_a × n, linear_b = n, angular_b = o_b × n.
 // By (2): n̄ = −l̄_a + l̄_b + s × ḡ_a − ḡ_a × o_a + ḡ_b × o_b, s̄ = ḡ_a × n,
 // ō_a = −n × ḡ_a, ō_b = n × ḡ_b; s̄ goes to anchor_b (+) and anchor_a (−); then (1).
@@ -148,6 +149,11 @@ Vec3 signed_angle_gradient(const Vec3& from, const Vec3& to, const Vec3& axis) {
   return project(turned * x - from_planar * y) / (x * x + y * y);
 }
 
+// The in-plane direction of a planar joint's translation `dof` (0 or 1), parent frame.
+const Vec3& plane_direction(const Joint& joint, int dof) {
+  return dof == 0 ? joint.axis2_parent : joint.axis3_parent;
+}
+
 }  // namespace
 
 void joint_rows_vjp(const Model& model, const State& state, int joint_index, std::span<const RowAdjoint> row_adjoints,
@@ -155,7 +161,7 @@ void joint_rows_vjp(const Model& model, const State& state, int joint_index, std
   const Joint& joint = model.joints[static_cast<std::size_t>(joint_index)];
   const JointGeometry geometry = joint_geometry(joint, state);
   std::size_t row = 0;
-  if (joint.type != JointType::Prismatic) {
+  if (joint.type != JointType::Prismatic && joint.type != JointType::Planar) {
     // Point rows k: angular_a = o_a × e_k, angular_b = −o_b × e_k (linear parts constant).
     // By (2) ō_a = e_k × ḡ_a, ō_b = −e_k × ḡ_b; then (1) on each offset.
     Vec3 offset_a_adjoint, offset_b_adjoint;
@@ -188,6 +194,15 @@ void joint_rows_vjp(const Model& model, const State& state, int joint_index, std
         sliding_row_vjp(geometry, geometry.rotation_a * normal_local, row_adjoints[row++], parent, child);
       break;
     }
+    case JointType::Planar: {
+      const Vec3 axis = geometry.rotation_a * joint.axis_parent;
+      sliding_row_vjp(geometry, axis, row_adjoints[row++], parent, child);
+      Vec3 perpendicular1, perpendicular2;
+      orthonormal_basis(joint.axis_child, perpendicular1, perpendicular2);
+      for (const Vec3& perpendicular_local : {perpendicular1, perpendicular2})
+        alignment_row_vjp(axis, geometry.rotation_b * perpendicular_local, row_adjoints[row++], parent, child);
+      break;
+    }
     case JointType::Fixed:
     case JointType::Ball:
       break;
@@ -199,7 +214,7 @@ void joint_errors_vjp(const Model& model, const State& state, int joint_index, s
   const Joint& joint = model.joints[static_cast<std::size_t>(joint_index)];
   const JointGeometry geometry = joint_geometry(joint, state);
   std::size_t row = 0;
-  if (joint.type != JointType::Prismatic) {
+  if (joint.type != JointType::Prismatic && joint.type != JointType::Planar) {
     // φ = anchor_a − anchor_b: ā_a = φ̄, ā_b = −φ̄.
     const Vec3 separation_adjoint{error_adjoints[0], error_adjoints[1], error_adjoints[2]};
     add_anchor_adjoint(parent, geometry.offset_a, separation_adjoint);
@@ -231,6 +246,15 @@ void joint_errors_vjp(const Model& model, const State& state, int joint_index, s
         sliding_value_vjp(geometry, geometry.rotation_a * normal_local, error_adjoints[row++], parent, child);
       break;
     }
+    case JointType::Planar: {
+      const Vec3 axis = geometry.rotation_a * joint.axis_parent;
+      sliding_value_vjp(geometry, axis, error_adjoints[row++], parent, child);
+      Vec3 perpendicular1, perpendicular2;
+      orthonormal_basis(joint.axis_child, perpendicular1, perpendicular2);
+      for (const Vec3& perpendicular_local : {perpendicular1, perpendicular2})
+        alignment_error_vjp(axis, geometry.rotation_b * perpendicular_local, error_adjoints[row++], parent, child);
+      break;
+    }
     case JointType::Fixed:
     case JointType::Ball:
       break;
@@ -250,6 +274,13 @@ void coordinate_row_vjp(const Model& model, const State& state, int joint_index,
       break;
     case JointType::Revolute:
       add_carried_vector_adjoint(parent, geometry.rotation_a * joint.axis_parent, axis_adjoint);
+      break;
+    case JointType::Planar:
+      // Translations: sliding rows along an in-plane direction carried by the parent.
+      if (dof < 2)
+        sliding_row_vjp(geometry, geometry.rotation_a * plane_direction(joint, dof), row_adjoint, parent, child);
+      else
+        add_carried_vector_adjoint(parent, geometry.rotation_a * joint.axis_parent, axis_adjoint);
       break;
     case JointType::Universal:
       if (dof == 0)
@@ -271,6 +302,12 @@ void coordinate_value_vjp(const Model& model, const State& state, int joint_inde
     case JointType::Prismatic:
       sliding_value_vjp(geometry, geometry.rotation_a * joint.axis_parent, value_adjoint, parent, child);
       break;
+    case JointType::Planar:
+      if (dof < 2) {
+        sliding_value_vjp(geometry, geometry.rotation_a * plane_direction(joint, dof), value_adjoint, parent, child);
+        break;
+      }
+      [[fallthrough]];  // the angle about the normal is the revolute angle
     case JointType::Revolute: {
       // θ = 2 atan2(Q.v·h, Q.w), Q = q_aᵀ q_b q_restᵀ, h = axis_parent. The perturbation gives
       // Q' = exp(ε) Q with ε = R_aᵀ(δθ_b − δθ_a) (parent frame), i.e. δQ = (0, ε/2) ⊗ Q:

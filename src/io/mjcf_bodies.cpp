@@ -1,12 +1,14 @@
 // io/mjcf_bodies.cpp — MJCF bodies and joints: the body tree with its frames, joints,
 // inertials and mass from geoms, then their mapping onto ModelBuilder bodies, joints
-// (merged hinges become universal or ball joints) and collision filters (io/mjcf_reader.hpp).
+// (merged hinges become universal or ball joints, two slides and a hinge a planar joint) and
+// collision filters (io/mjcf_reader.hpp).
 #include <tinyxml2.h>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <numbers>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -285,6 +287,38 @@ void MjcfReader::add_bodies(ModelBuilder& builder) {
   }
 }
 
+namespace {
+
+// A body's joints when they are two slides and a hinge: where each sits (indices into the
+// body's joints, the slides in file order) and why they are not a plane — the first two axes
+// that are not perpendicular, with their dot product — or "" when they are one. The slides'
+// points do not matter: a slide moves every point of the body alike.
+struct SlidesAndHinge {
+  std::size_t first_slide = 0, second_slide = 0, hinge = 0;
+  std::string mismatch;
+};
+std::optional<SlidesAndHinge> slides_and_hinge(const std::vector<MjcfJoint>& joints) {
+  if (joints.size() != 3) return std::nullopt;
+  std::vector<std::size_t> slides, hinges;
+  for (std::size_t i = 0; i < joints.size(); ++i) {
+    if (joints[i].type == "slide") slides.push_back(i);
+    if (joints[i].type == "hinge") hinges.push_back(i);
+  }
+  if (slides.size() != 2 || hinges.size() != 1) return std::nullopt;
+  SlidesAndHinge set{slides[0], slides[1], hinges[0], ""};
+  const std::pair<std::size_t, std::size_t> pairs[] = {
+      {slides[0], slides[1]}, {hinges[0], slides[0]}, {hinges[0], slides[1]}};
+  for (const auto& [first, second] : pairs) {
+    const double product = dot(joints[first].axis, joints[second].axis);
+    if (std::abs(product) >= 1e-9 && set.mismatch.empty())
+      set.mismatch = message(joints[first].type, " '", joints[first].name, "' and ", joints[second].type, " '",
+                             joints[second].name, "' are not perpendicular, their axes' dot product is ", product);
+  }
+  return set;
+}
+
+}  // namespace
+
 void MjcfReader::add_joints(ModelBuilder& builder) {
   int unnamed = 0;
   for (std::size_t b = 1; b < bodies_.size(); ++b) {
@@ -386,12 +420,50 @@ void MjcfReader::add_joints(ModelBuilder& builder) {
       for (const MjcfJoint& joint : joints)
         note_joint(joint, 0, false,
                    "its hinge is part of ball joint '" + spec.name + "', which diffphys cannot actuate");
+    } else if (const auto planar = slides_and_hinge(joints); planar && planar->mismatch.empty()) {
+      // Two perpendicular slides and a hinge normal to both: the gym robots' rootx, rootz,
+      // rooty. One planar joint about the hinge's point; its dofs are the slides (in file
+      // order) and the hinge, each with the MJCF joint's own direction and sense.
+      const MjcfJoint& slide1 = joints[planar->first_slide];
+      const MjcfJoint& slide2 = joints[planar->second_slide];
+      const MjcfJoint& hinge = joints[planar->hinge];
+      spec.type = JointType::Planar;
+      spec.name = joints[0].name + "+" + joints[1].name + "+" + joints[2].name;
+      spec.anchor = hinge.anchor;
+      spec.axis = hinge.axis;
+      spec.axis2 = slide1.axis;
+      spec.axis3 = slide2.axis;
+      spec.damping = hinge.damping;
+      for (const std::size_t slide : {planar->first_slide, planar->second_slide})
+        if (planar->hinge < slide)
+          warnings_.add(source_, joints[slide].element,
+                        message("slide '", joints[slide].name, "' comes after hinge '", hinge.name,
+                                "': MuJoCo turns its direction with the hinge, diffphys's planar joint '", spec.name,
+                                "' keeps it fixed in the parent (the same motions; the slide's coordinate and force "
+                                "are measured along the direction it had when loaded)"));
+      for (const MjcfJoint* joint : {&slide1, &slide2})
+        if (joint->damping != hinge.damping)
+          warnings_.add(source_, joint->element,
+                        message("damping ", joint->damping, " differs from hinge '", hinge.name, "' (", hinge.damping,
+                                "): the planar joint has one damping for its three coordinates, the hinge's"));
+      for (const MjcfJoint& joint : joints)
+        if (joint.range)
+          warnings_.add(source_, joint.element,
+                        message("range of '", joint.name, "' is not applied: diffphys's planar joint '", spec.name,
+                                "' has no limits"));
+      note_joint(slide1, 0, true, "");
+      note_joint(slide2, 1, true, "");
+      note_joint(hinge, 2, true, "");
     } else {
       std::string names;
       for (const MjcfJoint& joint : joints) names += (names.empty() ? "" : ", ") + joint.name + " (" + joint.type + ")";
+      if (planar)  // two slides and a hinge that are not a plane
+        source_.fail(body.element, "joints " + names + " cannot be one diffphys planar joint: " + planar->mismatch +
+                                       " (a planar set is two perpendicular slides and a hinge normal to both)");
       source_.fail(body.element, "this combination of joints cannot be represented by one diffphys joint: " + names +
                                      " (supported: one hinge, slide, ball or free joint; two perpendicular hinges; "
-                                     "three perpendicular hinges through one point)");
+                                     "three perpendicular hinges through one point; two perpendicular slides and a "
+                                     "hinge normal to both)");
     }
     item_lines_.note("joint '" + spec.name + "'", joints.empty() ? body.element : joints[0].element);
     builder.add_joint(spec);

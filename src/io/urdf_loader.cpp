@@ -5,7 +5,7 @@
 // (the engine's body frame: centre of mass at the origin, axes along the principal axes), so
 // the inertial's origin and full inertia tensor are honoured exactly. Joint frames are the
 // child links' frames at the zero configuration. Items URDF allows but diffphys cannot honour
-// are refused (planar joints, an unknown joint type) or reported in Scene::warnings
+// are refused (an unknown joint type) or reported in Scene::warnings
 // (friction in <dynamics>, <mimic>, <transmission>, meshes that cannot be read).
 //
 // Mesh file names may be package://NAME/... (resolved through the package search path of
@@ -437,9 +437,24 @@ Scene UrdfReader::read() {
         warnings_.add(source_, element, "a floating joint has no limits or damping in diffphys: ignored");
       continue;
     } else if (type == "planar") {
-      source_.fail(element,
-                   "planar joints are not supported: diffphys has no joint with two translations and a "
-                   "rotation (build the plane from a prismatic pair, or use a floating base)");
+      // URDF: the child moves in the plane normal to <axis>. Its in-plane directions, which
+      // the spec leaves open, are the joint frame's x (or y, when the axis is near x)
+      // projected into the plane (dof 0) and axis × that (dof 1); dof 2 turns about the axis.
+      spec.type = JointType::Planar;
+      const Vec3 normal = normalized(axis);
+      const Vec3 direction = default_plane_direction(normal);
+      spec.axis = frame.orientation.rotate(normal);
+      spec.axis2 = frame.orientation.rotate(direction);
+      spec.axis3 = frame.orientation.rotate(cross(normal, direction));
+      if (const XMLElement* limit = element->FirstChildElement("limit")) {
+        if (limit->Attribute("lower") || limit->Attribute("upper"))
+          warnings_.add(source_, limit,
+                        "lower and upper limits of a planar joint are not applied: diffphys's planar "
+                        "joint has no limits");
+        if (limit->Attribute("effort") || limit->Attribute("velocity"))
+          warnings_.ignored(limit, "<limit> effort and velocity",
+                            "URDF declares no actuators; add motors or servos to the Model to drive the joints");
+      }
     } else {
       source_.fail(element, message("unknown joint type '", type,
                                     "' (expected revolute, continuous, prismatic, fixed, floating or planar)"));

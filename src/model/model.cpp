@@ -179,6 +179,7 @@ const char* type_name(JointType type) {
     case JointType::Prismatic: return "prismatic";
     case JointType::Ball: return "ball";
     case JointType::Universal: return "universal";
+    case JointType::Planar: return "planar";
   }
   return "unknown";
 }

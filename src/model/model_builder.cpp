@@ -167,6 +167,12 @@ void add_compliance_slices(Scene& scene, const ModelBuilder::RowCompliance (&com
 
 }  // namespace
 
+Vec3 default_plane_direction(const Vec3& normal) {
+  const Vec3 n = normalized(normal);
+  const Vec3 candidate = std::abs(n.x) < 0.9 ? Vec3{1, 0, 0} : Vec3{0, 1, 0};
+  return normalized(candidate - n * dot(n, candidate));
+}
+
 int ModelBuilder::add_body(BodySpec spec) {
   bodies_.push_back(std::move(spec));
   return static_cast<int>(bodies_.size());  // body 0 is the world
@@ -450,13 +456,31 @@ Scene ModelBuilder::build() const {
         throw Error(message(item, ": axis and axis2 of a universal joint must be perpendicular, their dot product is ", dot(axis, axis2)));
       joint.axis2_child = q_child.inverse_rotate(axis2);
       joint.axis2_parent = q_parent.inverse_rotate(axis2);
+    } else if (spec.type == JointType::Planar) {
+      // The in-plane directions measure the translations; fixed in the parent like the normal.
+      const Vec3 axis2 = require_direction(spec.axis2, item, "axis2");
+      if (std::abs(dot(axis, axis2)) > 1e-6)
+        throw Error(message(
+            item, ": axis2 of a planar joint must lie in its plane (perpendicular to axis), their dot product is ",
+            dot(axis, axis2)));
+      const Vec3 axis3 = spec.axis3 ? require_direction(*spec.axis3, item, "axis3") : normalized(cross(axis, axis2));
+      if (std::abs(dot(axis, axis3)) > 1e-6 || std::abs(dot(axis2, axis3)) > 1e-6)
+        throw Error(
+            message(item, ": axis3 of a planar joint must be perpendicular to axis and axis2, their dot products are ",
+                    dot(axis, axis3), " and ", dot(axis2, axis3)));
+      joint.axis2_parent = q_parent.inverse_rotate(axis2);
+      joint.axis3_parent = q_parent.inverse_rotate(axis3);
+    } else if (spec.axis3) {
+      throw Error(message(item, ": axis3 applies to planar joints only"));
     }
     joint.rest_relative = q_parent.conjugate() * q_child;
     if (spec.lower_limit.has_value() != spec.upper_limit.has_value())
       throw Error(message(item, ": give both a lower and an upper limit, or neither"));
     if (spec.lower_limit) {
-      if (joint_dof_count(spec.type) == 0 || spec.type == JointType::Ball)
-        throw Error(message(item, ": limits apply to revolute, prismatic and universal joints only"));
+      // One pair of bounds for every coordinate: a planar joint's metres and radians cannot share it.
+      if (joint_dof_count(spec.type) == 0 || spec.type == JointType::Ball || spec.type == JointType::Planar)
+        throw Error(message(item, ": limits apply to revolute, prismatic and universal joints only, not ",
+                            type_name(spec.type)));
       if (!(finite(*spec.lower_limit) && finite(*spec.upper_limit) && *spec.lower_limit <= *spec.upper_limit))
         throw Error(message(item, ": limits must be finite with lower <= upper, got [", *spec.lower_limit, ", ", *spec.upper_limit, "]"));
       joint.has_limits = true;

@@ -426,7 +426,7 @@ void SceneReader::read_mesh(const Json& object, const std::string& path, ShapeSp
 
 JointSpec SceneReader::read_joint(const Json& object, const std::string& path) const {
   check_keys(object, path,
-             {"name", "type", "parent", "child", "anchor", "axis", "axis2", "limits", "damping",
+             {"name", "type", "parent", "child", "anchor", "axis", "axis2", "axis3", "limits", "damping",
               "collide_connected"});
   require_key(object, path, "name");
   require_key(object, path, "child");
@@ -439,14 +439,15 @@ JointSpec SceneReader::read_joint(const Json& object, const std::string& path) c
                                        {"revolute", JointType::Revolute},
                                        {"prismatic", JointType::Prismatic},
                                        {"ball", JointType::Ball},
-                                       {"universal", JointType::Universal}});
+                                       {"universal", JointType::Universal},
+                                       {"planar", JointType::Planar}});
   }
   if (object.contains("parent")) joint.parent = read_string(object["parent"], field("parent"));
   joint.child = read_string(object["child"], field("child"));
   if (object.contains("anchor")) joint.anchor = read_vec3(object["anchor"], field("anchor"));
 
   const bool has_axis = joint.type == JointType::Revolute || joint.type == JointType::Prismatic ||
-                        joint.type == JointType::Universal;
+                        joint.type == JointType::Universal || joint.type == JointType::Planar;
   if (has_axis) {
     if (object.contains("axis")) joint.axis = read_vec3(object["axis"], field("axis"));
   } else {
@@ -455,13 +456,19 @@ JointSpec SceneReader::read_joint(const Json& object, const std::string& path) c
   }
   if (joint.type == JointType::Universal) {
     if (object.contains("axis2")) joint.axis2 = read_vec3(object["axis2"], field("axis2"));
+  } else if (joint.type == JointType::Planar) {
+    // The in-plane directions of dofs 0 and 1; axis3 defaults to axis × axis2 (the builder).
+    joint.axis2 =
+        object.contains("axis2") ? read_vec3(object["axis2"], field("axis2")) : default_plane_direction(joint.axis);
+    if (object.contains("axis3")) joint.axis3 = read_vec3(object["axis3"], field("axis3"));
   } else {
-    refuse_key(object, path, "axis2", "except by a universal joint");
+    refuse_key(object, path, "axis2", "except by a universal or planar joint");
   }
+  if (joint.type != JointType::Planar) refuse_key(object, path, "axis3", "except by a planar joint");
   if (object.contains("limits")) {
-    if (joint.type == JointType::Fixed || joint.type == JointType::Ball) {
+    if (joint.type == JointType::Fixed || joint.type == JointType::Ball || joint.type == JointType::Planar) {
       refuse_key(object, path, "limits",
-                 "by a fixed or ball joint (limits apply to revolute, prismatic and universal "
+                 "by a fixed, ball or planar joint (limits apply to revolute, prismatic and universal "
                  "joints)");
     }
     const std::vector<double> limits = read_numbers(object["limits"], field("limits"), 2);

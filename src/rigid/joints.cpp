@@ -52,7 +52,7 @@ void for_each_joint_row(const Joint& joint, const State& state, const BodyDynami
   const Mat3& rotation_a = bodies.rotation[static_cast<std::size_t>(joint.parent)];
   const Mat3& rotation_b = bodies.rotation[static_cast<std::size_t>(joint.child)];
   const JointFrame frame = joint_frame(joint, state, bodies);
-  const bool has_point_rows = joint.type != JointType::Prismatic;
+  const bool has_point_rows = joint.type != JointType::Prismatic && joint.type != JointType::Planar;
   const bool has_rotation_lock = joint.type == JointType::Fixed || joint.type == JointType::Prismatic;
   if (has_point_rows) {
     const Vec3 separation = frame.anchor_a - frame.anchor_b;
@@ -112,9 +112,36 @@ void for_each_joint_row(const Joint& joint, const State& state, const BodyDynami
       }
       break;
     }
+    case JointType::Planar: {
+      // The anchors stay in the plane (the prismatic normal rows' form, with the normal), and
+      // the child's axis stays along the parent's (the revolute alignment rows).
+      const Vec3 axis = rotation_a * joint.axis_parent;
+      const Vec3 separation = frame.anchor_b - frame.anchor_a;
+      ConstraintRow row = make_row(joint);
+      row.linear_a = -axis;
+      row.angular_a = cross(axis, separation) - cross(frame.offset_a, axis);
+      row.linear_b = axis;
+      row.angular_b = cross(frame.offset_b, axis);
+      emit(row, dot(separation, axis));
+      Vec3 perpendicular1, perpendicular2;
+      orthonormal_basis(joint.axis_child, perpendicular1, perpendicular2);
+      for (const Vec3& perpendicular_local : {perpendicular1, perpendicular2}) {
+        const Vec3 perpendicular = rotation_b * perpendicular_local;
+        ConstraintRow tilt = make_row(joint);
+        tilt.angular_a = cross(axis, perpendicular);
+        tilt.angular_b = -tilt.angular_a;
+        emit(tilt, dot(axis, perpendicular));
+      }
+      break;
+    }
     case JointType::Fixed:
     case JointType::Ball: break;
   }
+}
+
+// The in-plane direction of a planar joint's translation `dof` (0 or 1), parent frame.
+const Vec3& plane_direction(const Joint& joint, int dof) {
+  return dof == 0 ? joint.axis2_parent : joint.axis3_parent;
 }
 
 }  // namespace
@@ -174,10 +201,12 @@ ConstraintRow coordinate_row(const Model& model, const State& state, const BodyD
   const Mat3& rotation_a = bodies.rotation[static_cast<std::size_t>(joint.parent)];
   ConstraintRow row = make_row(joint);
   Vec3 axis;
-  switch (joint.type) {
+  // A planar joint's translations are prismatic coordinates along its in-plane directions.
+  const bool sliding = joint.type == JointType::Prismatic || (joint.type == JointType::Planar && dof < 2);
+  switch (sliding ? JointType::Prismatic : joint.type) {
     case JointType::Prismatic: {
       const JointFrame frame = joint_frame(joint, state, bodies);
-      axis = rotation_a * joint.axis_parent;
+      axis = rotation_a * (joint.type == JointType::Planar ? plane_direction(joint, dof) : joint.axis_parent);
       const Vec3 separation = frame.anchor_b - frame.anchor_a;
       row.linear_a = -axis;
       row.angular_a = cross(axis, separation) - cross(frame.offset_a, axis);
@@ -185,7 +214,8 @@ ConstraintRow coordinate_row(const Model& model, const State& state, const BodyD
       row.angular_b = cross(frame.offset_b, axis);
       return row;
     }
-    case JointType::Revolute: axis = rotation_a * joint.axis_parent; break;
+    case JointType::Revolute:
+    case JointType::Planar: axis = rotation_a * joint.axis_parent; break;
     case JointType::Universal:
       axis = dof == 0 ? rotation_a * joint.axis_parent
                       : bodies.rotation[static_cast<std::size_t>(joint.child)] * joint.axis2_child;
@@ -208,12 +238,15 @@ double coordinate_value(const Model& model, const State& state, const BodyDynami
                         int dof) {
   const Joint& joint = model.joints[static_cast<std::size_t>(joint_index)];
   const auto a = static_cast<std::size_t>(joint.parent), b = static_cast<std::size_t>(joint.child);
-  switch (joint.type) {
+  const bool sliding = joint.type == JointType::Prismatic || (joint.type == JointType::Planar && dof < 2);
+  switch (sliding ? JointType::Prismatic : joint.type) {
     case JointType::Prismatic: {
       const JointFrame frame = joint_frame(joint, state, bodies);
-      return dot(frame.anchor_b - frame.anchor_a, bodies.rotation[a] * joint.axis_parent);
+      const Vec3& direction = joint.type == JointType::Planar ? plane_direction(joint, dof) : joint.axis_parent;
+      return dot(frame.anchor_b - frame.anchor_a, bodies.rotation[a] * direction);
     }
-    case JointType::Revolute: {
+    case JointType::Revolute:
+    case JointType::Planar: {
       // q_aᵀ q_b q_restᵀ = rotation by θ about the parent-frame axis.
       const Quat relative = state.orientation[a].conjugate() * state.orientation[b] * joint.rest_relative.conjugate();
       return 2.0 * std::atan2(dot(relative.vec(), joint.axis_parent), relative.w);

@@ -9,6 +9,10 @@
 //   universal (4):  ball + φ = a1·a2        (a1 on the parent, a2 on the child)
 //   fixed (6):      ball + φ = log(q_b q_restᵀ q_aᵀ)                    (rotation locked)
 //   prismatic (5):  rotation lock + φ = d·n1, d·n2   (d = anchor_b − anchor_a, n ⟂ axis)
+//   planar (3):     φ = d·a (a = parent's axis, the plane's normal) + revolute's a·b1, a·b2
+// Coordinates: revolute angle; prismatic d·a; universal two angles; ball the rotation
+// vector's components; planar d·e1, d·e2 (e1, e2 its in-plane directions on the parent) and
+// the angle about a (dofs 0, 1, 2).
 #pragma once
 
 #include <span>
@@ -43,7 +47,7 @@ solve::ConstraintRow coordinate_row(const Model& model, const State& state, cons
                                     int dof);
 // J_dof v for the velocities of `state`: the coordinate's rate.
 double coordinate_rate(const solve::ConstraintRow& row, const State& state);
-// The coordinate itself (rad or m; revolute and universal angles in (−π, π]).
+// The coordinate itself (rad or m; universal angles in (−π, π], revolute and planar angles in (−2π, 2π]).
 double coordinate_value(const Model& model, const State& state, const BodyDynamics& bodies, int joint, int dof);
 
 }  // namespace diffphys::rigid
