@@ -58,6 +58,10 @@ struct ShacTask {
   // empty: scale 1, offset 0).
   std::vector<double> action_scale, action_offset;
   double action_penalty = 0.0;  // r_t −= action_penalty · |tanh(z)|²
+  // Servo actuators only: the target is the servo's coordinate now plus the control above,
+  // so that a small action_scale (≤ max_velocity / gain) keeps the servo in its linear range
+  // where the step has a gradient (a saturated servo's rate does not depend on its target).
+  bool relative_servo_targets = false;
   RolloutOptions rollout_options;
 };
 

@@ -17,6 +17,7 @@
 #include "batch/thread_pool.hpp"
 #include "diffphys/error.hpp"
 #include "diffphys/optimizer.hpp"
+#include "diffphys/simulator.hpp"
 
 namespace diffphys {
 namespace {
@@ -68,6 +69,18 @@ struct ObservationStatistics {
     count = total;
   }
 
+  // ŝ_k = clamp((s_k − mean_k)/std_k, ±kClip) (rl_games' RunningMeanStd, which SHAC uses):
+  // a feature nearly constant so far (a robot at rest in its first window) would otherwise
+  // reach the network at 10⁴ times its size the first time it moves.
+  static constexpr double kClip = 5.0;
+  double normalised(std::size_t k, double raw) const {
+    return std::clamp((raw - frozen_mean[k]) * frozen_inverse_std[k], -kClip, kClip);
+  }
+  // dŝ_k/ds_k at a normalised value: 1/std_k inside the clamp, 0 where it clips.
+  double slope(std::size_t k, double normalised_value) const {
+    return std::abs(normalised_value) < kClip ? frozen_inverse_std[k] : 0.0;
+  }
+
   void freeze() {
     for (std::size_t k = 0; k < mean.size(); ++k) {
       frozen_mean[k] = mean[k];
@@ -91,6 +104,7 @@ class ShacActor final : public Controller {
     const FeatureMap* observation = nullptr;
     std::span<const double> scale, offset;
     double action_penalty = 0.0;
+    const Model* relative_to = nullptr;  // relative servo targets: the model whose coordinates they add to
   };
 
   // `inputs` = the observation's size plus the goal's.
@@ -139,7 +153,7 @@ class ShacActor final : public Controller {
       if (!std::isfinite(observation_[k]))
         throw Error(message("shac: observation ", k, " is not finite (", observation_[k], ") at episode step ",
                             first_step_ + step));
-      input[k] = (observation_[k] - shared_.statistics->frozen_mean[k]) * shared_.statistics->frozen_inverse_std[k];
+      input[k] = shared_.statistics->normalised(k, observation_[k]);
     }
     shared_.network->forward(shared_.weights, input, tape_, output_);
     double squared = 0.0;
@@ -150,6 +164,10 @@ class ShacActor final : public Controller {
       noisy_[t * actuators + a] = action;
       squared += action * action;
       controls[a] = shared_.scale[a] * action + shared_.offset[a];
+      if (shared_.relative_to != nullptr) {
+        const Actuator& actuator = shared_.relative_to->actuators[a];
+        controls[a] += joint_position(*shared_.relative_to, state, actuator.joint, actuator.dof);
+      }
     }
     penalties_[t] = shared_.action_penalty * squared;
   }
@@ -171,9 +189,13 @@ class ShacActor final : public Controller {
       output_gradient_[a] = z_adjoint;
       if (!noise_.empty())
         log_std_gradient_[a] += z_adjoint * std::exp(shared_.log_std[a]) * noise_[t * actuators + a];
+      if (shared_.relative_to != nullptr) {  // u = q(x) + …: ū reaches x through the coordinate
+        const Actuator& actuator = shared_.relative_to->actuators[a];
+        joint_position_vjp(*shared_.relative_to, state, actuator.joint, actuator.dof, control_gradient[a], state_gradient);
+      }
     }
     shared_.network->backward(shared_.weights, tape_, output_gradient_, weight_gradient_, input_gradient_);
-    for (std::size_t k = 0; k < size; ++k) input_gradient_[k] *= shared_.statistics->frozen_inverse_std[k];
+    for (std::size_t k = 0; k < size; ++k) input_gradient_[k] *= shared_.statistics->slope(k, input[k]);
     if (shared_.observation->backward)
       shared_.observation->backward(
           first_step_ + step, state,
@@ -198,7 +220,7 @@ class ShacPolicy final : public Controller {
  public:
   ShacPolicy(const Mlp& network, std::vector<double> weights, std::vector<double> log_std,
              ObservationStatistics statistics, FeatureMap observation, std::vector<double> goal,
-             std::vector<double> scale, std::vector<double> offset)
+             std::vector<double> scale, std::vector<double> offset, const Model* relative_to)
       : network_(network),
         weights_(std::move(weights)),
         log_std_(std::move(log_std)),
@@ -207,7 +229,9 @@ class ShacPolicy final : public Controller {
         goal_(std::move(goal)),
         scale_(std::move(scale)),
         offset_(std::move(offset)),
-        actor_(ShacActor::Shared{&network_, weights_, log_std_, &statistics_, &observation_, scale_, offset_, 0.0},
+        relative_to_(relative_to == nullptr ? nullptr : std::make_unique<Model>(*relative_to)),
+        actor_(ShacActor::Shared{&network_, weights_, log_std_, &statistics_, &observation_, scale_, offset_, 0.0,
+                                 relative_to_.get()},
                network_.spec().inputs, 1) {
     actor_.start(0, goal_, {}, {}, {}, {});
   }
@@ -222,6 +246,7 @@ class ShacPolicy final : public Controller {
   ObservationStatistics statistics_;
   FeatureMap observation_;
   std::vector<double> goal_, scale_, offset_;
+  std::unique_ptr<Model> relative_to_;
   ShacActor actor_;
 };
 
@@ -360,6 +385,10 @@ struct ShacTrainer::Impl {
     if (!std::isfinite(s.initial_log_std)) throw Error(message("shac: initial_log_std must be finite, got ", s.initial_log_std));
     if (!(s.gradient_clip >= 0.0)) throw Error(message("shac: gradient_clip must be non-negative, got ", s.gradient_clip));
     if (!(task.action_penalty >= 0.0)) throw Error(message("shac: action_penalty must be non-negative, got ", task.action_penalty));
+    if (task.relative_servo_targets)
+      for (const Actuator& actuator : task.model.actuators)
+        if (actuator.type != ActuatorType::Servo)
+          throw Error(message("shac: relative_servo_targets needs servo actuators; '", actuator.name, "' is a motor"));
     return task.observation.size;
   }
 
@@ -371,8 +400,9 @@ struct ShacTrainer::Impl {
   }
 
   ShacActor::Shared shared_actor() const {
-    return {&actor, actor_weights(), log_std(), &statistics, &task.observation, task.action_scale, task.action_offset,
-            task.action_penalty};
+    return {&actor,           actor_weights(), log_std(),         &statistics,
+            &task.observation, task.action_scale, task.action_offset, task.action_penalty,
+            task.relative_servo_targets ? &task.model : nullptr};
   }
 
   // Environment i's next episode: its x_0 and its goal.
@@ -397,7 +427,7 @@ struct ShacTrainer::Impl {
 
   void normalise(std::span<const double> raw, std::span<double> normalised) const {
     for (std::size_t k = 0; k < raw.size(); ++k)
-      normalised[k] = (raw[k] - statistics.frozen_mean[k]) * statistics.frozen_inverse_std[k];
+      normalised[k] = statistics.normalised(k, raw[k]);
   }
 
   // The noise of update `update` for environment i: a pure function of the seed and indices.
@@ -447,7 +477,7 @@ struct ShacTrainer::Impl {
       critic.forward(target_weights, env.value_input, env.value_tape, env.value_output);
       env.value_gradient[0] = -end_weight;
       critic.backward(target_weights, env.value_tape, env.value_gradient, env.value_weight_sink, env.value_input_gradient);
-      for (std::size_t k = 0; k < size; ++k) env.value_input_gradient[k] *= statistics.frozen_inverse_std[k];
+      for (std::size_t k = 0; k < size; ++k) env.value_input_gradient[k] *= statistics.slope(k, env.value_input[k]);
       if (task.observation.backward)
         task.observation.backward(
             env.episode_step + h, x,
@@ -642,7 +672,8 @@ std::unique_ptr<Controller> ShacTrainer::policy(std::span<const double> goal) co
   return std::make_unique<ShacPolicy>(s.actor, std::vector<double>(weights.begin(), weights.end()),
                                       std::vector<double>(log_std.begin(), log_std.end()), s.statistics,
                                       s.task.observation, std::vector<double>(goal.begin(), goal.end()),
-                                      s.task.action_scale, s.task.action_offset);
+                                      s.task.action_scale, s.task.action_offset,
+                                      s.task.relative_servo_targets ? &s.task.model : nullptr);
 }
 
 }  // namespace diffphys
