@@ -48,10 +48,11 @@ inline std::filesystem::path fresh_test_folder(std::string_view name) {
 
 // Runs `diffphys experiment NAME --quick --json --out FOLDER`, expects exit status 0 (the
 // experiment reached its stated target) and returns the last line of its output, parsed.
-inline nlohmann::json run_quick_experiment_command(const std::string& name, const std::filesystem::path& folder) {
+inline nlohmann::json run_quick_experiment_command(const std::string& name, const std::filesystem::path& folder,
+                                                  const std::string& extra_options = "") {
   const auto output = folder / "stdout.txt";
   const std::string command = std::string(test_paths::cli_program()) + " experiment " + name + " --quick --json --out " +
-                              folder.string() + " > " + output.string() + " 2>&1";
+                              folder.string() + extra_options + " > " + output.string() + " 2>&1";
   EXPECT_EQ(std::system(command.c_str()), 0) << "see " << output;
   std::ifstream stream(output);
   std::string line, last;

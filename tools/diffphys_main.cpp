@@ -403,7 +403,7 @@ int main(int argc, char** argv) {
       ->default_val("out");
   experiment->add_option("--variant", experiment_options.variants,
                          "Named changes to the experiment's model or recipe, comma-separated (the quadruped's: "
-                         "solid-spheres, stiff-servos)");
+                         "solid-spheres, stiff-servos; arm-reach-random's: shac)");
   experiment->add_option("--seed", experiment_options.seed, "Random seed")
       ->default_val(1)
       ->check(integer_at_least(0, std::numeric_limits<unsigned>::max()));

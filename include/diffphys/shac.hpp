@@ -75,6 +75,8 @@ struct ShacSettings {
   Activation hidden_activation = Activation::Tanh;
   double actor_rate = 2e-3;   // Adam, β = (0.7, 0.95) as SHAC
   double critic_rate = 2e-3;  // Adam, β = (0.7, 0.95)
+  // Both rates fall linearly to zero over this many updates, as SHAC's schedule (0: constant).
+  int decay_updates = 0;
   int critic_iterations = 16;   // passes over the window's N h samples per update
   int critic_minibatches = 4;   // per pass
   double target_critic_alpha = 0.2;  // V' ← α V' + (1 − α) V after each update

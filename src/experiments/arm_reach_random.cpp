@@ -21,10 +21,23 @@
 namespace diffphys::experiments {
 namespace {
 
-// A target uniform over azimuth, horizontal radius in [0.3, 0.7] m and height in [0.2,
-// 0.8] m above the base: reachable by the 1 m arm (|p| ≤ 1.06 is excluded beyond 0.95 m) and
-// holdable by its 30 N·m servos (docs/EXPERIMENTS.md).
-Vec3 random_target(std::mt19937_64& generator) {
+// Mean final and average distance over the held-out targets (forward only).
+ArmEpisode held_out_error(const ArmModel& arm, const Mlp& network, std::span<const double> weights, int steps,
+                          const RolloutOptions& options) {
+  constexpr int kTargets = kArmHeldOutTargets;
+  std::mt19937_64 generator(kArmHeldOutSeed);
+  ArmEpisode mean;
+  for (int i = 0; i < kTargets; ++i) {
+    const ArmEpisode episode = run_arm_open_loop_episode(arm, network, weights, random_arm_target(generator), steps, options, {});
+    mean.average_distance += episode.average_distance / kTargets;
+    mean.final_distance += episode.final_distance / kTargets;
+  }
+  return mean;
+}
+
+}  // namespace
+
+Vec3 random_arm_target(std::mt19937_64& generator) {
   const auto unit = [&] { return static_cast<double>(generator() >> 11) * 0x1.0p-53; };
   for (;;) {
     const double azimuth = 2.0 * std::numbers::pi * unit();
@@ -35,26 +48,9 @@ Vec3 random_target(std::mt19937_64& generator) {
   }
 }
 
-// The held-out targets: fixed, the same for every seed and variant.
-constexpr std::uint64_t kHeldOutSeed = 20190307;
-
-// Mean final and average distance over the held-out targets (forward only).
-ArmEpisode held_out_error(const ArmModel& arm, const Mlp& network, std::span<const double> weights, int steps,
-                          const RolloutOptions& options) {
-  constexpr int kTargets = 16;
-  std::mt19937_64 generator(kHeldOutSeed);
-  ArmEpisode mean;
-  for (int i = 0; i < kTargets; ++i) {
-    const ArmEpisode episode = run_arm_open_loop_episode(arm, network, weights, random_target(generator), steps, options, {});
-    mean.average_distance += episode.average_distance / kTargets;
-    mean.final_distance += episode.final_distance / kTargets;
-  }
-  return mean;
-}
-
-}  // namespace
-
 ExperimentResult run_arm_reach_random(const ExperimentOptions& options) {
+  for (const std::string& variant : options.variants)
+    if (variant == "shac") return run_arm_reach_random_shac(options);
   const ArmModel arm = build_degrave_arm();
   MlpSpec spec{3, {128, 128}, 4};
   int robots = 16, updates = 600, steps = 800;
@@ -97,7 +93,7 @@ ExperimentResult run_arm_reach_random(const ExperimentOptions& options) {
     const Stopwatch this_update;
     std::mt19937_64 generator(options.seed * 1000003ull + static_cast<std::uint64_t>(update));
     std::vector<Vec3> targets(static_cast<std::size_t>(robots));
-    for (Vec3& target : targets) target = random_target(generator);
+    for (Vec3& target : targets) target = random_arm_target(generator);
     const double average = average_over_batch(robots, threads, gradient, [&](int robot, std::span<double> out) {
       const ArmEpisode episode = run_arm_open_loop_episode(arm, network, weights, targets[static_cast<std::size_t>(robot)],
                                                            steps, rollout_options, out);
@@ -133,8 +129,8 @@ ExperimentResult run_arm_reach_random(const ExperimentOptions& options) {
   curve.write(curve_path);
   const ArmEpisode trained = held_out_error(arm, network, weights, steps, rollout_options);
   // The trained controller reaching for the first held-out target, for the viewer.
-  std::mt19937_64 held_out(kHeldOutSeed);
-  MlpPolicy trained_policy(network, weights, arm_features(arm, ArmInput::TargetPosition, random_target(held_out)));
+  std::mt19937_64 held_out(kArmHeldOutSeed);
+  MlpPolicy trained_policy(network, weights, arm_features(arm, ArmInput::TargetPosition, random_arm_target(held_out)));
   record_trajectory(arm.scene.model, arm.scene.params, arm.scene.state, trained_policy, steps,
                     folder / "trajectory.json");
   nlohmann::json figures;

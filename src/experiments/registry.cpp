@@ -34,7 +34,9 @@ std::span<const ExperimentEntry> registry() {
                       run_arm_reach},
       ExperimentEntry{"arm-reach-random",
                       "Degrave et al. 2019 §3.2.2: an MLP drives the arm to random targets, a batch of robots per update",
-                      run_arm_reach_random},
+                      run_arm_reach_random,
+                      "shac: a state-feedback policy trained by SHAC (Xu et al. 2022) in windows of 32 steps with a "
+                      "TD(lambda) critic (issue #17 item 2)"},
       ExperimentEntry{"quadruped",
                       "Degrave et al. 2019 §3.3: an MLP on a 1.5 Hz clock learns a gait for their public code's quadruped",
                       run_quadruped,

@@ -382,6 +382,9 @@ struct ShacTrainer::Impl {
       throw Error(message("shac: critic_iterations must be >= 0 and critic_minibatches positive, got ",
                           s.critic_iterations, " and ", s.critic_minibatches));
     if (s.threads <= 0) throw Error(message("shac: threads must be positive, got ", s.threads));
+    if (s.decay_updates < 0) throw Error(message("shac: decay_updates must be non-negative, got ", s.decay_updates));
+    if (!(s.actor_rate > 0.0 && s.critic_rate > 0.0))
+      throw Error(message("shac: actor_rate and critic_rate must be positive, got ", s.actor_rate, " and ", s.critic_rate));
     if (!std::isfinite(s.initial_log_std)) throw Error(message("shac: initial_log_std must be finite, got ", s.initial_log_std));
     if (!(s.gradient_clip >= 0.0)) throw Error(message("shac: gradient_clip must be non-negative, got ", s.gradient_clip));
     if (!(task.action_penalty >= 0.0)) throw Error(message("shac: action_penalty must be non-negative, got ", task.action_penalty));
@@ -605,6 +608,11 @@ struct ShacTrainer::Impl {
     const auto start = std::chrono::steady_clock::now();
     ShacUpdate report;
     report.update = ++updates;
+    if (settings.decay_updates > 0) {  // linear decay; the last updates keep a sliver of the rate
+      const double left = std::max(1.0 - static_cast<double>(updates - 1) / settings.decay_updates, 1e-3);
+      actor_optimizer.set_learning_rate(settings.actor_rate * left);
+      critic_optimizer.set_learning_rate(settings.critic_rate * left);
+    }
     std::vector<double> gradient(actor_parameters.size());
     report.actor_loss = run_windows(updates, gradient, report.non_finite_environments);
     if (report.non_finite_environments == settings.environments)
