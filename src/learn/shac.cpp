@@ -479,6 +479,7 @@ struct ShacTrainer::Impl {
       // The bootstrap −γ^h/h · V'(ŝ(x_h)): through the target critic and the normalisation.
       critic.forward(target_weights, env.value_input, env.value_tape, env.value_output);
       env.value_gradient[0] = -end_weight;
+      std::fill(env.value_weight_sink.begin(), env.value_weight_sink.end(), 0.0);
       critic.backward(target_weights, env.value_tape, env.value_gradient, env.value_weight_sink, env.value_input_gradient);
       for (std::size_t k = 0; k < size; ++k) env.value_input_gradient[k] *= statistics.slope(k, env.value_input[k]);
       if (task.observation.backward)
