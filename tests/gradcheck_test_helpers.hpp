@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <span>
+#include <string_view>
 
 #include "diffphys/gradcheck.hpp"
 
@@ -23,6 +25,19 @@ inline GradientCheckReport expect_gradients_match_central_differences(const Scen
         << entry.uncertainty << " (step " << entry.step << ")";
   EXPECT_TRUE(report.passed) << "worst relative error " << report.worst_relative_error;
   return report;
+}
+
+// Fails the test unless the report has entries named `prefix`… and at least one of them has a
+// numeric gradient above `smallest` (the parameter matters, so agreeing on it is a check).
+inline void expect_parameter_checked_and_matters(const GradientCheckReport& report, std::string_view prefix,
+                                                 double smallest) {
+  bool checked = false;
+  for (const GradientCheckEntry& entry : report.entries)
+    if (entry.name.starts_with(prefix)) {
+      checked = true;
+      EXPECT_GT(std::abs(entry.numeric), smallest) << entry.name << " must matter here";
+    }
+  EXPECT_TRUE(checked) << "no gradient entry named " << prefix;
 }
 
 }  // namespace diffphys::testing
