@@ -476,8 +476,8 @@ struct ShacTrainer::Impl {
       const double weight = penalty_weights[static_cast<std::size_t>(t - 1)];
       for (std::size_t k = 0; k < state_gradient.size(); ++k) state_gradient[k] -= weight * env.scratch[k];
       if (t != h) return;
-      // The bootstrap −γ^h/h · V'(ŝ(x_h)): through the target critic and the normalisation.
-      critic.forward(target_weights, env.value_input, env.value_tape, env.value_output);
+      // The bootstrap −γ^h/h · V'(ŝ(x_h)): through the target critic (its tape from the
+      // forward evaluation above) and the normalisation.
       env.value_gradient[0] = -end_weight;
       std::fill(env.value_weight_sink.begin(), env.value_weight_sink.end(), 0.0);
       critic.backward(target_weights, env.value_tape, env.value_gradient, env.value_weight_sink, env.value_input_gradient);
