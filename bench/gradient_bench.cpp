@@ -33,10 +33,12 @@
 // The loss, the BM_Rollout phases and MuJoCo's trajectory gradient live in
 // trajectory_gradients.{hpp,cpp}.
 //
-// `diffphys_gradient_bench --peak_memory_budget_mb=B [--peak_memory_steps=T]` does no
-// benchmark: it differentiates a T-step (default 100,000) rollout of the 10-link motor chain
-// with RolloutOptions::memory_budget = B MiB and prints one JSON object with the peak
-// resident set size (getrusage ru_maxrss), which is why each budget needs its own process.
+// `diffphys_gradient_bench --peak_memory_budget_mb=B [--peak_memory_steps=T]
+// [--peak_memory_model=motor_chain|chain]` does no benchmark: it differentiates a T-step
+// (default 100,000) rollout of the 10-link motor chain (zero torques held, 10 controls a step)
+// or of the passive chain (no actuators: no controls in, no dL/du out) with
+// RolloutOptions::memory_budget = B MiB and prints one JSON object with the peak resident set
+// size (getrusage ru_maxrss), which is why each run needs its own process.
 // scripts/bench-gradients runs all of it; docs/BENCHMARKS.md "Gradients" reports it.
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
@@ -46,6 +48,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <span>
 #include <string>
 #include <string_view>
@@ -249,29 +252,41 @@ double peak_resident_mib() {
   return static_cast<double>(usage.ru_maxrss) / 1024.0;  // Linux: kilobytes
 }
 
-int measure_peak_memory(double budget_mib, int steps) {
+int measure_peak_memory(double budget_mib, int steps, bool motors) {
   using Clock = std::chrono::steady_clock;
-  const RolloutProblem problem = held_controls_problem(build_motor_chain_scene(trajectory_chain_links), steps);
+  const RolloutProblem problem =
+      motors ? held_controls_problem(build_motor_chain_scene(trajectory_chain_links), steps)
+             : RolloutProblem{build_chain_scene(trajectory_chain_links), {}, steps};
   const Model& model = problem.scene.model;
   const double baseline = peak_resident_mib();
   RolloutOptions options;
   options.memory_budget = static_cast<std::size_t>(budget_mib * (1 << 20));
   Rollout rollout(model, problem.scene.params, options);
+  // CPU time beside the wall clock: on a shared machine it is the one that compares horizons.
+  const std::clock_t cpu_start = std::clock();
   const auto start = Clock::now();
   rollout.run(problem.scene.state, problem.controls, steps);
   const auto run_end = Clock::now();
+  const std::clock_t cpu_run_end = std::clock();
   const double after_run = peak_resident_mib();
   const Gradients gradients = rollout.backward(position_loss_gradient(model));
   const auto backward_end = Clock::now();
+  const std::clock_t cpu_backward_end = std::clock();
+  const auto cpu_seconds = [](std::clock_t ticks) { return static_cast<double>(ticks) / CLOCKS_PER_SEC; };
   const double after_backward = peak_resident_mib();
   const auto seconds = [](Clock::duration d) { return std::chrono::duration<double>(d).count(); };
   std::printf(
-      "{\"model\": \"motor_chain%d\", \"steps\": %d, \"memory_budget_MiB\": %g, \"checkpoint_interval\": %d, "
+      "{\"model\": \"%s%d\", \"steps\": %d, \"memory_budget_MiB\": %g, \"checkpoint_interval\": %d, "
+      "\"per_step_logs_kept\": %s, \"controls_MiB\": %.3f, "
       "\"stored_state_MiB\": %.3f, \"peak_rss_MiB_before_run\": %.1f, \"peak_rss_MiB_after_run\": %.1f, "
-      "\"peak_rss_MiB\": %.1f, \"run_seconds\": %.3f, \"backward_seconds\": %.3f, \"gradient_finite\": %s}\n",
-      trajectory_chain_links, steps, budget_mib, rollout.checkpoint_interval(),
+      "\"peak_rss_MiB\": %.1f, \"run_seconds\": %.3f, \"backward_seconds\": %.3f, "
+      "\"run_cpu_seconds\": %.3f, \"backward_cpu_seconds\": %.3f, \"cpu_us_per_step\": %.2f, \"gradient_finite\": %s}\n",
+      motors ? "motor_chain" : "chain", trajectory_chain_links, steps, budget_mib, rollout.checkpoint_interval(),
+      rollout.statuses_kept() ? "true" : "false",
+      static_cast<double>(problem.controls.size() * sizeof(double)) / (1 << 20),
       static_cast<double>(rollout.stored_state_bytes()) / (1 << 20), baseline, after_run, after_backward,
-      seconds(run_end - start), seconds(backward_end - run_end),
+      seconds(run_end - start), seconds(backward_end - run_end), cpu_seconds(cpu_run_end - cpu_start),
+      cpu_seconds(cpu_backward_end - cpu_run_end), 1e6 * cpu_seconds(cpu_backward_end - cpu_start) / std::max(steps, 1),
       all_finite(gradients.params) && all_finite(gradients.controls) ? "true" : "false");
   return 0;
 }
@@ -335,7 +350,13 @@ int main(int argc, char** argv) {
   using namespace diffphys::bench;
   if (const char* budget = flag_value(argc, argv, "peak_memory_budget_mb")) {
     const char* steps = flag_value(argc, argv, "peak_memory_steps");
-    return measure_peak_memory(std::atof(budget), steps ? std::atoi(steps) : memory_default_steps);
+    const char* model = flag_value(argc, argv, "peak_memory_model");
+    if (model != nullptr && std::string_view(model) != "chain" && std::string_view(model) != "motor_chain") {
+      std::fprintf(stderr, "diffphys_gradient_bench: --peak_memory_model must be chain or motor_chain, got '%s'\n", model);
+      return 1;
+    }
+    return measure_peak_memory(std::atof(budget), steps ? std::atoi(steps) : memory_default_steps,
+                               model == nullptr || std::string_view(model) == "motor_chain");
   }
   register_benchmarks();
 #ifdef DIFFPHYS_BENCH_HAVE_MUJOCO

@@ -36,9 +36,15 @@ inline constexpr int kStateTangentPerBody = 12;
 
 struct RolloutOptions {
   // States kept for the backward pass: every step if they fit in memory_budget bytes, else
-  // one every checkpoint_interval steps (0: chosen as ⌈√T⌉, grown until the budget holds),
-  // each segment recomputed during backward.
+  // one every checkpoint_interval steps (0: chosen so that the checkpoints and one segment's
+  // step records fit, so that the backward pass re-runs each step once; else ⌈√T⌉, grown
+  // until the budget holds), each segment recomputed during backward.
   int checkpoint_interval = 0;
+  // Bounds what the rollout keeps that grows with the number of steps: states, step records
+  // and solutions, and the per-step logs (kRolloutLogBytesPerStep: statuses, and the
+  // backward pass's |x̄_t|, stage gains and contact changes), which are kept only when they
+  // fit in a quarter of it. Not inside it: the open-loop controls' copy and dL/du_t
+  // (8 bytes per actuator and step each), which are the caller's input and output.
   std::size_t memory_budget = std::size_t{256} << 20;
   double gradient_decay = 1.0;  // α ∈ (0, 1]: x̄_t ← α x̄_t per step back (Degrave et al. 2019)
   double gradient_clip = 0.0;   // clip |x̄_t| to this norm per step (0: off)
@@ -77,6 +83,12 @@ struct GradientHealth {
   // clipping. Where a gradient explodes, these say which stage amplifies it
   // (diffphys/gradient_health.hpp). Maximal coordinates only (empty in joint coordinates).
   std::vector<std::array<double, 3>> stage_gain;
+  // false when the per-step arrays above (state_gradient_norm, contact_changes, stage_gain)
+  // were not kept: a long rollout whose per-step logs would not fit in a quarter of
+  // RolloutOptions::memory_budget. The two summaries below are filled either way.
+  bool per_step_kept = true;
+  int contact_change_count = 0;              // steps whose contact set differs from the step before
+  double largest_state_gradient_norm = 0.0;  // max_t |dL/dx_t|
 };
 
 struct Gradients {
@@ -111,6 +123,10 @@ class Controller {
                             std::span<double> state_gradient) = 0;
 };
 
+// A rollout's per-step logs: its StepStatus, and in the backward pass |x̄_t| (8 bytes), the
+// stage gains (24) and a contact change (4).
+inline constexpr std::size_t kRolloutLogBytesPerStep = sizeof(StepStatus) + 8 + 24 + 4;
+
 class Rollout {
  public:
   // Copies the model (with PGS warm start off); `params` is referenced and must outlive the
@@ -129,7 +145,14 @@ class Rollout {
 
   int steps() const { return steps_; }
   const State& final_state() const { return final_state_; }
-  std::span<const StepStatus> statuses() const { return statuses_; }
+  // Every step's status, when the per-step logs fit the memory budget (statuses_kept());
+  // throws Error otherwise, pointing to status() and converged().
+  std::span<const StepStatus> statuses() const;
+  bool statuses_kept() const { return logs_kept_; }
+  // Step t's status: stored, or recomputed from the nearest checkpoint.
+  StepStatus status(int step) const;
+  // Every step converged (StepStatus::converged), kept whatever the number of steps.
+  bool converged() const { return all_converged_; }
   // x_t, from storage or recomputed from the nearest checkpoint.
   State state(int step) const;
   int checkpoint_interval() const { return interval_; }
@@ -151,8 +174,16 @@ class Rollout {
   std::vector<State> checkpoints_;  // x_0, x_k, x_2k, ...
   std::vector<double> controls_;    // steps × nactuator
   Controller* controller_ = nullptr;  // closed loop: controls_ were computed by it
+  // Per-step logs, kept when they fit (logs_kept_), and what the backward pass reports of
+  // the forward steps whatever their number.
+  bool logs_kept_ = true;
+  std::size_t state_budget_ = 0;  // the memory budget less the per-step logs
   std::vector<StepStatus> statuses_;
-  std::vector<std::uint64_t> contact_signatures_;  // (steps) hash of each step's contact set
+  std::vector<int> contact_changes_;  // steps whose contact set differs from the step before
+  int contact_change_count_ = 0;
+  bool all_converged_ = true;
+  int first_unhealthy_step_ = -1;  // 1-based, as GradientHealth counts
+  StepStatus first_unhealthy_status_;
   State final_state_;
   std::vector<Workspace> records_;  // (steps) each step's Workspace, when kept (see RolloutOptions)
   bool records_kept_ = false;

@@ -22,4 +22,20 @@ inline int checkpoint_spacing(int requested, int steps, std::size_t state_bytes,
   return interval;
 }
 
+// With the backward pass keeping the records of one recomputed segment (`record_bytes` per
+// step), so that it re-runs each step once: the spacing k at which the checkpoints and one
+// segment's records and states take the least memory,
+//   (T/k + 1)·S + k·(R + S),  smallest at k = √(T·S / (R + S)),
+// when that fits in `budget`; 0 when no spacing does (the backward pass must then re-run each
+// step for its record, twice the forward work).
+inline int checkpoint_spacing_with_records(int steps, std::size_t state_bytes, std::size_t record_bytes,
+                                           std::size_t budget) {
+  if (steps <= 1) return 1;
+  const double count = static_cast<double>(steps), state = static_cast<double>(state_bytes);
+  const double per_segment_step = static_cast<double>(record_bytes) + state;
+  const int interval = std::clamp(static_cast<int>(std::lround(std::sqrt(count * state / per_segment_step))), 1, steps);
+  const double bytes = (std::ceil(count / interval) + 1) * state + interval * per_segment_step;
+  return bytes <= static_cast<double>(budget) ? interval : 0;
+}
+
 }  // namespace diffphys::adjoint

@@ -93,6 +93,10 @@ TerminalSensitivity terminal_sensitivity(const World& world, const WorldParams& 
       for (std::size_t k = 0; k < gradient.all.size(); ++k) gradient.all[k] += direction[k];
     });
     const GradientHealth health = combined_health(g);
+    if (!health.per_step_kept)
+      throw Error(message("terminal_sensitivity: the ", steps, "-step rollout did not keep its per-step logs (",
+                          kRolloutLogBytesPerStep, " bytes a step exceed a quarter of RolloutOptions::memory_budget); "
+                          "raise the budget to read the gradient's health per step"));
     // Relative to this probe's own |x̄_T|, after what the backward pass masks (static bodies,
     // pinned nodes).
     const double at_end = health.state_gradient_norm.back();
@@ -115,6 +119,7 @@ GradientHealth combined_health(const WorldGradients& gradients) {
     const double r = t < rigid.state_gradient_norm.size() ? rigid.state_gradient_norm[t] : 0.0;
     const double s = t < soft.state_gradient_norm.size() ? soft.state_gradient_norm[t] : 0.0;
     health.state_gradient_norm[t] = std::sqrt(r * r + s * s);
+    health.largest_state_gradient_norm = std::max(health.largest_state_gradient_norm, health.state_gradient_norm[t]);
   }
   if (soft.first_non_finite_step >= 0 &&
       (health.first_non_finite_step < 0 || soft.first_non_finite_step > health.first_non_finite_step)) {
@@ -135,13 +140,12 @@ GradientHealthReport analyze_gradient_health(const GradientHealth& health, const
   report.dt = dt;
   report.first_non_finite_step = health.first_non_finite_step;
   report.first_non_finite_stage = health.first_non_finite_stage;
-  report.contact_changes = static_cast<int>(health.contact_changes.size());
+  report.contact_changes = health.contact_change_count;
   report.clipped_steps = health.clipped_steps;
   report.solver_converged = health.solver_converged;
   report.first_unhealthy_step = health.first_unhealthy_step;
   report.state_health_message = health.state_health_message;
-  for (const double n : health.state_gradient_norm)
-    report.largest_state_gradient = std::max(report.largest_state_gradient, n);
+  report.largest_state_gradient = health.largest_state_gradient_norm;
   if (report.steps < 1) return report;
 
   const int T = report.steps;

@@ -44,6 +44,26 @@ Rollout::Rollout(const Model& model, const Params& params, RolloutOptions option
     throw Error(message("rollout: checkpoint_interval must be non-negative, got ", options_.checkpoint_interval));
 }
 
+std::span<const StepStatus> Rollout::statuses() const {
+  if (!logs_kept_)
+    throw Error(message("rollout: the statuses of these ", steps_, " steps were not kept (", kRolloutLogBytesPerStep,
+                        " bytes a step would exceed a quarter of RolloutOptions::memory_budget = ", options_.memory_budget,
+                        " bytes): read status(t), which recomputes step t, or converged()"));
+  return statuses_;
+}
+
+StepStatus Rollout::status(int t) const {
+  if (t < 0 || t >= steps_) throw Error(message("rollout: step ", t, " out of range [0, ", steps_, ")"));
+  if (logs_kept_) return statuses_[static_cast<std::size_t>(t)];
+  const State state_t = state(t);
+  State next = state_t;
+  Workspace workspace;
+  const auto actuators = static_cast<std::size_t>(model_.actuator_count());
+  return step(model_, params_, state_t,
+              std::span<const double>(controls_).subspan(static_cast<std::size_t>(t) * actuators, actuators), next,
+              workspace);
+}
+
 std::size_t Rollout::stored_state_bytes() const {
   return checkpoints_.empty() ? 0 : checkpoints_.size() * state_bytes(checkpoints_.front());
 }
@@ -69,16 +89,31 @@ void Rollout::forward(const State& initial, std::span<const double> controls, in
   steps_ = steps;
   controls_.assign(total_steps * actuators, 0.0);
   if (!controls.empty()) std::copy(controls.begin(), controls.end(), controls_.begin());
-  // Checkpoint spacing: every state if all fit, else ⌈√T⌉ (grown until the budget holds).
+  // The per-step logs when they fit in a quarter of the budget; the rest of it is the states'.
+  logs_kept_ = total_steps * kRolloutLogBytesPerStep <= options_.memory_budget / 4;
+  state_budget_ = options_.memory_budget - (logs_kept_ ? total_steps * kRolloutLogBytesPerStep : 0);
+  const std::size_t budget = state_budget_;
+  // Checkpoint spacing: every state if all fit, else ⌈√T⌉ (grown until the budget holds),
+  // revised after the first step from the size of its record (below).
   const std::size_t bytes = state_bytes(initial);
-  interval_ = adjoint::checkpoint_spacing(options_.checkpoint_interval, steps, bytes, options_.memory_budget);
+  interval_ = adjoint::checkpoint_spacing(options_.checkpoint_interval, steps, bytes, budget);
   // The checkpoints' States are kept from run to run and assigned, so that a Rollout run
   // again (an optimisation loop) reuses their buffers instead of allocating 4 per state.
   const auto interval = static_cast<std::size_t>(interval_);
   checkpoints_.resize(steps == 0 ? 1 : (total_steps + interval - 1) / interval);
   std::size_t checkpoint = 0;
-  statuses_.assign(total_steps, StepStatus{});
-  contact_signatures_.assign(total_steps, 0);
+  if (logs_kept_) {
+    statuses_.assign(total_steps, StepStatus{});
+    contact_changes_.clear();
+    contact_changes_.reserve(total_steps);  // no allocation in the loop; capacity kept from run to run
+  } else {
+    std::vector<StepStatus>().swap(statuses_);
+    std::vector<int>().swap(contact_changes_);
+  }
+  contact_change_count_ = 0;
+  all_converged_ = true;
+  first_unhealthy_step_ = -1;
+  std::uint64_t previous_signature = 0;
   // Step records: one Workspace per step, reused by later runs of this Rollout (no
   // allocation once grown), dropped as soon as they outgrow the budget beside the states.
   const std::size_t state_storage = (total_steps / static_cast<std::size_t>(interval_) + 1) * bytes;
@@ -102,20 +137,42 @@ void Rollout::forward(const State& initial, std::span<const double> controls, in
     }
     if (records_kept_ && records_.size() <= static_cast<std::size_t>(t)) records_.emplace_back();
     Workspace& step_workspace = records_kept_ ? records_[static_cast<std::size_t>(t)] : workspace;
-    statuses_[static_cast<std::size_t>(t)] = step(model_, params_, current, controls_t, next, step_workspace);
-    contact_signatures_[static_cast<std::size_t>(t)] = adjoint::contact_signature(step_workspace.contacts());
+    const StepStatus status = step(model_, params_, current, controls_t, next, step_workspace);
+    if (logs_kept_) statuses_[static_cast<std::size_t>(t)] = status;
+    all_converged_ = all_converged_ && status.converged;
+    if (status.health != StateHealth::Ok && first_unhealthy_step_ < 0) {
+      first_unhealthy_step_ = t + 1;
+      first_unhealthy_status_ = status;
+    }
+    const std::uint64_t signature = adjoint::contact_signature(step_workspace.contacts());
+    if (t > 0 && signature != previous_signature) {
+      ++contact_change_count_;
+      if (logs_kept_) contact_changes_.push_back(t);
+    }
+    previous_signature = signature;
+    if (t == 0 && options_.checkpoint_interval == 0 && interval_ > 1 && options_.keep_step_records) {
+      // The states do not all fit: space the checkpoints so that one segment's records fit
+      // beside them (estimated from this step's, with room for contacts to come), so that
+      // the backward pass re-runs each step once rather than twice.
+      const int spacing = adjoint::checkpoint_spacing_with_records(
+          steps, bytes, workspace_bytes(step_workspace.impl()) / 4 * 5, budget);
+      if (spacing > 0 && spacing != interval_) {
+        interval_ = spacing;
+        checkpoints_.resize((total_steps + static_cast<std::size_t>(interval_) - 1) / static_cast<std::size_t>(interval_));
+      }
+    }
     if (solutions_kept_) {
       const Workspace::Impl& solved = step_workspace.impl();
       // From the first step, the whole run's solutions are estimated (with room for contacts
       // to come); kept only when they fit in half the budget beside the states.
       const std::size_t step_values = solved.lambda.size() + solved.velocity.size();
-      if (t == 0 && state_storage + step_values * sizeof(double) * total_steps / 4 * 5 > options_.memory_budget / 2) {
+      if (t == 0 && state_storage + step_values * sizeof(double) * total_steps / 4 * 5 > budget / 2) {
         solutions_kept_ = false;
       } else {
         solutions_.insert(solutions_.end(), solved.lambda.begin(), solved.lambda.end());
         solutions_.insert(solutions_.end(), solved.velocity.begin(), solved.velocity.end());
         solution_start_.push_back(solutions_.size());
-        if (state_storage + solutions_.capacity() * sizeof(double) > options_.memory_budget / 2) {
+        if (state_storage + solutions_.capacity() * sizeof(double) > budget / 2) {
           solutions_kept_ = false;
           std::vector<double>().swap(solutions_);
         }
@@ -132,7 +189,7 @@ void Rollout::forward(const State& initial, std::span<const double> controls, in
       // contacts to come): if they would not fit, none are kept rather than growing memory
       // up to the budget and dropping them.
       const std::size_t projected = t == 0 ? bytes_now * total_steps / 4 * 5 : record_bytes_;
-      if (state_storage + projected > options_.memory_budget) {
+      if (state_storage + projected > budget) {
         records_kept_ = false;
         record_bytes_ = 0;
         std::vector<Workspace>().swap(records_);
@@ -177,9 +234,18 @@ Gradients Rollout::backward(const LossGradient& loss_gradient) const {
   const std::span<double> param_adjoint = options_.parameter_gradients ? std::span<double>(gradients.params)
                                                                       : std::span<double>(discarded_params);
   GradientHealth& health = gradients.health;
-  health.state_gradient_norm.assign(static_cast<std::size_t>(steps_) + 1, 0.0);
-  health.stage_gain.assign(reduced ? 0 : static_cast<std::size_t>(steps_), {0.0, 0.0, 0.0});
-  adjoint::note_forward_health(model_, statuses_, contact_signatures_, health);
+  health.per_step_kept = logs_kept_;
+  if (logs_kept_) {
+    health.state_gradient_norm.assign(static_cast<std::size_t>(steps_) + 1, 0.0);
+    health.stage_gain.assign(reduced ? 0 : static_cast<std::size_t>(steps_), {0.0, 0.0, 0.0});
+    health.contact_changes = contact_changes_;
+  }
+  health.contact_change_count = contact_change_count_;
+  health.solver_converged = all_converged_;
+  if (first_unhealthy_step_ >= 0) {
+    health.first_unhealthy_step = first_unhealthy_step_;
+    health.state_health_message = health_message(model_, first_unhealthy_status_);
+  }
   adjoint::note_not_differentiable(model_, params_, gradients.not_differentiable);
   const auto zero_static_rows = [&](std::vector<double>& x) {
     for (std::size_t b = 0; b < bodies; ++b)
@@ -213,7 +279,8 @@ Gradients Rollout::backward(const LossGradient& loss_gradient) const {
       norm_value = options_.gradient_clip;
       ++health.clipped_steps;
     }
-    health.state_gradient_norm[static_cast<std::size_t>(t)] = norm_value;
+    if (logs_kept_) health.state_gradient_norm[static_cast<std::size_t>(t)] = norm_value;
+    health.largest_state_gradient_norm = std::max(health.largest_state_gradient_norm, norm_value);
   };
 
   finish_state_adjoint(steps_, final_state_, adjoint);
@@ -227,7 +294,7 @@ Gradients Rollout::backward(const LossGradient& loss_gradient) const {
                       std::span<double>(gradients.controls).subspan(static_cast<std::size_t>(t) * actuators, actuators),
                       param_adjoint, vjp);
     if (!all_finite(previous)) note_non_finite(t, vjp.non_finite_stage.empty() ? "step" : vjp.non_finite_stage.c_str());
-    if (!reduced)
+    if (!reduced && logs_kept_)
       health.stage_gain[static_cast<std::size_t>(t)] =
           adjoint::backward_stage_gain(adjoint, vjp.velocity_adjoint, vjp.free_velocity_adjoint, previous);
     if (vjp.lcp.used_sparse) health.lcp_adjoint_residual = std::max(health.lcp_adjoint_residual, vjp.lcp.relative_residual);
@@ -254,9 +321,14 @@ Gradients Rollout::backward(const LossGradient& loss_gradient) const {
     // Segment by segment: recompute the segment's states x_s .. x_e from its checkpoint,
     // keeping each step's record when a segment's worth fits the budget (else re-run each
     // step for its record just before reversing it).
+    // (The forward pass spaced the checkpoints for this from its first step's record; the
+    // run's largest record decides: checkpoints + one segment's records and states.)
+    const std::size_t state_size = state_bytes(checkpoints_.front());
     const bool segment_records =
         options_.keep_step_records && interval_ > 1 &&
-        static_cast<std::size_t>(interval_) * largest_record_bytes_ <= options_.memory_budget / 2;
+        (static_cast<std::size_t>(steps_ / interval_) + 2) * state_size +
+                static_cast<std::size_t>(interval_) * (largest_record_bytes_ + state_size) <=
+            state_budget_;
     std::vector<Workspace> records(segment_records ? static_cast<std::size_t>(interval_) : 0);
     Workspace workspace;
     std::vector<State> segment;

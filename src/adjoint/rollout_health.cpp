@@ -24,6 +24,7 @@ void note_forward_health(const Model& model, std::span<const StepStatus> statuse
                          std::span<const std::uint64_t> contact_signatures, GradientHealth& health) {
   for (std::size_t t = 1; t < contact_signatures.size(); ++t)
     if (contact_signatures[t] != contact_signatures[t - 1]) health.contact_changes.push_back(static_cast<int>(t));
+  health.contact_change_count = static_cast<int>(health.contact_changes.size());
   health.solver_converged = std::all_of(statuses.begin(), statuses.end(), [](const StepStatus& s) { return s.converged; });
   for (std::size_t t = 0; t < statuses.size(); ++t)
     if (statuses[t].health != StateHealth::Ok) {

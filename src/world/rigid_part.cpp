@@ -130,6 +130,7 @@ void RigidPart::mask_state_adjoint(std::span<double> world_tangent) const {
 
 void RigidPart::note_state_adjoint(int step, double norm, bool clipped, WorldGradients& result) {
   result.rigid_health.state_gradient_norm[static_cast<std::size_t>(step)] = norm;
+  result.rigid_health.largest_state_gradient_norm = std::max(result.rigid_health.largest_state_gradient_norm, norm);
   if (clipped) ++result.rigid_health.clipped_steps;
 }
 

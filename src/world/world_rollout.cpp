@@ -266,6 +266,8 @@ bool WorldStepStatus::converged() const {
 }
 
 bool WorldRollout::converged() const {
+  const Engine& engine = *engine_;
+  if (!engine.schedule && engine.rigid) return engine.rigid->converged();  // kept whatever the number of steps
   for (int t = 0; t < steps_; ++t)
     if (!status(t).converged()) return false;
   return true;
