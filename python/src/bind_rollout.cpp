@@ -20,7 +20,9 @@ void bind_rollout(py::module_& module) {
           py::arg("gradient_decay") = 1.0, py::arg("gradient_clip") = 0.0)
       .def_readwrite("checkpoint_interval", &RolloutOptions::checkpoint_interval,
                      "Keep one state every k steps (0: every state if they fit in memory_budget, else ⌈√T⌉).")
-      .def_readwrite("memory_budget", &RolloutOptions::memory_budget, "Bytes of stored states.")
+      .def_readwrite("memory_budget", &RolloutOptions::memory_budget,
+                     "Bytes of what the rollout keeps that grows with T: states, step records, and the per-step logs "
+                     "(statuses, |dL/dx_t|, stage gains, contact changes), kept only when they fit in a quarter of it.")
       .def_readwrite("gradient_decay", &RolloutOptions::gradient_decay, "α ∈ (0, 1]: x̄_t ← α x̄_t per step back.")
       .def_readwrite("gradient_clip", &RolloutOptions::gradient_clip, "Clip |x̄_t| to this norm per step (0: off).")
       .def_readwrite("parameter_gradients", &RolloutOptions::parameter_gradients,
@@ -35,6 +37,11 @@ void bind_rollout(py::module_& module) {
       .def_readonly("contact_changes", &GradientHealth::contact_changes,
                     "Steps whose contact set differs from the previous.")
       .def_readonly("clipped_steps", &GradientHealth::clipped_steps)
+      .def_readonly("per_step_kept", &GradientHealth::per_step_kept,
+                    "False when the per-step arrays were not kept (a long rollout beyond a quarter of memory_budget).")
+      .def_readonly("contact_change_count", &GradientHealth::contact_change_count,
+                    "Steps whose contact set differs from the previous (counted even when the list is not kept).")
+      .def_readonly("largest_state_gradient_norm", &GradientHealth::largest_state_gradient_norm, "max_t |dL/dx_t|.")
       .def_readonly("solver_converged", &GradientHealth::solver_converged)
       .def_property_readonly(
           "stage_gain",

@@ -243,6 +243,30 @@ def test_gradient_decay_and_clip(falling_ball):
     assert gradients.health.clipped_steps > 0 and max(gradients.health.state_gradient_norm) <= 0.5 + 1e-12
 
 
+def test_per_step_logs_beyond_the_memory_budget_are_summarised():
+    """A bouncing ball with a budget that holds its states but not a quarter's worth of per-step
+    logs: the same gradient, the health's arrays empty and its summaries filled, statuses()
+    refused with a pointer to status(t)."""
+    scene = dp.load_scene(SCENES / "bouncing_ball.json")
+    steps = 1500
+    weights = np.zeros((steps + 1, 12 * scene.model.body_count()))
+    weights[::100, 12 + 2] = 1.0
+    roomy = dp.Rollout(scene.model, scene.params)
+    roomy.run(scene.state, steps=steps)
+    expected = roomy.backward(weights)
+    assert expected.health.per_step_kept and len(expected.health.contact_changes) >= 2
+    lean = dp.Rollout(scene.model, scene.params, dp.RolloutOptions(memory_budget=4 * steps * 92 - 1))
+    lean.run(scene.state, steps=steps)
+    got = lean.backward(weights)
+    assert np.array_equal(got.initial_state, expected.initial_state)
+    assert np.array_equal(got.params, expected.params)
+    assert not got.health.per_step_kept and len(got.health.state_gradient_norm) == 0
+    assert got.health.contact_change_count == len(expected.health.contact_changes)
+    assert got.health.largest_state_gradient_norm == max(expected.health.state_gradient_norm)
+    with pytest.raises(dp.Error, match=r"status\(t\)"):
+        lean.statuses()
+
+
 def test_gradient_against_finite_differences(sliding_ball):
     model = tighten(sliding_ball.model)
     params, steps = sliding_ball.params, 30
