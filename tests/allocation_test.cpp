@@ -47,6 +47,9 @@ namespace diffphys {
 namespace soft::testing {
 int run_soft_steps_for_allocation_count(int scene, void (*start)(), void (*stop)());  // soft_physics_test.cpp
 }  // namespace soft::testing
+namespace fluid::testing {
+int run_fluid_steps_for_allocation_count(void (*start)(), void (*stop)());  // fluid_physics_test.cpp
+}  // namespace fluid::testing
 namespace {
 
 TEST(Step, AllocatesNothingAfterWarmUp) {
@@ -199,6 +202,16 @@ TEST(SoftStep, AllocatesNothingAfterWarmUp) {
     EXPECT_EQ(allocations.load(), 0) << "soft scene " << scene;
     EXPECT_GT(iterations, 10) << "soft scene " << scene;  // real Newton solves were measured
   }
+}
+
+// fluid_step and its VJP (the pressure multigrid, the viscous CG, MacCormack's buffers):
+// nothing after one warm-up step, on a 32² cavity with forces and a buoyant scalar.
+TEST(FluidStep, AllocatesNothingAfterWarmUp) {
+  allocations = 0;
+  const int iterations =
+      fluid::testing::run_fluid_steps_for_allocation_count([] { counting = true; }, [] { counting = false; });
+  EXPECT_EQ(allocations.load(), 0);
+  EXPECT_GT(iterations, 10);  // real pressure solves were measured
 }
 
 // WorldSimulator::step (`diffphys simulate`): after two warm-up steps, a world step allocates
