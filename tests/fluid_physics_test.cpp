@@ -36,9 +36,10 @@ int run_fluid_steps_for_allocation_count(void (*start)(), void (*stop)()) {
   FluidState current = built.state, next = built.state;
   randomise(model, current, 3, 0.5);
   std::vector<double> controls(static_cast<std::size_t>(model.control_count()), 0.1);
-  std::vector<double> record(static_cast<std::size_t>(model.velocity_count()));
-  std::vector<double> velocities_bar(record.size(), 1.0), scalars_bar(current.scalars.size(), 1.0);
-  std::vector<double> velocities_bar_in(record.size()), scalars_bar_in(scalars_bar.size());
+  std::vector<double> record(step_record_size(model));
+  const std::size_t faces = static_cast<std::size_t>(model.velocity_count());
+  std::vector<double> velocities_bar(faces, 1.0), scalars_bar(current.scalars.size(), 1.0);
+  std::vector<double> velocities_bar_in(faces), scalars_bar_in(scalars_bar.size());
   std::vector<double> controls_bar(controls.size()), params_bar(static_cast<std::size_t>(model.param_count()));
   FluidStepStatus adjoint_status;
   const auto step_and_reverse = [&]() {

@@ -13,9 +13,10 @@
 // The backward pass runs each step's exact discrete adjoint (src/fluid/fluid_step_vjp.cpp,
 // docs/fluids.md): the projection's and the viscous stage's adjoint solves use the same SPD
 // operators and relative tolerance as the forward pass. Memory: every state and each step's
-// viscous velocity u* are kept if they fit memory_budget; else one state every
+// record (its viscous stage's input and output and its advected scalars: 2 (nu + nv) +
+// nscalar × ncell doubles) are kept if they fit memory_budget; else one state every
 // checkpoint_interval steps (0: ⌈√T⌉, grown until the budget holds), and each segment is
-// re-run (states and u*) before its reverse sweep — one extra forward pass in all.
+// re-run (states and records) before its reverse sweep — one extra forward pass in all.
 #pragma once
 
 #include <cstddef>
@@ -66,7 +67,7 @@ class FluidRollout {
   int checkpoint_interval() const { return interval_; }
   // From storage or recomputed from the nearest checkpoint.
   FluidState state(int step) const;
-  // Bytes kept by the last run(): checkpointed states and recorded u*.
+  // Bytes kept by the last run(): checkpointed states and step records.
   std::size_t stored_bytes() const;
 
   FluidGradients backward(const FluidLossGradient& loss_gradient) const;
@@ -79,7 +80,7 @@ class FluidRollout {
   int steps_ = 0;
   int interval_ = 1;
   std::vector<FluidState> checkpoints_;  // states 0, k, 2k, ... (every state when k = 1)
-  std::vector<double> viscous_records_;  // steps × (nu + nv) when k = 1, else empty
+  std::vector<double> records_;          // steps × step record when k = 1, else empty
   std::vector<double> controls_;         // steps × 2 ncell, or empty
   std::vector<FluidStepStatus> statuses_;
   FluidState final_state_;

@@ -19,12 +19,10 @@ namespace diffphys::fluid {
 // A single Euler step (x − step U(x)) would make the departure point's error O(h²) per step
 // with the same sign going forward and back, which MacCormack's correction cannot remove
 // (measured: first order in time); the midpoint rule's is O(h³).
+// Positions in units of Δx (the hot loop divides by nothing).
 struct Departure {
-  double x = 0, y = 0;          // the sample's position, m
-  double x_mid = 0, y_mid = 0;  // m
-  Stencil u_mid, v_mid;         // Ũ's stencils at x_mid
-  double x_d = 0, y_d = 0;      // m
-  Stencil stencil;              // the field's stencil at x_d
+  Stencil u_mid, v_mid;  // Ũ's stencils at x_mid
+  Stencil stencil;       // the field's stencil at x_d
 };
 
 inline Departure departure(const FluidModel& model, FieldKind kind, const Lattice& lat, const double* u,
@@ -32,16 +30,15 @@ inline Departure departure(const FluidModel& model, FieldKind kind, const Lattic
   Departure d;
   double velocity_x = 0, velocity_y = 0;
   velocity_at_sample(model, kind, u, v, i, j, velocity_x, velocity_y);
-  d.x = (i + lat.offset_x) * model.spacing;
-  d.y = (j + lat.offset_y) * model.spacing;
-  d.x_mid = d.x - 0.5 * step * velocity_x;
-  d.y_mid = d.y - 0.5 * step * velocity_y;
-  const Lattice u_lattice = lattice(model, FieldKind::U), v_lattice = lattice(model, FieldKind::V);
-  d.u_mid = locate(u_lattice, model.spacing, d.x_mid, d.y_mid);
-  d.v_mid = locate(v_lattice, model.spacing, d.x_mid, d.y_mid);
-  d.x_d = d.x - step * interpolate(u_lattice, u, d.u_mid);
-  d.y_d = d.y - step * interpolate(v_lattice, v, d.v_mid);
-  d.stencil = locate(lat, model.spacing, d.x_d, d.y_d);
+  const double cells_per_velocity = step / model.spacing;  // s/m × ... : velocity → cells moved
+  const double x = i + lat.offset_x, y = j + lat.offset_y;
+  const double x_mid = x - 0.5 * cells_per_velocity * velocity_x;
+  const double y_mid = y - 0.5 * cells_per_velocity * velocity_y;
+  const Lattice u_lattice{model.nx + 1, model.ny, 0.0, 0.5}, v_lattice{model.nx, model.ny + 1, 0.5, 0.0};
+  d.u_mid = locate(u_lattice, x_mid, y_mid);
+  d.v_mid = locate(v_lattice, x_mid, y_mid);
+  d.stencil = locate(lat, x - cells_per_velocity * interpolate(u_lattice, u, d.u_mid),
+                     y - cells_per_velocity * interpolate(v_lattice, v, d.v_mid));
   return d;
 }
 

@@ -43,7 +43,7 @@ void FluidRollout::run(const FluidState& initial, std::span<const double> contro
   const std::size_t state_bytes =
       sizeof(double) * (static_cast<std::size_t>(model_.velocity_count()) +
                         static_cast<std::size_t>(model_.scalar_count) * model_.cell_count());
-  const std::size_t record_bytes = sizeof(double) * static_cast<std::size_t>(model_.velocity_count());
+  const std::size_t record_bytes = sizeof(double) * step_record_size(model_);
   if (options_.checkpoint_interval > 0) {
     interval_ = options_.checkpoint_interval;
   } else if ((static_cast<std::size_t>(steps) + 1) * state_bytes + static_cast<std::size_t>(steps) * record_bytes <=
@@ -59,15 +59,15 @@ void FluidRollout::run(const FluidState& initial, std::span<const double> contro
   }
   checkpoints_.clear();
   checkpoints_.reserve(static_cast<std::size_t>(steps / interval_ + 1));
-  viscous_records_.assign(interval_ == 1 ? static_cast<std::size_t>(steps) * model_.velocity_count() : 0, 0.0);
+  const std::size_t record_size = step_record_size(model_);
+  records_.assign(interval_ == 1 ? static_cast<std::size_t>(steps) * record_size : 0, 0.0);
   statuses_.assign(static_cast<std::size_t>(steps), {});
   FluidState current = initial, next = initial;
   for (int t = 0; t < steps; ++t) {
     if (t % interval_ == 0) checkpoints_.push_back(current);
     std::span<double> record;
     if (interval_ == 1)
-      record = std::span<double>(viscous_records_)
-                   .subspan(static_cast<std::size_t>(t) * model_.velocity_count(), model_.velocity_count());
+      record = std::span<double>(records_).subspan(static_cast<std::size_t>(t) * record_size, record_size);
     statuses_[t] = fluid_step_recorded(model_, params_, current, step_controls(t), next, workspace_, record);
     if (!statuses_[t].converged) {
       steps_ = t;
@@ -91,13 +91,14 @@ FluidState FluidRollout::state(int step) const {
 }
 
 std::size_t FluidRollout::stored_bytes() const {
-  std::size_t bytes = viscous_records_.size() * sizeof(double);
+  std::size_t bytes = records_.size() * sizeof(double);
   for (const FluidState& s : checkpoints_) bytes += (s.velocities.size() + s.scalars.size()) * sizeof(double);
   return bytes;
 }
 
 FluidGradients FluidRollout::backward(const FluidLossGradient& loss_gradient) const {
   const std::size_t faces = static_cast<std::size_t>(model_.velocity_count());
+  const std::size_t record_size = step_record_size(model_);
   const std::size_t scalar_values = static_cast<std::size_t>(model_.scalar_count) * model_.cell_count();
   const std::size_t control_size = static_cast<std::size_t>(model_.control_count());
   FluidGradients gradients;
@@ -112,7 +113,7 @@ FluidGradients FluidRollout::backward(const FluidLossGradient& loss_gradient) co
   std::vector<double> segment_records;
   if (interval_ > 1) {
     segment.assign(static_cast<std::size_t>(interval_), FluidState{});
-    segment_records.assign(static_cast<std::size_t>(interval_) * faces, 0.0);
+    segment_records.assign(static_cast<std::size_t>(interval_) * record_size, 0.0);
   }
   const int segment_count = (steps_ + interval_ - 1) / interval_;
   for (int s = segment_count - 1; s >= 0; --s) {
@@ -124,7 +125,7 @@ FluidGradients FluidRollout::backward(const FluidLossGradient& loss_gradient) co
         const std::size_t local = static_cast<std::size_t>(t - begin);
         FluidState& out = t + 1 < end ? segment[local + 1] : last;
         fluid_step_recorded(model_, params_, segment[local], step_controls(t), out, workspace_,
-                            std::span<double>(segment_records).subspan(local * faces, faces));
+                            std::span<double>(segment_records).subspan(local * record_size, record_size));
       }
     }
     for (int t = end - 1; t >= begin; --t) {
@@ -132,8 +133,9 @@ FluidGradients FluidRollout::backward(const FluidLossGradient& loss_gradient) co
           interval_ == 1 ? checkpoints_[static_cast<std::size_t>(t)] : segment[static_cast<std::size_t>(t - begin)];
       const std::span<const double> record =
           interval_ == 1
-              ? std::span<const double>(viscous_records_).subspan(static_cast<std::size_t>(t) * faces, faces)
-              : std::span<const double>(segment_records).subspan(static_cast<std::size_t>(t - begin) * faces, faces);
+              ? std::span<const double>(records_).subspan(static_cast<std::size_t>(t) * record_size, record_size)
+              : std::span<const double>(segment_records)
+                    .subspan(static_cast<std::size_t>(t - begin) * record_size, record_size);
       std::fill(velocities_bar_in.begin(), velocities_bar_in.end(), 0.0);
       std::fill(scalars_bar_in.begin(), scalars_bar_in.end(), 0.0);
       // dL/df_t also when the run had no controls (f = 0): the gradient at zero forces.

@@ -2,6 +2,7 @@
 // advect → forces → viscosity → project, state_in → state_out.
 #include "fluid/fluid_step.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "diffphys/error.hpp"
@@ -72,7 +73,7 @@ void advect_and_force(const FluidModel& model, const FluidParams& params, const 
 
 FluidStepStatus fluid_step_recorded(const FluidModel& model, const FluidParams& params, const FluidState& in,
                                     std::span<const double> controls, FluidState& out, FluidWorkspace& workspace,
-                                    std::span<double> viscous_record) {
+                                    std::span<double> record) {
   check_sizes(model, in, controls);
   FluidWorkspace::Impl& impl = workspace.impl();
   out.velocities.resize(in.velocities.size());
@@ -97,8 +98,12 @@ FluidStepStatus fluid_step_recorded(const FluidModel& model, const FluidParams& 
   advect_and_force(model, params, in, controls, out.scalars.data(), impl);
   const SolveResult viscous = viscosity_stage(model, viscosity, impl.forced.data(), impl.viscous.data(),
                                               impl.rhs.data(), impl.viscous_scratch());
-  if (!viscous_record.empty())
-    for (int k = 0; k < model.velocity_count(); ++k) viscous_record[k] = impl.viscous[k];
+  if (!record.empty()) {
+    const std::size_t faces = static_cast<std::size_t>(model.velocity_count());
+    std::copy(impl.viscous.begin(), impl.viscous.end(), record.begin());
+    std::copy(impl.forced.begin(), impl.forced.end(), record.begin() + faces);
+    std::copy(out.scalars.begin(), out.scalars.end(), record.begin() + 2 * faces);
+  }
   const SolveResult pressure = project(model, impl.pressure_solver, impl.viscous.data(), out.velocities.data(),
                                        impl.pressure.data(), impl.divergence.data());
 

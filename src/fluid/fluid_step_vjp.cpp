@@ -20,7 +20,7 @@ void zero_wall_faces(const FluidModel& model, double* w) {
 }  // namespace
 
 void fluid_step_vjp(const FluidModel& model, const FluidParams& params, const FluidState& in,
-                    std::span<const double> controls, std::span<const double> viscous_record,
+                    std::span<const double> controls, std::span<const double> record,
                     std::span<const double> velocities_bar_out, std::span<const double> scalars_bar_out,
                     std::span<double> velocities_bar_in, std::span<double> scalars_bar_in,
                     std::span<double> controls_bar, std::span<double> params_bar, FluidWorkspace& workspace,
@@ -30,12 +30,18 @@ void fluid_step_vjp(const FluidModel& model, const FluidParams& params, const Fl
   const double h = model.dt;
   const double viscosity = params.values[static_cast<std::size_t>(model.layout.viscosity)];
 
-  // Forward intermediates: the forced velocity and advected scalars; u* from the record or again.
-  advect_and_force(model, params, in, controls, impl.scalars_advected.data(), impl);
-  const double* viscous = viscous_record.data();
-  if (viscous_record.empty()) {
+  // Forward intermediates: u_f, the advected scalars and u*, from the record or again.
+  const double* forced = impl.forced.data();
+  const double* scalars_advected = impl.scalars_advected.data();
+  const double* viscous = impl.viscous.data();
+  if (record.empty()) {
+    advect_and_force(model, params, in, controls, impl.scalars_advected.data(), impl);
     viscosity_stage(model, viscosity, impl.forced.data(), impl.viscous.data(), impl.rhs.data(), impl.viscous_scratch());
-    viscous = impl.viscous.data();
+  } else {
+    const std::size_t faces = static_cast<std::size_t>(model.velocity_count());
+    viscous = record.data();
+    forced = record.data() + faces;
+    scalars_advected = record.data() + 2 * faces;
   }
 
   // Projection ᵀ = projection.
@@ -46,9 +52,9 @@ void fluid_step_vjp(const FluidModel& model, const FluidParams& params, const Fl
   // Viscosity ᵀ.
   std::fill(impl.forced_bar.begin(), impl.forced_bar.end(), 0.0);
   SolveResult viscous_solve;
-  params_bar[static_cast<std::size_t>(model.layout.viscosity)] += viscosity_stage_vjp(
-      model, viscosity, impl.forced.data(), viscous, impl.viscous_bar.data(), impl.forced_bar.data(), impl.rhs.data(),
-      impl.adjoint.data(), impl.viscous_scratch(), viscous_solve);
+  params_bar[static_cast<std::size_t>(model.layout.viscosity)] +=
+      viscosity_stage_vjp(model, viscosity, forced, viscous, impl.viscous_bar.data(), impl.forced_bar.data(),
+                          impl.rhs.data(), impl.adjoint.data(), impl.viscous_scratch(), viscous_solve);
   status.pressure_iterations = pressure.iterations;
   status.pressure_residual = pressure.relative_residual;
   status.viscosity_iterations = viscous_solve.iterations;
@@ -74,7 +80,7 @@ void fluid_step_vjp(const FluidModel& model, const FluidParams& params, const Fl
   std::copy(scalars_bar_out.begin(), scalars_bar_out.end(), impl.scalars_bar.begin());
   for (int k = 0; k < model.scalar_count; ++k) {
     const double beta = params.values[static_cast<std::size_t>(model.layout.buoyancy + k)];
-    const double* s = impl.scalars_advected.data() + static_cast<std::size_t>(k) * cells;
+    const double* s = scalars_advected + static_cast<std::size_t>(k) * cells;
     double* s_bar = impl.scalars_bar.data() + static_cast<std::size_t>(k) * cells;
     double beta_bar = 0.0;
     for (int j = 1; j < ny; ++j)

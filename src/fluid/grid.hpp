@@ -56,11 +56,11 @@ inline void locate_axis(double coordinate, int size, int& lower, double& fractio
   fraction = c - lower;
 }
 
-// x, y in metres.
-inline Stencil locate(const Lattice& lattice, double spacing, double x, double y) {
+// x, y in units of Δx from the domain's corner (metres / Δx).
+inline Stencil locate(const Lattice& lattice, double x, double y) {
   Stencil s;
-  locate_axis(x / spacing - lattice.offset_x, lattice.size_x, s.i0, s.tx, s.clamped_x);
-  locate_axis(y / spacing - lattice.offset_y, lattice.size_y, s.j0, s.ty, s.clamped_y);
+  locate_axis(x - lattice.offset_x, lattice.size_x, s.i0, s.tx, s.clamped_x);
+  locate_axis(y - lattice.offset_y, lattice.size_y, s.j0, s.ty, s.clamped_y);
   return s;
 }
 
