@@ -6,11 +6,15 @@
 //   BM_FluidStep/<N>            one fluid_step of an N² lid-driven cavity (Re 1000, lid 1 m/s,
 //                               CFL 0.5) carrying a buoyant smoke scalar, MacCormack advection,
 //                               backward-Euler viscosity, pressure tolerance 1e-10; the flow is
-//                               first developed for 20 steps (untimed). Counters: ns per cell,
-//                               PCG iterations per step.
+//                               first developed for 20 steps (untimed). Counter: PCG iterations
+//                               per step (time per cell = time / cells).
 //   BM_FluidRollout/<N>/<phase> 20 steps of the same flow: run (forward, states and u* stored)
 //                               and run_backward (+ FluidRollout::backward of a loss on the
 //                               final smoke and velocity). backward/forward = run_backward / run.
+//   BM_FluidLongRollout/<T>/<MiB>  T = 1,000 steps of the 64² flow, run + backward, with a memory
+//                               budget of 256 MiB (the default: everything fits) or 16 MiB (a
+//                               state every ⌈√T⌉ steps, segments re-run). Counters: the
+//                               checkpoint interval, the MiB the run kept; one iteration.
 // Times are CPU times.
 #include <benchmark/benchmark.h>
 
@@ -70,8 +74,6 @@ void BM_FluidStep(benchmark::State& state) {
     benchmark::DoNotOptimize(next.velocities.data());
   }
   state.counters["cells"] = static_cast<double>(model.cell_count());
-  state.counters["ns_per_cell"] = benchmark::Counter(static_cast<double>(steps) * model.cell_count() * 1e-9,
-                                                     benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
   state.counters["pcg_iterations"] = static_cast<double>(iterations) / static_cast<double>(steps);
 }
 
@@ -95,8 +97,27 @@ void BM_FluidRollout(benchmark::State& state) {
     }
   }
   state.counters["cells"] = static_cast<double>(model.cell_count());
-  state.counters["stored_MB"] = static_cast<double>(rollout.stored_bytes()) / (1 << 20);
+  state.counters["stored_MiB"] = static_cast<double>(rollout.stored_bytes()) / (1 << 20);
   state.SetLabel(backward ? "run_backward" : "run");
+}
+
+void BM_FluidLongRollout(benchmark::State& state) {
+  const int steps = static_cast<int>(state.range(0));
+  const DevelopedFlow flow = developed_cavity(64);
+  FluidRolloutOptions options;
+  options.memory_budget = static_cast<std::size_t>(state.range(1)) << 20;
+  FluidRollout rollout(flow.built.model, flow.built.params, options);
+  for (auto _ : state) {
+    rollout.run(flow.state, {}, steps);
+    const FluidGradients gradients =
+        rollout.backward([&](int t, const FluidState& s, std::span<double>, std::span<double> dL_ds) {
+          if (t != steps) return;
+          for (std::size_t k = 0; k < s.scalars.size(); ++k) dL_ds[k] += 2.0 * s.scalars[k];
+        });
+    benchmark::DoNotOptimize(gradients.params.data());
+  }
+  state.counters["checkpoint_interval"] = rollout.checkpoint_interval();
+  state.counters["stored_MiB"] = static_cast<double>(rollout.stored_bytes()) / (1 << 20);
 }
 
 void register_benchmarks() {
@@ -113,6 +134,11 @@ void register_benchmarks() {
       ->Args({256, 0})
       ->Args({256, 1})
       ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_FluidLongRollout", BM_FluidLongRollout)
+      ->Args({1000, 256})
+      ->Args({1000, 16})
+      ->Iterations(1)
+      ->Unit(benchmark::kSecond);
 }
 
 }  // namespace
