@@ -5,15 +5,18 @@
 namespace diffphys::fluid {
 
 void advect_semi_lagrangian(const FluidModel& model, FieldKind kind, const double* field, const double* u,
-                            const double* v, double step, double* out) {
+                            const double* v, double step, double* out, double* low, double* high) {
   const Lattice lat = lattice(model, kind);
   for (int j = 0; j < lat.size_y; ++j)
     for (int i = 0; i < lat.size_x; ++i) {
+      const int n = lat.index(i, j);
       if (!is_interior(model, kind, i, j)) {
-        out[lat.index(i, j)] = 0.0;
+        out[n] = 0.0;
         continue;
       }
-      out[lat.index(i, j)] = interpolate(lat, field, departure_stencil(model, kind, lat, u, v, step, i, j));
+      const Stencil stencil = departure_stencil(model, kind, lat, u, v, step, i, j);
+      out[n] = interpolate(lat, field, stencil);
+      if (low != nullptr) stencil_bounds(lat, field, stencil, low[n], high[n]);
     }
 }
 
@@ -25,7 +28,7 @@ void advect(const FluidModel& model, FieldKind kind, const double* field, const 
   }
   // Selle et al. 2008: forward, then back from the forward result; the difference estimates
   // the forward step's error, half of which is removed.
-  advect_semi_lagrangian(model, kind, field, u, v, model.dt, scratch.hat);
+  advect_semi_lagrangian(model, kind, field, u, v, model.dt, scratch.hat, scratch.low, scratch.high);
   advect_semi_lagrangian(model, kind, scratch.hat, u, v, -model.dt, scratch.check);
   const Lattice lat = lattice(model, kind);
   for (int j = 0; j < lat.size_y; ++j)
@@ -36,9 +39,7 @@ void advect(const FluidModel& model, FieldKind kind, const double* field, const 
         continue;
       }
       const double corrected = scratch.hat[n] + 0.5 * (field[n] - scratch.check[n]);
-      double low = 0, high = 0;
-      stencil_bounds(lat, field, departure_stencil(model, kind, lat, u, v, model.dt, i, j), low, high);
-      out[n] = std::clamp(corrected, low, high);
+      out[n] = std::clamp(corrected, scratch.low[n], scratch.high[n]);
     }
 }
 

@@ -57,8 +57,10 @@ inline void stencil_bounds(const Lattice& lat, const double* field, const Stenci
 
 // out = A_step(field): `step` is the backtrace time (h forward, −h for MacCormack's reverse).
 // `u`, `v`: the carrier's u and v blocks.
+// When `low` and `high` are given, they receive the min and max of the four samples around
+// each departure point (MacCormack's clamp bounds), so its correction need not trace again.
 void advect_semi_lagrangian(const FluidModel& model, FieldKind kind, const double* field, const double* u,
-                            const double* v, double step, double* out);
+                            const double* v, double step, double* out, double* low = nullptr, double* high = nullptr);
 
 // Adds (∂out/∂field)ᵀ out_bar into field_bar and (∂out/∂(u, v))ᵀ out_bar into u_bar, v_bar —
 // the latter through the departure point's dependence on the carrier (the interpolation
@@ -73,6 +75,8 @@ struct AdvectionScratch {
   double* check;
   double* hat_bar;
   double* check_bar;
+  double* low;  // MacCormack's clamp bounds per sample
+  double* high;
 };
 
 // The model's scheme (semi-Lagrangian or MacCormack) with backtrace time h.

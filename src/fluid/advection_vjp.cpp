@@ -50,7 +50,7 @@ void advect_vjp(const FluidModel& model, FieldKind kind, const double* field, co
   }
   const Lattice lat = lattice(model, kind);
   const std::size_t bytes = sizeof(double) * static_cast<std::size_t>(lat.count());
-  advect_semi_lagrangian(model, kind, field, u, v, model.dt, scratch.hat);
+  advect_semi_lagrangian(model, kind, field, u, v, model.dt, scratch.hat, scratch.low, scratch.high);
   advect_semi_lagrangian(model, kind, scratch.hat, u, v, -model.dt, scratch.check);
   std::memset(scratch.hat_bar, 0, bytes);
   std::memset(scratch.check_bar, 0, bytes);
@@ -63,11 +63,10 @@ void advect_vjp(const FluidModel& model, FieldKind kind, const double* field, co
       const double bar = out_bar[n];
       if (bar == 0.0) continue;
       const double corrected = scratch.hat[n] + 0.5 * (field[n] - scratch.check[n]);
-      const Stencil s = departure_stencil(model, kind, lat, u, v, model.dt, i, j);
-      double low = 0, high = 0;
-      stencil_bounds(lat, field, s, low, high);
+      const double low = scratch.low[n], high = scratch.high[n];
       if (corrected < low || corrected > high) {
         const double bound = corrected < low ? low : high;
+        const Stencil s = departure_stencil(model, kind, lat, u, v, model.dt, i, j);
         const int n00 = lat.index(s.i0, s.j0);
         const int nodes[4] = {n00, n00 + 1, n00 + lat.size_x, n00 + lat.size_x + 1};
         for (const int node : nodes)

@@ -158,7 +158,7 @@ FluidWorkspace::Impl::Impl(const FluidModel& model)
   divergence = pressure;
   scalars_advected.assign(static_cast<std::size_t>(scalar_count) * cell_count, 0.0);
   scalars_bar = scalars_advected;
-  for (std::vector<double>* buffer : {&hat, &check, &hat_bar, &check_bar})
+  for (std::vector<double>* buffer : {&hat, &check, &hat_bar, &check_bar, &low, &high})
     buffer->assign(static_cast<std::size_t>(lattice_max), 0.0);
 }
 

@@ -22,13 +22,15 @@ struct FluidWorkspace::Impl {
   std::vector<double> pressure, divergence;
   // (nscalar × ncell)
   std::vector<double> scalars_advected, scalars_bar;
-  // (max lattice count) each: MacCormack's φ̂, φ̌ and their adjoints
-  std::vector<double> hat, check, hat_bar, check_bar;
+  // (max lattice count) each: MacCormack's φ̂, φ̌, their adjoints and its clamp bounds
+  std::vector<double> hat, check, hat_bar, check_bar, low, high;
 
   ViscousScratch viscous_scratch() {
     return {solve_residual.data(), solve_direction.data(), solve_preconditioned.data(), solve_product.data()};
   }
-  AdvectionScratch advection_scratch() { return {hat.data(), check.data(), hat_bar.data(), check_bar.data()}; }
+  AdvectionScratch advection_scratch() {
+    return {hat.data(), check.data(), hat_bar.data(), check_bar.data(), low.data(), high.data()};
+  }
 };
 
 }  // namespace diffphys::fluid
