@@ -201,6 +201,15 @@ TEST(FluidGradient, CheckpointedEqualsStored) {
   all.run(c.initial, c.controls, c.steps);
   EXPECT_LT(rollout.stored_bytes(), all.stored_bytes());
   EXPECT_EQ(rollout.state(3).velocities, all.state(3).velocities);
+  // A budget below the states and records: the interval is chosen (⌈√5⌉ = 3, grown until the
+  // budget holds), and the gradients are still the same bits.
+  FluidRollout budgeted(c.built.model, c.built.params, {.memory_budget = all.stored_bytes() / 2});
+  budgeted.run(c.initial, c.controls, c.steps);
+  EXPECT_GT(budgeted.checkpoint_interval(), 1);
+  const FluidGradients automatic = analytic_gradients(c, {.memory_budget = all.stored_bytes() / 2});
+  EXPECT_EQ(stored.initial_velocities, automatic.initial_velocities);
+  EXPECT_EQ(stored.controls, automatic.controls);
+  EXPECT_EQ(stored.params, automatic.params);
 }
 
 // The step VJP from its record (what the rollout uses) and with the forward stages re-run (no

@@ -424,6 +424,26 @@ TEST(FluidBadInput, IsRefusedNamingTheItemAndTheValue) {
   for (std::size_t k = 0; k < huge.size(); k += 2) huge[k] = 30.0 * (static_cast<int>(k / 16) % 2 ? 1 : -1);
   expect_error_mentions([&] { FluidRollout(built.model, built.params).run(built.state, huge, 3); },
                         {"step ", "CFL number", "exceeds max_cfl"});
+  // A non-finite state given to the step is a failed step, not a converged one.
+  state = built.state;
+  state.scalars[2] = std::nan("");
+  const FluidStepStatus non_finite = fluid_step(built.model, built.params, state, {}, next, workspace);
+  EXPECT_FALSE(non_finite.converged);
+  EXPECT_NE(non_finite.message.find("non-finite"), std::string::npos) << non_finite.message;
+}
+
+// A solve that misses its tolerance fails the step, and the rollout says which and by how much.
+TEST(FluidStep, APressureSolveThatMissesItsToleranceIsAnError) {
+  FluidSpec spec = testing::small_box_spec(AdvectionScheme::MacCormack, 1.0);
+  spec.nx = spec.ny = 32;
+  spec.spacing = 1.0 / 32;
+  spec.dt = 0.01;
+  spec.solver.max_iterations = 1;  // 8 are needed for 1e-14
+  const FluidBuild built = build_fluid(spec);
+  FluidState state = built.state;
+  testing::randomise(built.model, state, 41, 1.0);
+  expect_error_mentions([&] { FluidRollout(built.model, built.params).run(state, {}, 2); },
+                        {"step 0 failed", "pressure solve missed its tolerance", "after 1 iterations"});
 }
 
 }  // namespace
