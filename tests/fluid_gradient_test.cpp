@@ -58,8 +58,8 @@ double loss_of(const GradientCase& c, const FluidParams& params, const FluidStat
   return loss;
 }
 
-GradientCase make_case(const FluidSpec& spec, unsigned seed) {
-  GradientCase c{build_fluid(spec), {}, {}, 3, {}, {}};
+GradientCase make_case(const FluidSpec& spec, unsigned seed, int steps = 3) {
+  GradientCase c{build_fluid(spec), {}, {}, steps, {}, {}};
   const FluidModel& model = c.built.model;
   c.initial = c.built.state;
   testing::randomise(model, c.initial, seed, 1.5);
@@ -110,16 +110,18 @@ double expect_matches_central_differences(const std::string& what, const std::ve
   return worst;
 }
 
-void check_every_gradient_class(const FluidSpec& spec, unsigned seed) {
-  const GradientCase c = make_case(spec, seed);
+// Every entry of each class, or every `stride`-th one (a longer rollout).
+void check_every_gradient_class(const FluidSpec& spec, unsigned seed, int steps = 3, FluidRolloutOptions options = {},
+                                int stride = 1) {
+  const GradientCase c = make_case(spec, seed, steps);
   const FluidModel& model = c.built.model;
-  const FluidGradients g = analytic_gradients(c);
+  const FluidGradients g = analytic_gradients(c, options);
   EXPECT_TRUE(g.solver_converged);
   const auto fixed_step = [](int) { return 1e-6; };
 
   std::vector<int> faces;
   for (int k = 0; k < model.velocity_count(); ++k)
-    if (c.initial.velocities[k] != 0.0) faces.push_back(k);  // interior faces (walls are held at 0)
+    if (c.initial.velocities[k] != 0.0 && k % stride == 0) faces.push_back(k);  // interior faces (walls are held at 0)
   const double velocity_worst =
       expect_matches_central_differences("dL/du0", g.initial_velocities, faces, fixed_step, [&](int k, double delta) {
         FluidState perturbed = c.initial;
@@ -133,8 +135,9 @@ void check_every_gradient_class(const FluidSpec& spec, unsigned seed) {
     }
   }
 
-  std::vector<int> scalar_entries(c.initial.scalars.size());
-  for (std::size_t k = 0; k < scalar_entries.size(); ++k) scalar_entries[k] = static_cast<int>(k);
+  std::vector<int> scalar_entries;
+  for (std::size_t k = 0; k < c.initial.scalars.size(); k += static_cast<std::size_t>(stride))
+    scalar_entries.push_back(static_cast<int>(k));
   const double scalar_worst = expect_matches_central_differences(
       "dL/ds0", g.initial_scalars, scalar_entries, fixed_step, [&](int k, double delta) {
         FluidState perturbed = c.initial;
@@ -142,8 +145,9 @@ void check_every_gradient_class(const FluidSpec& spec, unsigned seed) {
         return loss_of(c, c.built.params, perturbed, c.controls);
       });
 
-  std::vector<int> control_entries(c.controls.size());
-  for (std::size_t k = 0; k < control_entries.size(); ++k) control_entries[k] = static_cast<int>(k);
+  std::vector<int> control_entries;
+  for (std::size_t k = 0; k < c.controls.size(); k += static_cast<std::size_t>(stride))
+    control_entries.push_back(static_cast<int>(k));
   const double control_worst = expect_matches_central_differences(
       "dL/df", g.controls, control_entries, [&](int) { return 1e-6 / model.dt; },
       [&](int k, double delta) {
@@ -182,6 +186,15 @@ TEST(FluidGradient, EveryClassMatchesCentralDifferencesOnAMultigridGrid) {
   FluidSpec spec = testing::small_box_spec(AdvectionScheme::MacCormack, 1.0);
   spec.nx = spec.ny = 8;
   check_every_gradient_class(spec, 13);
+}
+
+// 12 steps on 10 × 8 (a 5 × 4 coarse level), checkpointed every 5 steps (segments of 5, 5
+// and 2 re-run in the reverse sweep): every 7th entry of each class, and θ.
+TEST(FluidGradient, ALongerCheckpointedRolloutMatchesCentralDifferences) {
+  FluidSpec spec = testing::small_box_spec(AdvectionScheme::MacCormack, 0.5);
+  spec.nx = 10;
+  spec.ny = 8;
+  check_every_gradient_class(spec, 16, 12, {.checkpoint_interval = 5}, 7);
 }
 
 // Checkpointed (a state every 2 steps, segments re-run) and stored give the same bits.
