@@ -128,7 +128,8 @@ def test_sphere_image_area_and_centroid_closed_forms():
     m = np.stack(np.meshgrid(np.arange(-40, 41), np.arange(-40, 41)), axis=-1).reshape(-1, 2)
     omega = 2 * math.pi * np.hypot(m[:, 0], m[:, 1])[np.any(m != 0, axis=1)]
     half = omega / (2 * k)
-    aliasing = np.sum(2 * math.pi * middle / omega * np.sqrt(2 / (math.pi * middle * omega)) * (np.sin(half) / half) ** 2)
+    transform = 2 * math.pi * middle / omega * np.sqrt(2 / (math.pi * middle * omega))
+    aliasing = np.sum(transform * (np.sin(half) / half) ** 2)
     assert area == pytest.approx(math.pi * middle ** 2 + math.pi / (6 * k * k), abs=aliasing + 0.05)
 
     offset = 0.6
