@@ -479,8 +479,10 @@ def render(world, states, params, camera, *, threads=1, camera_position=None, ca
            vertical_fov=None, appearance=None):
     """What camera ``camera`` (a name in ``world.cameras``) sees of each state: colour (…, H, W, 3)
     and depth (…, H, W) float64 tensors from states (…, state_size) — any leading axes, e.g. the
-    (T + 1, state_size) of ``world_rollout`` — under θ ``params``, (param_count) for every frame
-    or (…, param_count) one per frame.
+    (T + 1, state_size) of ``world_rollout`` — under θ ``params``: (param_count) for every frame,
+    (…, param_count) one per frame, or with leading axes that begin the states' — e.g.
+    (B, param_count) for the (B, T + 1, state_size) of a batched ``world_rollout``, each world's
+    θ for its frames.
 
     Differentiable w.r.t. the states (the rigid bodies' positions and quaternions, which are
     normalised inside as in ``world_rollout``; velocities and soft slices do not change the
@@ -503,9 +505,16 @@ def render(world, states, params, camera, *, threads=1, camera_position=None, ca
         raise _core.Error(f"diffphys.torch.render: states must have shape (..., {sizes.state_size}) (state_size of "
                           f"world '{world.name}'), got {tuple(states.shape)}")
     leading = tuple(states.shape[:-1])
-    if tuple(params.shape) not in ((sizes.param_count,), leading + (sizes.param_count,)):
-        raise _core.Error(f"diffphys.torch.render: params must have shape ({sizes.param_count},) or "
-                          f"{leading + (sizes.param_count,)} (one θ per frame), got {tuple(params.shape)}")
+    params_leading = tuple(params.shape[:-1])
+    if params.dim() < 1 or params.shape[-1] != sizes.param_count or params_leading != leading[:len(params_leading)]:
+        raise _core.Error(f"diffphys.torch.render: params must have shape ({sizes.param_count},), "
+                          f"{leading + (sizes.param_count,)} (one θ per frame) or a prefix of the states' leading "
+                          f"axes before param_count (e.g. (B, {sizes.param_count}) for states (B, T + 1, "
+                          f"{sizes.state_size})), got {tuple(params.shape)}")
+    if 0 < len(params_leading) < len(leading):  # one θ per leading index: the same θ for its frames
+        extra = len(leading) - len(params_leading)
+        params = params.reshape(params_leading + (1,) * extra + (sizes.param_count,)).expand(
+            leading + (sizes.param_count,))
     engine = _cameras.get(world, camera, threads)
     scene_camera = world.cameras[names.index(camera)]  # a copy: this call's pose goes into it
     given = [value is not None for value in (camera_position, camera_orientation, vertical_fov)]

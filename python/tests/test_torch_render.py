@@ -161,6 +161,33 @@ def test_same_bits_on_one_and_two_threads():
         assert torch.equal(one, two)
 
 
+def test_batched_world_rollout_frames_are_those_of_separate_calls():
+    """States (B, T + 1, state_size) of a batched world_rollout with θ (B, param_count): each
+    world's θ draws its frames, whose bits and x0 and control gradients are those of B separate
+    calls (θ's gradient to rounding: its frames are summed in another order)."""
+    world = cart_world()
+    x0 = torch.from_numpy(np.stack([world.initial_state()] * 2))
+    controls = torch.from_numpy(np.stack([np.full((5, 1), 2.0), np.full((5, 1), -3.0)]))
+    theta = torch.from_numpy(np.stack([world.default_params()] * 2))
+    theta[1, world.layout.param_slice("shape/pole/0/radius").range] = 0.06
+    weights = torch.from_numpy(np.random.default_rng(5).uniform(-1, 1, (2, 6, 12, 36, 3)))
+
+    inputs = [t.clone().requires_grad_() for t in (x0, controls, theta)]
+    colour, depth = dpt.render(world, dpt.world_rollout(world, *inputs), inputs[2], "side")
+    ((colour * weights).sum() + depth.sum()).backward()
+    colour, gradients = colour.detach(), [t.grad for t in inputs]
+    assert colour.shape == (2, 6, 12, 36, 3)
+    for index in range(2):
+        inputs = [t[index].clone().requires_grad_() for t in (x0, controls, theta)]
+        alone, depth = dpt.render(world, dpt.world_rollout(world, *inputs), inputs[2], "side")
+        ((alone * weights[index]).sum() + depth.sum()).backward()
+        assert torch.equal(alone.detach(), colour[index])
+        assert torch.equal(gradients[0][index], inputs[0].grad) and torch.equal(gradients[1][index], inputs[1].grad)
+        # θ's frames are summed by autograd (the expanded θ) here, by NumPy (a shared θ) there:
+        # another order of the same sum.
+        torch.testing.assert_close(gradients[2][index], inputs[2].grad, rtol=1e-12, atol=1e-12)
+
+
 def test_bad_input_is_refused_naming_the_item_and_value():
     world = cart_world()
     x = torch.tensor(world.initial_state())
@@ -169,8 +196,11 @@ def test_bad_input_is_refused_naming_the_item_and_value():
         dpt.render(world, x, theta, "top")
     with pytest.raises(dp.Error, match=r"states must have shape \(\.\.\., 39\) .* got \(38,\)"):
         dpt.render(world, x[:-1], theta, "side")
-    with pytest.raises(dp.Error, match=r"params must have shape \(41,\) or \(2, 41\) .* got \(40,\)"):
+    with pytest.raises(dp.Error, match=r"params must have shape \(41,\), \(2, 41\) \(one θ per frame\) .* "
+                                       r"got \(40,\)"):
         dpt.render(world, x.repeat(2, 1), theta[:-1], "side")
+    with pytest.raises(dp.Error, match=r"params must have shape .* got \(3, 41\)"):
+        dpt.render(world, x.repeat(2, 1), theta.repeat(3, 1), "side")
     with pytest.raises(dp.Error, match=r"states must be floating-point, got dtype torch.int64"):
         dpt.render(world, x.long(), theta, "side")
     with pytest.raises(dp.Error, match=r"camera_orientation must have shape \(4,\), got \(3,\)"):
