@@ -15,6 +15,7 @@
 #include "diffphys/camera.hpp"
 #include "diffphys/error.hpp"
 #include "diffphys/world.hpp"
+#include "diffphys/world_camera.hpp"
 #include "png_file.hpp"
 #include "test_paths.hpp"
 
@@ -125,7 +126,10 @@ TEST(CameraScene, BadCameraEntriesAreRefusedWithTheirPath) {
 TEST(CameraScene, RenderCommandDrawsTheSimulatedSceneThroughItsCamera) {
   const std::filesystem::path folder = diffphys::testing::fresh_test_folder("camera_render");
   const std::filesystem::path scene = folder / "cart.json";
-  std::ofstream(scene) << cart_scene().dump(2);
+  json text = cart_scene();  // the camera's look ("colours", "background") is drawn
+  text["cameras"][0]["colours"] = {{"cart", {0.9, 0.2, 0.1}}};
+  text["cameras"][0]["background"] = {0.3, 0.5, 0.8};
+  std::ofstream(scene) << text.dump(2);
   const auto [code, output] = diffphys::testing::run_cli(
       "render " + scene.string() + " --camera side --steps 40 --every 20 --out " + (folder / "frames").string(),
       "camera_render");
@@ -133,7 +137,8 @@ TEST(CameraScene, RenderCommandDrawsTheSimulatedSceneThroughItsCamera) {
   EXPECT_NE(output.find("rendered    3 frames of 96 × 32 pixels through camera 'side'"), std::string::npos) << output;
   // Frame 0 is the library's rendering of the initial state, pixel for pixel; the ball has fallen by frame 2.
   const World world = load_world(scene);
-  CameraRenderer renderer(world.rigid->model, world.cameras[0], default_appearance(world.rigid->model));
+  CameraRenderer renderer(world.rigid->model, world.cameras[0], world_camera_appearance(world, 0));
+  EXPECT_EQ(world_camera_appearance(world, 0).background, (Vec3{0.3, 0.5, 0.8}));
   CameraImage image;
   renderer.render(world.rigid->params, world.rigid->state, image);
   viewer::write_camera_png(folder / "expected.png", image);

@@ -350,3 +350,29 @@ TEST(WorldCamera, RolloutLossOnRenderedFramesDifferentiatesIntoInitialStateAndTh
 }
 
 }  // namespace
+
+namespace diffphys::camera::testing {
+// For tests/allocation_test.cpp, which owns the counting operator new: a WorldCamera on 2
+// threads renders and differentiates one warm-up frame of the crate scene, then three frames of
+// a moving state between start() and stop(); returns the frames drawn.
+int run_world_camera_frames_for_allocation_count(void (*start)(), void (*stop)()) {
+  const World world = parse_world(crate_scene(), "crate.json");
+  WorldState state = world.initial_state();
+  const WorldParams params = world.default_params();
+  WorldCamera camera(world, "side", 2);
+  CameraImage image;
+  WorldCameraGradients gradients;
+  camera.render(params, state, image);
+  const CameraImage cotangent = image;
+  camera.backward(params, state, cotangent, gradients);
+  const int crate = world.rigid->model.body_index("crate");
+  start();
+  for (int frame = 0; frame < 3; ++frame) {
+    state.rigid.position[static_cast<std::size_t>(crate)].x += 0.01;
+    camera.render(params, state, image);
+    camera.backward(params, state, cotangent, gradients);
+  }
+  stop();
+  return 3;
+}
+}  // namespace diffphys::camera::testing
