@@ -88,6 +88,39 @@ def test_numpy_backward_colour_gradients_match_central_differences():
             assert gradients["colours"][shape, channel] == pytest.approx(numeric, rel=1e-9, abs=1e-9)
 
 
+def test_coupled_world_gradients_sit_in_the_rigid_slices():
+    """A rigid + soft world (the cloth on the pendulum, with a camera added): the camera draws the
+    rigid part, so dL/dx has the world's tangent size with the soft rows zero, dL/dθ the world's
+    parameter count with the soft slices zero; the pendulum's row is checked against a central
+    difference of its position, through the world's flat state (rigid slices first)."""
+    path = SCENES.parent / "soft" / "cloth_on_pendulum.json"
+    scene = json.loads(path.read_text())
+    scene["cameras"] = [{"name": "front", "position": [0.2, -2.0, 1.0], "look_at": [0.2, 0, 1.0], "fov_deg": 40,
+                         "width": 32, "height": 24, "background": [0.2, 0.3, 0.4]}]
+    world = dp.parse_world(json.dumps(scene), "cloth_on_pendulum.json", str(path.parent))
+    layout = world.layout
+    camera = dp.WorldCamera(world, "front")
+    x = world.initial_state()
+    weights = np.random.default_rng(2).uniform(-1, 1, (24, 32, 3))
+    gradients = camera.backward(x, colour_gradient=weights)
+    assert gradients["state"].shape == (layout.tangent_size,) and gradients["params"].shape == (layout.param_count,)
+    assert not gradients["state"][layout.soft_tangent_offset:].any()
+    assert not gradients["params"][layout.soft_param_offset:].any()
+    pendulum = layout.state_slice("body/pendulum").offset
+    tangent = layout.tangent_slice("body/pendulum").offset
+    h = 1e-7
+    rounding = np.finfo(float).eps * np.abs(weights * camera.render(x)[0]).sum() / (2 * h)  # ~4e-7
+    for axis in range(3):
+        values = []
+        for sign in (1, -1):
+            moved = x.copy()
+            moved[pendulum + axis] += sign * h
+            values.append((camera.render(moved)[0] * weights).sum())
+        numeric = (values[0] - values[1]) / (2 * h)
+        assert abs(numeric) > 1e-2
+        assert gradients["state"][tangent + axis] == pytest.approx(numeric, rel=1e-6, abs=3 * rounding)
+
+
 def test_world_camera_refuses_bad_input_naming_the_item_and_value():
     world = cart_world()
     x = world.initial_state()
