@@ -421,6 +421,27 @@ class _CameraPool:
 _cameras = _CameraPool()
 
 
+def _rotation_matrices(q):
+    """(…, 3, 3) rotation matrices of unit quaternions q (…, 4), (w, x, y, z)."""
+    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    return np.stack([np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], axis=-1),
+                     np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], axis=-1),
+                     np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], axis=-1)], axis=-2)
+
+
+def _camera_frame_gradients(gradients, states, body):
+    """The camera's position and rotation gradients summed over the frames, in the frame its pose
+    is given in: the world's, or body B's for a carried camera — p_WC = p_WB + R_WB p_BC gives
+    dL/dp_BC = R_WBᵀ dL/dp_WC, and q_BC' = exp(δφ) ⊗ q_BC turns C by δθ = R_WB δφ in the world,
+    so dL/dδφ = R_WBᵀ dL/dδθ (R_WB of each frame's state)."""
+    position, rotation = gradients["camera_position"], gradients["camera_rotation"]
+    if body >= 0:
+        to_body = _rotation_matrices(states[:, VECTOR * body + 3:VECTOR * body + 7])
+        position = np.einsum("nji,nj->ni", to_body, position)
+        rotation = np.einsum("nji,nj->ni", to_body, rotation)
+    return position.sum(axis=0), rotation.sum(axis=0)
+
+
 def _rotation_gradient_to_quaternion(rotation_gradient, q):
     """dL/dq (w, x, y, z) of a unit q from dL/dδθ, q' = exp(δθ) ⊗ q (diffphys.layout's formula)."""
     w, u = q[0], q[1:4]
@@ -459,9 +480,9 @@ class RenderFunction(torch.autograd.Function):
         params_gradient = gradients["params"]
         if params.dim() == 1:
             params_gradient = params_gradient.sum(axis=0)
-        rotation = gradients["camera_rotation"].sum(axis=0)
+        position, rotation = _camera_frame_gradients(gradients, states_numpy, ctx.camera.body)
         return (torch.from_numpy(states_gradient), torch.from_numpy(np.ascontiguousarray(params_gradient)),
-                torch.from_numpy(gradients["camera_position"].sum(axis=0)),
+                torch.from_numpy(position),
                 torch.from_numpy(_rotation_gradient_to_quaternion(rotation, orientation.numpy())),
                 torch.tensor(gradients["vertical_fov"].sum(), dtype=torch.float64), None, None, None, None)
 
@@ -489,7 +510,8 @@ def render(world, states, params, camera, *, threads=1, camera_position=None, ca
     image) and θ (the shape sizes), so that a loss on ``render(world, world_rollout(...), ...)``
     backpropagates into x0, controls and θ. ``camera_position`` (3), ``camera_orientation`` (4,
     w, x, y, z; normalised inside) and ``vertical_fov`` (rad) replace the scene camera's and are
-    differentiated when they require a gradient (a camera fixed in the world only). ``appearance``:
+    differentiated when they require a gradient — X_WC, or X_BC for a camera carried by body B,
+    each in the frame the scene gives it in. ``appearance``:
     a diffphys.Appearance, else the scene's look for the camera. Frames are drawn one after the
     other, each on ``threads`` threads (bands of rows: the same bits for any thread count).
     Static bodies' rows get their true gradient (moving scenery moves the image)."""
@@ -518,9 +540,6 @@ def render(world, states, params, camera, *, threads=1, camera_position=None, ca
     engine = _cameras.get(world, camera, threads)
     scene_camera = world.cameras[names.index(camera)]  # a copy: this call's pose goes into it
     given = [value is not None for value in (camera_position, camera_orientation, vertical_fov)]
-    if any(given) and scene_camera.body >= 0:
-        raise _core.Error(f"diffphys.torch.render: camera {camera!r} is carried by body {scene_camera.body}; "
-                          "camera_position, camera_orientation and vertical_fov are for cameras fixed in the world")
     position = _floating(what, "camera_position", camera_position if given[0] else scene_camera.position)
     orientation = _floating(what, "camera_orientation",
                             camera_orientation if given[1] else scene_camera.orientation)

@@ -13,7 +13,7 @@ import torch
 
 import diffphys as dp
 from diffphys import torch as dpt
-from test_camera import cart_world, moving_states
+from test_camera import CART, cart_world, moving_states
 
 def test_render_gradcheck_states_params_and_camera():
     """The whole Jacobian of two frames (36 × 12 colour and depth values each) with respect to both
@@ -36,6 +36,34 @@ def test_render_gradcheck_states_params_and_camera():
 
     assert torch.autograd.gradcheck(frames, (states, params, position, orientation, fov), eps=1e-7, atol=1e-6,
                                     rtol=1e-6)
+
+
+def test_render_gradcheck_camera_carried_by_the_pole():
+    """A camera riding the pole (its pose X_BC in the pole's frame): the whole Jacobian of two
+    frames with respect to both states (the pole's pose moves the camera too) and the camera's
+    body-frame position, orientation and field of view; steps and allowance as above."""
+    scene = json.loads(CART.read_text())
+    # On the swinging pole (so that R_WB turns the camera's gradients), looking down on the cart
+    # and the pole with no horizon in view: the ground's depth at grazing incidence (~far_depth)
+    # would put rounding noise of ~ε · 100 m / eps ≈ 5e-6 into the differences.
+    scene["cameras"].append({"name": "rider", "body": "pole", "position": [0.1, -0.6, 1.2],
+                             "look_at": [0, 0, 0.1], "fov_deg": 50, "width": 36, "height": 24,
+                             "colours": {"pole": [0.2, 0.4, 0.8]}})
+    world = dp.parse_world(json.dumps(scene), "pendulum_cart.json")
+    states = torch.from_numpy(moving_states(world, 8)[[3, 7]]).requires_grad_()
+    rider = world.cameras[1]
+    assert rider.body == world.rigid.model.body_index("pole")
+    position = torch.tensor(rider.position, requires_grad=True)
+    orientation = torch.tensor(rider.orientation, requires_grad=True)
+    fov = torch.tensor(rider.vertical_fov, dtype=torch.float64, requires_grad=True)
+    params = torch.tensor(world.default_params())
+
+    def frames(x, p, q, angle):
+        return dpt.render(world, x, params, "rider", camera_position=p, camera_orientation=q, vertical_fov=angle)
+
+    _, depth = frames(states, position, orientation, fov)
+    assert (depth < 1.3).sum() > 40  # the cart and the pole fill part of the view (the ground is farther)
+    assert torch.autograd.gradcheck(frames, (states, position, orientation, fov), eps=1e-7, atol=1e-6, rtol=1e-6)
 
 
 def test_render_of_world_rollout_backpropagates_into_x0_controls_and_params():
