@@ -451,14 +451,19 @@ def _rotation_gradient_to_quaternion(rotation_gradient, q):
 
 class RenderFunction(torch.autograd.Function):
     """(states (N, state_size) with unit quaternions, θ ((P,) or (N, P)), camera position (3),
-    orientation (4, unit), vertical_fov ()) → colour (N, H, W, 3), depth (N, H, W) through a
-    diffphys.WorldCamera. Use ``render()``, which checks and flattens the inputs."""
+    orientation (4, unit), vertical_fov (), shape colours (nshape, 3)) → colour (N, H, W, 3),
+    depth (N, H, W) through a diffphys.WorldCamera. Use ``render()``, which checks and flattens
+    the inputs."""
 
     @staticmethod
-    def forward(ctx, states, params, position, orientation, fov, engine, camera, appearance, rigid):
+    def forward(ctx, states, params, position, orientation, fov, colours, engine, camera, appearance, rigid):
         camera.position = position.detach().cpu().numpy()
         camera.orientation = orientation.detach().cpu().numpy()
         camera.vertical_fov = float(fov.detach())
+        looks = appearance.shapes
+        for look, colour in zip(looks, colours.detach().cpu().numpy()):
+            look.colour = colour
+        appearance.shapes = looks
         engine.camera, engine.appearance = camera, appearance
         states_numpy, params_numpy = states.detach().cpu().numpy(), params.detach().cpu().numpy()
         colour, depth = engine.render(states_numpy, params_numpy)
@@ -484,7 +489,8 @@ class RenderFunction(torch.autograd.Function):
         return (torch.from_numpy(states_gradient), torch.from_numpy(np.ascontiguousarray(params_gradient)),
                 torch.from_numpy(position),
                 torch.from_numpy(_rotation_gradient_to_quaternion(rotation, orientation.numpy())),
-                torch.tensor(gradients["vertical_fov"].sum(), dtype=torch.float64), None, None, None, None)
+                torch.tensor(gradients["vertical_fov"].sum(), dtype=torch.float64),
+                torch.from_numpy(gradients["colours"].sum(axis=0)), None, None, None, None)
 
 
 def _floating(what, name, value):
@@ -497,7 +503,7 @@ def _floating(what, name, value):
 
 
 def render(world, states, params, camera, *, threads=1, camera_position=None, camera_orientation=None,
-           vertical_fov=None, appearance=None):
+           vertical_fov=None, colours=None, appearance=None):
     """What camera ``camera`` (a name in ``world.cameras``) sees of each state: colour (…, H, W, 3)
     and depth (…, H, W) float64 tensors from states (…, state_size) — any leading axes, e.g. the
     (T + 1, state_size) of ``world_rollout`` — under θ ``params``: (param_count) for every frame,
@@ -511,8 +517,11 @@ def render(world, states, params, camera, *, threads=1, camera_position=None, ca
     backpropagates into x0, controls and θ. ``camera_position`` (3), ``camera_orientation`` (4,
     w, x, y, z; normalised inside) and ``vertical_fov`` (rad) replace the scene camera's and are
     differentiated when they require a gradient — X_WC, or X_BC for a camera carried by body B,
-    each in the frame the scene gives it in. ``appearance``:
-    a diffphys.Appearance, else the scene's look for the camera. Frames are drawn one after the
+    each in the frame the scene gives it in. ``colours`` (nshape, 3) replaces the shapes' albedos
+    and is differentiated likewise (a textured plane's colour tints its texture; the textures
+    themselves are differentiated by ``WorldCamera.backward``). ``appearance``: a
+    diffphys.Appearance (light, textures, background and the colours ``colours`` does not give),
+    else the scene's look for the camera. Frames are drawn one after the
     other, each on ``threads`` threads (bands of rows: the same bits for any thread count).
     Static bodies' rows get their true gradient (moving scenery moves the image)."""
     what = "render"
@@ -551,8 +560,14 @@ def render(world, states, params, camera, *, threads=1, camera_position=None, ca
     orientation = orientation * (orientation * orientation).sum().rsqrt()
     flat_states = _normalize_rigid(states.reshape(-1, sizes.state_size), sizes.soft_state_offset)
     flat_params = params if params.dim() == 1 else params.reshape(-1, sizes.param_count)
-    look = appearance if appearance is not None else world.camera_appearance(camera)
-    colour, depth = RenderFunction.apply(flat_states, flat_params, position, orientation, fov, engine, scene_camera,
-                                         look, sizes.soft_state_offset)
+    look = _core.Appearance(appearance) if appearance is not None else world.camera_appearance(camera)
+    shape_count = len(look.shapes)
+    albedos = _floating(what, "colours", colours if colours is not None
+                        else np.array([shape.colour for shape in look.shapes]).reshape(shape_count, 3))
+    if tuple(albedos.shape) != (shape_count, 3):
+        raise _core.Error(f"diffphys.torch.render: colours must have shape ({shape_count}, 3) (one RGB albedo per "
+                          f"shape), got {tuple(albedos.shape)}")
+    colour, depth = RenderFunction.apply(flat_states, flat_params, position, orientation, fov, albedos, engine,
+                                         scene_camera, look, sizes.soft_state_offset)
     height, width = engine.height, engine.width
     return colour.reshape(leading + (height, width, 3)), depth.reshape(leading + (height, width))

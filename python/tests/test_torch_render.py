@@ -15,10 +15,11 @@ import diffphys as dp
 from diffphys import torch as dpt
 from test_camera import CART, cart_world, moving_states
 
-def test_render_gradcheck_states_params_and_camera():
+def test_render_gradcheck_states_params_camera_and_colours():
     """The whole Jacobian of two frames (36 × 12 colour and depth values each) with respect to both
-    states (every entry, quaternions included: they are normalised inside), θ and the camera's
-    position, orientation and field of view. Steps of 1e-7 (m, rad): a sample moves ~1e-6 px,
+    states (every entry, quaternions included: they are normalised inside), θ, the camera's
+    position, orientation and field of view, and the shapes' colours (the image is linear in
+    them). Steps of 1e-7 (m, rad): a sample moves ~1e-6 px,
     far from the coverage ramp's joints (a chance crossing of one, a kink of a C¹ function, would
     cost O(eps · (f/z)²) ≈ 1e-5 on its entries; none happens here), and the rounding is
     ~ε · 30 m / eps ≈ 7e-8. Allowed 1e-6 + 1e-6 |numeric|; measured 4.7e-7 at worst, on
@@ -30,12 +31,15 @@ def test_render_gradcheck_states_params_and_camera():
     position = torch.tensor(side.position, requires_grad=True)
     orientation = torch.tensor(side.orientation, requires_grad=True)
     fov = torch.tensor(side.vertical_fov, dtype=torch.float64, requires_grad=True)
+    colours = torch.tensor(np.array([look.colour for look in world.camera_appearance("side").shapes]),
+                           requires_grad=True)
 
-    def frames(x, theta, p, q, angle):
-        return dpt.render(world, x, theta, "side", camera_position=p, camera_orientation=q, vertical_fov=angle)
+    def frames(x, theta, p, q, angle, albedos):
+        return dpt.render(world, x, theta, "side", camera_position=p, camera_orientation=q, vertical_fov=angle,
+                          colours=albedos)
 
-    assert torch.autograd.gradcheck(frames, (states, params, position, orientation, fov), eps=1e-7, atol=1e-6,
-                                    rtol=1e-6)
+    assert torch.autograd.gradcheck(frames, (states, params, position, orientation, fov, colours), eps=1e-7,
+                                    atol=1e-6, rtol=1e-6)
 
 
 def test_render_gradcheck_camera_carried_by_the_pole():
