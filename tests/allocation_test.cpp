@@ -50,6 +50,9 @@ int run_soft_steps_for_allocation_count(int scene, void (*start)(), void (*stop)
 namespace fluid::testing {
 int run_fluid_steps_for_allocation_count(void (*start)(), void (*stop)());  // fluid_physics_test.cpp
 }  // namespace fluid::testing
+namespace camera::testing {
+int run_world_camera_frames_for_allocation_count(void (*start)(), void (*stop)());  // camera_world_test.cpp
+}  // namespace camera::testing
 namespace {
 
 TEST(Step, AllocatesNothingAfterWarmUp) {
@@ -270,6 +273,17 @@ TEST(CameraAllocation, RenderAndBackwardAllocateNothingAfterWarmUp) {
   }
   counting = false;
   EXPECT_EQ(allocations.load(), 0);
+}
+
+// A world's camera (diffphys/world_camera.hpp), render and backward in the world's layouts:
+// nothing once the image and the gradients have their sizes (the state and θ are copied into
+// buffers sized once). The frames run in camera_world_test.cpp, which builds the world.
+TEST(CameraAllocation, WorldCameraAllocatesNothingAfterWarmUp) {
+  allocations = 0;
+  const int frames =
+      camera::testing::run_world_camera_frames_for_allocation_count([] { counting = true; }, [] { counting = false; });
+  EXPECT_EQ(allocations.load(), 0);
+  EXPECT_EQ(frames, 3);
 }
 
 }  // namespace
