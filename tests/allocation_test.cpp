@@ -47,6 +47,12 @@ namespace diffphys {
 namespace soft::testing {
 int run_soft_steps_for_allocation_count(int scene, void (*start)(), void (*stop)());  // soft_physics_test.cpp
 }  // namespace soft::testing
+namespace fluid::testing {
+int run_fluid_steps_for_allocation_count(void (*start)(), void (*stop)());  // fluid_physics_test.cpp
+}  // namespace fluid::testing
+namespace camera::testing {
+int run_world_camera_frames_for_allocation_count(void (*start)(), void (*stop)());  // camera_world_test.cpp
+}  // namespace camera::testing
 namespace {
 
 TEST(Step, AllocatesNothingAfterWarmUp) {
@@ -201,6 +207,16 @@ TEST(SoftStep, AllocatesNothingAfterWarmUp) {
   }
 }
 
+// fluid_step and its VJP (the pressure multigrid, the viscous CG, MacCormack's buffers):
+// nothing after one warm-up step, on a 32² cavity with forces and a buoyant scalar.
+TEST(FluidStep, AllocatesNothingAfterWarmUp) {
+  allocations = 0;
+  const int iterations =
+      fluid::testing::run_fluid_steps_for_allocation_count([] { counting = true; }, [] { counting = false; });
+  EXPECT_EQ(allocations.load(), 0);
+  EXPECT_GT(iterations, 10);  // real pressure solves were measured
+}
+
 // WorldSimulator::step (`diffphys simulate`): after two warm-up steps, a world step allocates
 // nothing — a rigid world, a soft world, and rigid + soft worlds one-way and two-way (the
 // reactions of the attachments and, on the tray, of the contact, through the world schedule).
@@ -257,6 +273,17 @@ TEST(CameraAllocation, RenderAndBackwardAllocateNothingAfterWarmUp) {
   }
   counting = false;
   EXPECT_EQ(allocations.load(), 0);
+}
+
+// A world's camera (diffphys/world_camera.hpp), render and backward in the world's layouts:
+// nothing once the image and the gradients have their sizes (the state and θ are copied into
+// buffers sized once). The frames run in camera_world_test.cpp, which builds the world.
+TEST(CameraAllocation, WorldCameraAllocatesNothingAfterWarmUp) {
+  allocations = 0;
+  const int frames =
+      camera::testing::run_world_camera_frames_for_allocation_count([] { counting = true; }, [] { counting = false; });
+  EXPECT_EQ(allocations.load(), 0);
+  EXPECT_EQ(frames, 3);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "diffphys/camera.hpp"
 #include "diffphys/error.hpp"
 #include "diffphys/world.hpp"
+#include "diffphys/world_camera.hpp"
 #include "png_file.hpp"
 #include "test_paths.hpp"
 
@@ -125,7 +126,10 @@ TEST(CameraScene, BadCameraEntriesAreRefusedWithTheirPath) {
 TEST(CameraScene, RenderCommandDrawsTheSimulatedSceneThroughItsCamera) {
   const std::filesystem::path folder = diffphys::testing::fresh_test_folder("camera_render");
   const std::filesystem::path scene = folder / "cart.json";
-  std::ofstream(scene) << cart_scene().dump(2);
+  json text = cart_scene();  // the camera's look ("colours", "background") is drawn
+  text["cameras"][0]["colours"] = {{"cart", {0.9, 0.2, 0.1}}};
+  text["cameras"][0]["background"] = {0.3, 0.5, 0.8};
+  std::ofstream(scene) << text.dump(2);
   const auto [code, output] = diffphys::testing::run_cli(
       "render " + scene.string() + " --camera side --steps 40 --every 20 --out " + (folder / "frames").string(),
       "camera_render");
@@ -133,7 +137,8 @@ TEST(CameraScene, RenderCommandDrawsTheSimulatedSceneThroughItsCamera) {
   EXPECT_NE(output.find("rendered    3 frames of 96 × 32 pixels through camera 'side'"), std::string::npos) << output;
   // Frame 0 is the library's rendering of the initial state, pixel for pixel; the ball has fallen by frame 2.
   const World world = load_world(scene);
-  CameraRenderer renderer(world.rigid->model, world.cameras[0], default_appearance(world.rigid->model));
+  CameraRenderer renderer(world.rigid->model, world.cameras[0], world_camera_appearance(world, 0));
+  EXPECT_EQ(world_camera_appearance(world, 0).background, (Vec3{0.3, 0.5, 0.8}));
   CameraImage image;
   renderer.render(world.rigid->params, world.rigid->state, image);
   viewer::write_camera_png(folder / "expected.png", image);
@@ -159,6 +164,51 @@ TEST(CameraScene, RenderCommandDrawsTheSimulatedSceneThroughItsCamera) {
   EXPECT_NE(steps_code, 0);
   EXPECT_NE(steps.find("--steps 5: goes with --camera NAME"), std::string::npos) << steps;
   EXPECT_FALSE(std::filesystem::exists(folder / "none"));
+}
+
+// `simulate SCENE --cameras --out TRAJ` films every scene camera at each recorded frame into the
+// trajectory's "cameras" (viewer/camera_film.cpp), which the replay page shows (its browser test
+// checks the panel): frame 0 is the library's rendering of the initial state, as a PNG data URI.
+TEST(CameraScene, SimulateFilmsTheScenesCamerasIntoTheTrajectory) {
+  const std::filesystem::path folder = diffphys::testing::fresh_test_folder("camera_film");
+  const std::filesystem::path scene = folder / "cart.json";
+  std::ofstream(scene) << cart_scene().dump(2);
+  const std::filesystem::path trajectory = folder / "traj.json";
+  const auto [code, output] = diffphys::testing::run_cli(
+      "simulate " + scene.string() + " --steps 10 --every 5 --cameras --quiet --out " + trajectory.string(),
+      "camera_film");
+  ASSERT_EQ(code, 0) << output;
+  std::ifstream file(trajectory);
+  const json document = json::parse(file);
+  ASSERT_TRUE(document.contains("cameras"));
+  ASSERT_EQ(document["cameras"].size(), 2u);
+  const World world = load_world(scene);
+  for (std::size_t c = 0; c < 2; ++c) {
+    const json& film = document["cameras"][c];
+    const Camera& camera = world.cameras[c];
+    EXPECT_EQ(film["name"], camera.name);
+    EXPECT_EQ(film["width"], camera.width);
+    EXPECT_EQ(film["height"], camera.height);
+    ASSERT_EQ(film["frames"].size(), document["frames"].size());  // 0, 5, 10
+    WorldCamera eye(world, camera.name);
+    CameraImage image;
+    eye.render(world.default_params(), world.initial_state(), image);
+    EXPECT_EQ(film["frames"][0].get<std::string>(), viewer::camera_png_data_uri(image)) << camera.name;
+  }
+  EXPECT_NE(document["cameras"][0]["frames"][2], document["cameras"][0]["frames"][0]) << "side: the ball falls";
+  // Without a recording to film into, or without cameras, --cameras is refused.
+  const auto [alone_code, alone] =
+      diffphys::testing::run_cli("simulate " + scene.string() + " --steps 2 --cameras", "camera_film_alone");
+  EXPECT_NE(alone_code, 0);
+  EXPECT_NE(alone.find("--cameras: films the scene's cameras into the recording; give --out or --view as well"),
+            std::string::npos)
+      << alone;
+  const std::string plain = std::string(test_paths::source_dir()) + "/examples/scenes/bouncing_ball.json";
+  const auto [none_code, none] = diffphys::testing::run_cli(
+      "simulate " + plain + " --steps 2 --cameras --out " + (folder / "none.json").string(), "camera_film_none");
+  EXPECT_NE(none_code, 0);
+  EXPECT_NE(none.find("--cameras films the scene's cameras, and it has none"), std::string::npos) << none;
+  EXPECT_FALSE(std::filesystem::exists(folder / "none.json"));
 }
 
 }  // namespace

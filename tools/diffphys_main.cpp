@@ -36,6 +36,7 @@
 #include "diffphys/world_report.hpp"
 #include "diffphys/world_simulator.hpp"
 #include "model/nearest_name.hpp"
+#include "camera_film.hpp"
 #include "world_trajectory.hpp"
 
 #ifndef DIFFPHYS_VERSION
@@ -129,6 +130,7 @@ struct SimulateOptions {
   long long record_every = 1;
   bool quiet = false;
   std::string replay_path;  // empty: no replay page (--view)
+  bool cameras = false;     // film the scene's cameras into the recording (--cameras)
   diffphys::cli::SceneOptions scene;  // --solver, --formulation, --package-path, --self-collision
 };
 
@@ -139,12 +141,13 @@ struct SimulateOptions {
 // more than kMaxRecordingBytes is refused before the first step, not ended by the operating
 // system after minutes.
 constexpr double kMaxRecordingBytes = 4e9;
-void refuse_recording_beyond_memory(const World& world, long long steps, long long every) {
+void refuse_recording_beyond_memory(const World& world, long long steps, long long every, bool cameras) {
   // The first state, every `every`-th step and the last one.
   const auto frames_at = [steps](long long k) { return steps / k + 2; };
   const int bodies = world.has_rigid() ? world.rigid->model.body_count() - 1 : 0;
   const int coordinates = world.has_soft() ? world.soft->model.dof_count() : 0;
-  const double bytes_per_frame = 1400.0 + 700.0 * bodies + 100.0 * coordinates;
+  const double bytes_per_frame =
+      1400.0 + 700.0 * bodies + 100.0 * coordinates + (cameras ? viewer::camera_film_bytes_per_frame(world) : 0.0);
   const double bytes = static_cast<double>(frames_at(every)) * bytes_per_frame;
   if (bytes <= kMaxRecordingBytes) return;
   std::string remedy = "simulate fewer --steps";
@@ -166,26 +169,38 @@ int run_simulate(const SimulateOptions& options) {
   // Fail before simulating, not after, if an output cannot be written.
   cli::check_output_paths(options.trajectory_path, options.replay_path);
   const bool recording = !options.trajectory_path.empty() || !options.replay_path.empty();
-  if (recording) refuse_recording_beyond_memory(world, options.steps, options.record_every);
+  if (options.cameras && !recording)
+    throw Error("--cameras: films the scene's cameras into the recording; give --out or --view as well");
+  if (recording) refuse_recording_beyond_memory(world, options.steps, options.record_every, options.cameras);
   const WorldParams params = world.default_params();
   WorldSimulator simulator(world, params, world.initial_state());
   WorldRunReport report(world, params);
   std::optional<viewer::WorldTrajectoryRecorder> recorder;
+  std::optional<viewer::CameraFilm> film;  // what the scene's cameras see, with --cameras
   if (recording) {
     recorder.emplace(world, params);
     recorder->record(0, simulator, nullptr);
+  }
+  if (options.cameras) {
+    film.emplace(world, params);
+    film->record(simulator);
   }
   const auto wall_start = std::chrono::steady_clock::now();
   for (long long step = 1; step <= options.steps; ++step) {
     const WorldStepStatus status = simulator.step();
     report.observe(step, simulator.state(), status);
-    if (recorder && (step % options.record_every == 0 || step == options.steps)) recorder->record(step, simulator, &status);
+    if (recorder && (step % options.record_every == 0 || step == options.steps)) {
+      recorder->record(step, simulator, &status);
+      if (film) film->record(simulator);
+    }
   }
   const double wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
   if (recorder) {
-    if (!options.trajectory_path.empty()) cli::write_output_file(options.trajectory_path, recorder->file_text(), "trajectory file");
-    if (!options.replay_path.empty()) cli::write_replay_page(options.replay_path, recorder->document(), options.scene_path);
+    const std::string document = film ? film->add_to(recorder->document()) : recorder->document();
+    if (!options.trajectory_path.empty())
+      cli::write_output_file(options.trajectory_path, film ? document + "\n" : recorder->file_text(), "trajectory file");
+    if (!options.replay_path.empty()) cli::write_replay_page(options.replay_path, document, options.scene_path);
   }
   if (!options.quiet) {
     report.print_summary(std::cout, simulator.state(), options.steps, wall_seconds);
@@ -291,6 +306,9 @@ int main(int argc, char** argv) {
   simulate->add_option("--view", simulate_options.replay_path,
                        "Write a replay page (one self-contained HTML file: 3D view, playback, "
                        "plots; docs/viewer.md) of the recorded frames");
+  simulate->add_flag("--cameras", simulate_options.cameras,
+                     "Film the scene's cameras (its \"cameras\" list, docs/camera.md) at every recorded frame into "
+                     "the trajectory, where the replay page shows them beside its 3D view (docs/viewer.md)");
   add_robot_file_options(simulate, simulate_options.scene);
 
   diffphys::cli::ViewOptions view_options;

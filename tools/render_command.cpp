@@ -19,6 +19,7 @@
 #include "diffphys/camera.hpp"
 #include "diffphys/error.hpp"
 #include "diffphys/world.hpp"
+#include "diffphys/world_camera.hpp"
 #include "diffphys/world_simulator.hpp"
 #include "png_file.hpp"
 #include "render_trajectory.hpp"
@@ -140,7 +141,9 @@ int run_camera_render(const RenderOptions& options) {
   if (!world.has_rigid())
     throw Error(message(scene_path, ": the camera draws rigid shapes and the scene has no rigid part"));
   const Model& model = world.rigid->model;
-  CameraRenderer renderer(model, *camera, default_appearance(model));
+  // The scene's look for this camera ("colours", "background" of its entry).
+  CameraRenderer renderer(model, *camera,
+                          world_camera_appearance(world, static_cast<int>(camera - world.cameras.data())));
   WorldSimulator simulator(world, world.default_params(), world.initial_state());
   const Params params = rigid_params(world, simulator.params());
   fs::create_directories(out_dir, status);

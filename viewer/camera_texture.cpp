@@ -21,11 +21,41 @@ Texture load_texture(const std::filesystem::path& path) {
   return texture;
 }
 
-void write_camera_png(const std::filesystem::path& path, const CameraImage& image) {
+namespace {
+
+Image picture_of(const CameraImage& image) {
   Image picture(image.width, image.height, Rgb{0, 0, 0});
   for (std::size_t i = 0; i < picture.pixels.size(); ++i)
     picture.pixels[i] = static_cast<std::uint8_t>(std::lround(255.0 * std::clamp(image.colour[i], 0.0, 1.0)));
-  write_png(path, picture);
+  return picture;
+}
+
+// RFC 4648 base64 with padding.
+std::string base64(const std::vector<unsigned char>& bytes) {
+  static constexpr char kDigits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string text;
+  text.reserve((bytes.size() + 2) / 3 * 4);
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    const std::size_t left = bytes.size() - i;
+    const unsigned group = (static_cast<unsigned>(bytes[i]) << 16) |
+                           (left > 1 ? static_cast<unsigned>(bytes[i + 1]) << 8 : 0u) |
+                           (left > 2 ? static_cast<unsigned>(bytes[i + 2]) : 0u);
+    text += kDigits[(group >> 18) & 63];
+    text += kDigits[(group >> 12) & 63];
+    text += left > 1 ? kDigits[(group >> 6) & 63] : '=';
+    text += left > 2 ? kDigits[group & 63] : '=';
+  }
+  return text;
+}
+
+}  // namespace
+
+void write_camera_png(const std::filesystem::path& path, const CameraImage& image) {
+  write_png(path, picture_of(image));
+}
+
+std::string camera_png_data_uri(const CameraImage& image) {
+  return "data:image/png;base64," + base64(encode_png(picture_of(image)));
 }
 
 }  // namespace diffphys::viewer

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 
 #include "diffphys/camera.hpp"
 
@@ -15,5 +16,8 @@ Texture load_texture(const std::filesystem::path& path);
 
 // The colour plane of `image`, clamped to [0, 1], as an 8-bit RGB PNG (for looking at frames).
 void write_camera_png(const std::filesystem::path& path, const CameraImage& image);
+
+// The same PNG as a data URI, "data:image/png;base64,…" (the replay page's camera frames).
+std::string camera_png_data_uri(const CameraImage& image);
 
 }  // namespace diffphys::viewer

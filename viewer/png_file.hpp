@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <vector>
 
 #include "raster.hpp"
 
@@ -12,6 +13,10 @@ namespace diffphys::viewer {
 // Writes `image` to `path` as an 8-bit RGB PNG; throws diffphys::Error naming the path (and
 // libpng's reason) if it cannot, leaving no partial file there.
 void write_png(const std::filesystem::path& path, const Image& image);
+
+// `image` as the bytes of an 8-bit RGB PNG file, in memory; throws diffphys::Error with
+// libpng's reason if it cannot.
+std::vector<unsigned char> encode_png(const Image& image);
 
 // Reads any PNG libpng reads, converted to 8-bit RGB (alpha composed over black, grey
 // expanded); throws diffphys::Error naming the path and libpng's reason if it cannot.

@@ -78,8 +78,13 @@ class World {
   std::optional<soft::SoftBuild> soft;  // nodes, elements, obstacles and their defaults
   WorldCoupling coupling;
   // The scene's "cameras" list (docs/scene-format.md, "Cameras"): sensors that render the rigid
-  // part (CameraRenderer, diffphys/camera.hpp); not part of the state, parameters or rollout yet.
+  // part from a world state and θ (WorldCamera, diffphys/world_camera.hpp); not part of the
+  // state, the parameters or the rollout.
   std::vector<Camera> cameras;
+  // How the rigid shapes look to cameras[i]: default_appearance with the colours and background
+  // of the camera's entry in the scene file. A camera with no entry here (a World built in C++)
+  // sees default_appearance.
+  std::vector<Appearance> camera_appearances;
 
   // Throws Error when the parts do not fit together (time steps, frame bodies) or none is present.
   World(std::string name, std::string source, std::optional<Scene> rigid, std::optional<soft::SoftBuild> soft,

@@ -8,6 +8,10 @@
   (T + 1, 13 nbody), controls (T, nactuator).
 * ``step(model, x, u, params)`` is one step, x_t → x_{t+1}: a torch policy (``nn.Module``) can
   act in closed loop and be trained by backpropagation through time.
+* ``render(world, states, params, camera=NAME)`` is what a world's camera sees of states
+  (…, state_size): colour (…, H, W, 3) and depth (…, H, W), differentiable w.r.t. the states,
+  θ and optionally the camera's pose and field of view; ``render(world_rollout(...))``
+  backpropagates through the camera into x0, controls and θ (docs/camera.md).
 
 Everything is float64 (the engine's precision); inputs are converted to it. Rigid state vectors
 are 13 per body, body 0 (the world) included, ``[p, q (w, x, y, z), v, ω]`` (``diffphys.layout``);
@@ -33,9 +37,9 @@ from torch.autograd.function import once_differentiable
 from . import _core
 from . import layout
 
-__all__ = ["rollout", "world_rollout", "step", "normalize_quaternions", "state_tensor", "params_tensor", "positions",
-           "orientations", "linear_velocities", "angular_velocities", "RolloutFunction", "WorldRolloutFunction",
-           "WorldBatchRolloutFunction", "StepFunction"]
+__all__ = ["rollout", "world_rollout", "step", "render", "normalize_quaternions", "state_tensor", "params_tensor",
+           "positions", "orientations", "linear_velocities", "angular_velocities", "RolloutFunction",
+           "WorldRolloutFunction", "WorldBatchRolloutFunction", "StepFunction", "RenderFunction"]
 
 VECTOR = layout.VECTOR
 
@@ -392,3 +396,178 @@ def step(model, x, u, params):
     result = StepFunction.apply(normalize_quaternions(x if batched else x.unsqueeze(0)),
                                 u if batched else u.unsqueeze(0), params, model)
     return result if batched else result.squeeze(0)
+
+
+class _CameraPool:
+    """One diffphys.WorldCamera per (world object, camera name, thread count), kept between calls
+    so that a training loop's frames reuse its buffers; held weakly by the world, as _EnginePool.
+    A call sets the camera's pose and look before each use, so sharing it between calls is safe."""
+
+    def __init__(self):
+        self._cameras = {}
+
+    def get(self, world, name, threads):
+        key = (id(world), name, threads)
+        entry = self._cameras.get(key)
+        if entry is not None and entry[0]() is world:
+            return entry[1]
+        camera = _core.WorldCamera(world, name, threads=threads)
+        for stale in [k for k, (owner, _) in self._cameras.items() if owner() is None]:
+            del self._cameras[stale]
+        self._cameras[key] = (weakref.ref(world), camera)
+        return camera
+
+
+_cameras = _CameraPool()
+
+
+def _rotation_matrices(q):
+    """(…, 3, 3) rotation matrices of unit quaternions q (…, 4), (w, x, y, z)."""
+    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    return np.stack([np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], axis=-1),
+                     np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], axis=-1),
+                     np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], axis=-1)], axis=-2)
+
+
+def _camera_frame_gradients(gradients, states, body):
+    """The camera's position and rotation gradients summed over the frames, in the frame its pose
+    is given in: the world's, or body B's for a carried camera — p_WC = p_WB + R_WB p_BC gives
+    dL/dp_BC = R_WBᵀ dL/dp_WC, and q_BC' = exp(δφ) ⊗ q_BC turns C by δθ = R_WB δφ in the world,
+    so dL/dδφ = R_WBᵀ dL/dδθ (R_WB of each frame's state)."""
+    position, rotation = gradients["camera_position"], gradients["camera_rotation"]
+    if body >= 0:
+        to_body = _rotation_matrices(states[:, VECTOR * body + 3:VECTOR * body + 7])
+        position = np.einsum("nji,nj->ni", to_body, position)
+        rotation = np.einsum("nji,nj->ni", to_body, rotation)
+    return position.sum(axis=0), rotation.sum(axis=0)
+
+
+def _rotation_gradient_to_quaternion(rotation_gradient, q):
+    """dL/dq (w, x, y, z) of a unit q from dL/dδθ, q' = exp(δθ) ⊗ q (diffphys.layout's formula)."""
+    w, u = q[0], q[1:4]
+    return np.concatenate([[-2.0 * rotation_gradient @ u],
+                           2.0 * (w * rotation_gradient + np.cross(rotation_gradient, u))])
+
+
+class RenderFunction(torch.autograd.Function):
+    """(states (N, state_size) with unit quaternions, θ ((P,) or (N, P)), camera position (3),
+    orientation (4, unit), vertical_fov (), shape colours (nshape, 3)) → colour (N, H, W, 3),
+    depth (N, H, W) through a diffphys.WorldCamera. Use ``render()``, which checks and flattens
+    the inputs."""
+
+    @staticmethod
+    def forward(ctx, states, params, position, orientation, fov, colours, engine, camera, appearance, rigid):
+        camera.position = position.detach().cpu().numpy()
+        camera.orientation = orientation.detach().cpu().numpy()
+        camera.vertical_fov = float(fov.detach())
+        looks = appearance.shapes
+        for look, colour in zip(looks, colours.detach().cpu().numpy()):
+            look.colour = colour
+        appearance.shapes = looks
+        engine.camera, engine.appearance = camera, appearance
+        states_numpy, params_numpy = states.detach().cpu().numpy(), params.detach().cpu().numpy()
+        colour, depth = engine.render(states_numpy, params_numpy)
+        ctx.engine, ctx.camera, ctx.appearance, ctx.rigid = engine, camera, appearance, rigid
+        ctx.save_for_backward(states, params, orientation)
+        return torch.from_numpy(colour), torch.from_numpy(depth)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, colour_gradient, depth_gradient):
+        states, params, orientation = ctx.saved_tensors
+        engine = ctx.engine
+        engine.camera, engine.appearance = ctx.camera, ctx.appearance  # another call may have moved it
+        states_numpy = states.numpy()
+        gradients = engine.backward(states_numpy, params.numpy(),
+                                    None if colour_gradient is None else colour_gradient.detach().cpu().numpy(),
+                                    None if depth_gradient is None else depth_gradient.detach().cpu().numpy())
+        states_gradient = _state_gradient(gradients["state"], states_numpy, ctx.rigid)
+        params_gradient = gradients["params"]
+        if params.dim() == 1:
+            params_gradient = params_gradient.sum(axis=0)
+        position, rotation = _camera_frame_gradients(gradients, states_numpy, ctx.camera.body)
+        return (torch.from_numpy(states_gradient), torch.from_numpy(np.ascontiguousarray(params_gradient)),
+                torch.from_numpy(position),
+                torch.from_numpy(_rotation_gradient_to_quaternion(rotation, orientation.numpy())),
+                torch.tensor(gradients["vertical_fov"].sum(), dtype=torch.float64),
+                torch.from_numpy(gradients["colours"].sum(axis=0)), None, None, None, None)
+
+
+def _floating(what, name, value):
+    """`value` as a float64 tensor; refuses a tensor or array that is not of a floating type."""
+    dtype = value.dtype if isinstance(value, (torch.Tensor, np.ndarray)) else None
+    if dtype is not None and not (dtype.is_floating_point if isinstance(dtype, torch.dtype)
+                                  else np.issubdtype(dtype, np.floating)):
+        raise _core.Error(f"diffphys.torch.{what}: {name} must be floating-point, got dtype {dtype}")
+    return _as_double(value)
+
+
+def render(world, states, params, camera, *, threads=1, camera_position=None, camera_orientation=None,
+           vertical_fov=None, colours=None, appearance=None):
+    """What camera ``camera`` (a name in ``world.cameras``) sees of each state: colour (…, H, W, 3)
+    and depth (…, H, W) float64 tensors from states (…, state_size) — any leading axes, e.g. the
+    (T + 1, state_size) of ``world_rollout`` — under θ ``params``: (param_count) for every frame,
+    (…, param_count) one per frame, or with leading axes that begin the states' — e.g.
+    (B, param_count) for the (B, T + 1, state_size) of a batched ``world_rollout``, each world's
+    θ for its frames.
+
+    Differentiable w.r.t. the states (the rigid bodies' positions and quaternions, which are
+    normalised inside as in ``world_rollout``; velocities and soft slices do not change the
+    image) and θ (the shape sizes), so that a loss on ``render(world, world_rollout(...), ...)``
+    backpropagates into x0, controls and θ. ``camera_position`` (3), ``camera_orientation`` (4,
+    w, x, y, z; normalised inside) and ``vertical_fov`` (rad) replace the scene camera's and are
+    differentiated when they require a gradient — X_WC, or X_BC for a camera carried by body B,
+    each in the frame the scene gives it in. ``colours`` (nshape, 3) replaces the shapes' albedos
+    and is differentiated likewise (a textured plane's colour tints its texture; the textures
+    themselves are differentiated by ``WorldCamera.backward``). ``appearance``: a
+    diffphys.Appearance (light, textures, background and the colours ``colours`` does not give),
+    else the scene's look for the camera. Frames are drawn one after the
+    other, each on ``threads`` threads (bands of rows: the same bits for any thread count).
+    Static bodies' rows get their true gradient (moving scenery moves the image)."""
+    what = "render"
+    states = _floating(what, "states", states)
+    params = _floating(what, "params", params)
+    names = [c.name for c in world.cameras]
+    if camera not in names:
+        raise _core.Error(f"diffphys.torch.render: world '{world.name}' has no camera {camera!r} "
+                          f"({'its cameras: ' + ', '.join(repr(n) for n in names) if names else 'no cameras'})")
+    sizes = world.layout
+    if states.dim() < 1 or states.shape[-1] != sizes.state_size:
+        raise _core.Error(f"diffphys.torch.render: states must have shape (..., {sizes.state_size}) (state_size of "
+                          f"world '{world.name}'), got {tuple(states.shape)}")
+    leading = tuple(states.shape[:-1])
+    params_leading = tuple(params.shape[:-1])
+    if params.dim() < 1 or params.shape[-1] != sizes.param_count or params_leading != leading[:len(params_leading)]:
+        raise _core.Error(f"diffphys.torch.render: params must have shape ({sizes.param_count},), "
+                          f"{leading + (sizes.param_count,)} (one θ per frame) or a prefix of the states' leading "
+                          f"axes before param_count (e.g. (B, {sizes.param_count}) for states (B, T + 1, "
+                          f"{sizes.state_size})), got {tuple(params.shape)}")
+    if 0 < len(params_leading) < len(leading):  # one θ per leading index: the same θ for its frames
+        extra = len(leading) - len(params_leading)
+        params = params.reshape(params_leading + (1,) * extra + (sizes.param_count,)).expand(
+            leading + (sizes.param_count,))
+    engine = _cameras.get(world, camera, threads)
+    scene_camera = world.cameras[names.index(camera)]  # a copy: this call's pose goes into it
+    given = [value is not None for value in (camera_position, camera_orientation, vertical_fov)]
+    position = _floating(what, "camera_position", camera_position if given[0] else scene_camera.position)
+    orientation = _floating(what, "camera_orientation",
+                            camera_orientation if given[1] else scene_camera.orientation)
+    fov = _floating(what, "vertical_fov", vertical_fov if given[2] else scene_camera.vertical_fov)
+    for name, value, shape in (("camera_position", position, (3,)), ("camera_orientation", orientation, (4,)),
+                               ("vertical_fov", fov, ())):
+        if tuple(value.shape) != shape:
+            raise _core.Error(f"diffphys.torch.render: {name} must have shape {shape}, got {tuple(value.shape)}")
+    orientation = orientation * (orientation * orientation).sum().rsqrt()
+    flat_states = _normalize_rigid(states.reshape(-1, sizes.state_size), sizes.soft_state_offset)
+    flat_params = params if params.dim() == 1 else params.reshape(-1, sizes.param_count)
+    look = _core.Appearance(appearance) if appearance is not None else world.camera_appearance(camera)
+    shape_count = len(look.shapes)
+    albedos = _floating(what, "colours", colours if colours is not None
+                        else np.array([shape.colour for shape in look.shapes]).reshape(shape_count, 3))
+    if tuple(albedos.shape) != (shape_count, 3):
+        raise _core.Error(f"diffphys.torch.render: colours must have shape ({shape_count}, 3) (one RGB albedo per "
+                          f"shape), got {tuple(albedos.shape)}")
+    colour, depth = RenderFunction.apply(flat_states, flat_params, position, orientation, fov, albedos, engine,
+                                         scene_camera, look, sizes.soft_state_offset)
+    height, width = engine.height, engine.width
+    return colour.reshape(leading + (height, width, 3)), depth.reshape(leading + (height, width))

@@ -3,6 +3,12 @@
 // The pure-Python package python/diffphys/ re-exports everything from here.
 #include "bindings.hpp"
 
+namespace diffphys::python {
+// diffphys/camera.hpp, diffphys/world_camera.hpp (bind_camera.cpp). Declared here rather than in
+// bindings.hpp, which every binding file includes: adding it there would recompile them all.
+void bind_camera(py::module_& module);
+}  // namespace diffphys::python
+
 PYBIND11_MODULE(_core, module) {
   using namespace diffphys::python;
   module.doc() =
@@ -19,6 +25,7 @@ PYBIND11_MODULE(_core, module) {
   bind_rollout(module);
   bind_world(module);
   bind_world_batch(module);
+  bind_camera(module);  // after bind_world: it adds World.cameras
   bind_gradcheck(module);
   bind_jacobians(module);
   bind_ilqr(module);

@@ -139,8 +139,11 @@ World parse_json_world(std::string_view text, const std::string& source, const s
                        ReadRigid read_rigid) {
   const nlohmann::json root = nlohmann::json::parse(text, nullptr, false);
   World world = parse_json_parts(root, text, source, base_directory, read_rigid);
-  if (root.is_object() && root.contains("cameras"))
-    world.cameras = camera::read_cameras(root["cameras"], world.rigid ? &world.rigid->model : nullptr, source);
+  if (root.is_object() && root.contains("cameras")) {
+    camera::SceneCameras cameras = camera::read_cameras(root["cameras"], world.rigid ? &world.rigid->model : nullptr, source);
+    world.cameras = std::move(cameras.cameras);
+    world.camera_appearances = std::move(cameras.appearances);
+  }
   return world;
 }
 

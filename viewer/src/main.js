@@ -3,7 +3,8 @@
 // three.js, plays them back (play/pause, speed, time scrubber, orbiting camera), shows the
 // contacts and their forces, and plots energy, a chosen body's position, velocity and
 // angular velocity, and the loss curve of an optimisation beside the motion. Soft and coupled
-// trajectories add deforming soft meshes (softbody.js) and the soft scene's obstacles.
+// trajectories add deforming soft meshes (softbody.js) and the soft scene's obstacles; a
+// trajectory filmed with `simulate --cameras` shows a scene camera's frames in the panel.
 // Everything is in the one HTML file (docs/viewer.md); nothing is fetched.
 import * as THREE from 'three';
 import { OrbitControls } from 'three/addons/controls/OrbitControls.js';
@@ -264,6 +265,23 @@ function start() {
   const poseA = new THREE.Quaternion(), poseB = new THREE.Quaternion();
   const matrix = new THREE.Matrix4();
   const unitScale = new THREE.Vector3(1, 1, 1);
+  // What a scene camera saw (diffphys simulate --cameras), beside the 3D view.
+  let shownCamera = trajectory.cameras[0] ?? null;
+  let cameraFrame = -1;
+  if (shownCamera) {
+    $('camera-section').hidden = false;
+    const cameraSelect = $('camera-select');
+    trajectory.cameras.forEach((film, c) => {
+      const option = document.createElement('option');
+      option.value = String(c);
+      option.textContent = `${film.name} (${film.width} × ${film.height})`;
+      cameraSelect.appendChild(option);
+    });
+    cameraSelect.addEventListener('change', () => {
+      shownCamera = trajectory.cameras[Number(cameraSelect.value)];
+      applyTime();
+    });
+  }
   function applyTime() {
     const { frame, alpha } = locateTime(times, time);
     const next = Math.min(frame + 1, times.length - 1);
@@ -314,6 +332,12 @@ function start() {
       controls.target.copy(followedPosition);
       camera.position.copy(controls.target).add(offset);
       controls.update();
+    }
+    // The scene camera's frame recorded nearest to this time (frames are pictures: no blending).
+    if (shownCamera) {
+      cameraFrame = alpha < 0.5 ? frame : next;
+      const source = shownCamera.frames[cameraFrame];
+      if ($('camera-frame').getAttribute('src') !== source) $('camera-frame').setAttribute('src', source);
     }
     scrubber.value = String(time);
     $('clock').textContent = `t = ${time.toFixed(3)} s / ${endTime.toFixed(3)} s  (frame ${frame + 1}/${times.length})`;
@@ -486,6 +510,8 @@ function start() {
     get time() { return time; },
     get playing() { return playing; },
     get framesRendered() { return framesRendered; },
+    // The scene camera shown beside the 3D view and the recorded frame it shows (-1: none).
+    get camera() { return shownCamera ? { name: shownCamera.name, frame: cameraFrame } : null; },
     // The soft mesh as drawn now: node count, surface triangles, springs, node i's position.
     soft: softBody ? {
       nodeCount: trajectory.soft.nodeCount,

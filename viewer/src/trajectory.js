@@ -15,10 +15,37 @@ function isVector(value, length) {
 
 // Returns { name, dt, bodyNames, model, loss, times, positions[b], orientations[b],
 // linearVelocities[b], angularVelocities[b], contacts[f], energy: {kinetic, potential} | null,
-// solver: {nonConverged}, soft: null | {...} (readSoftTrajectory) }. Positions etc. are
+// solver: {nonConverged}, soft: null | {...} (readSoftTrajectory), cameras: [{name, width,
+// height, frames}] (readCameras) }. Positions etc. are
 // Float64Array(frames × 3 or 4); null → NaN.
 export function readTrajectory(data) {
   if (data === null || typeof data !== 'object' || Array.isArray(data)) fail('expected a JSON object');
+  const result = readParts(data);
+  result.cameras = readCameras(data.cameras, result.times.length);
+  return result;
+}
+
+// "cameras" (diffphys simulate --cameras): what each scene camera saw at every recorded frame,
+// [{name, width, height, frames: [PNG data URI, …]}]; [] when the file has none.
+function readCameras(cameras, frameCount) {
+  if (cameras === undefined) return [];
+  if (!Array.isArray(cameras)) fail('"cameras" must be a list of the cameras\' films');
+  return cameras.map((camera, i) => {
+    const where = `cameras[${i}]`;
+    if (!camera || typeof camera !== 'object' || typeof camera.name !== 'string') fail(`${where}: expected {name, width, height, frames}`);
+    if (!Number.isInteger(camera.width) || !Number.isInteger(camera.height) || camera.width < 1 || camera.height < 1)
+      fail(`${where}: width and height must be positive integers`);
+    if (!Array.isArray(camera.frames) || camera.frames.length !== frameCount)
+      fail(`${where}: ${Array.isArray(camera.frames) ? camera.frames.length : 'no'} frames, the trajectory has ${frameCount}`);
+    camera.frames.forEach((frame, f) => {
+      if (typeof frame !== 'string' || !frame.startsWith('data:image/png;base64,'))
+        fail(`${where}.frames[${f}]: expected a PNG data URI`);
+    });
+    return { name: camera.name, width: camera.width, height: camera.height, frames: camera.frames };
+  });
+}
+
+function readParts(data) {
   if (data.format === 'diffphys-world-trajectory') return readWorldTrajectory(data);
   if (data.format === 'diffphys-coupled-trajectory')
     fail('a coupled trajectory of an earlier diffphys; write it again with this version of \'diffphys simulate --out\' ' +

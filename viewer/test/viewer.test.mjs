@@ -19,6 +19,9 @@
 //   - soft pages: the soft mesh is drawn (its surface triangles and springs as in the file's
 //     "topology"; hiding it changes the picture), its nodes are drawn at the recorded
 //     positions and move between the two times.
+// A page filmed with `simulate --cameras` (the pendulum-cart's 288 × 96 camera) shows the scene
+// camera's frames beside the 3D view: the recorded frame nearest the scrubber's time, a picture
+// that is not blank and changes as the cart and pole move.
 // And one page loaded with WebGL refused (as a headless browser without a software GL does):
 // the 3D view shows a message pointing to `diffphys render`, and the plots are still drawn.
 // WebGL runs on SwiftShader (ANGLE's CPU Vulkan): no GPU is needed.
@@ -89,6 +92,12 @@ const coupledPage = path.join(workDir, 'cloth_on_pendulum.html');
 diffphys('simulate', path.join(softScenes, 'cloth_on_pendulum.json'), '--steps', '40', '--every', '2', '--quiet',
   '--out', coupledTrajectory);
 diffphys('view', coupledTrajectory, '-o', coupledPage, '--quiet');
+
+// The pendulum-cart filmed by its camera (examples/scenes/pendulum_cart.json), pushed by nothing:
+// the pole swings from 0.4 rad.
+const cartPage = path.join(workDir, 'pendulum_cart.html');
+diffphys('simulate', path.join(scenes, 'pendulum_cart.json'), '--steps', '60', '--every', '3', '--quiet',
+  '--cameras', '--view', cartPage);
 
 // --- Browser ----------------------------------------------------------------------------
 const userDataDir = fs.mkdtempSync(path.join(workDir, 'chromium-profile-'));
@@ -282,6 +291,51 @@ async function checkPage(file, { label, times, expectNotes = [], expectLoss = fa
   await page.close();
 }
 
+// The camera panel of a page filmed with --cameras: frame 0 at the start, the last frame at the
+// end, each a decoded picture of the camera's size that is not blank, the two different.
+async function checkCameraPage(file) {
+  const page = await context.newPage();
+  const errors = [];
+  page.on('console', (message) => { if (message.type() === 'error') errors.push(`console: ${message.text()}`); });
+  page.on('pageerror', (error) => errors.push(`exception: ${error.message}`));
+  await page.goto(pathToFileURL(file).href);
+  await page.waitForFunction(() => window.diffphysViewer?.ready === true, null, { timeout: 30000 });
+  const showAt = async (fraction) => {
+    await page.evaluate((f) => {
+      const scrubber = document.getElementById('scrubber');
+      if (window.diffphysViewer.playing) document.getElementById('play').click();
+      scrubber.value = String(Number(scrubber.min) + f * (Number(scrubber.max) - Number(scrubber.min)));
+      scrubber.dispatchEvent(new Event('input', { bubbles: true }));
+    }, fraction);
+    await page.waitForFunction(() => {
+      const image = document.getElementById('camera-frame');
+      return image.complete && image.naturalWidth > 0;
+    }, null, { timeout: 10000 });
+    return {
+      camera: await page.evaluate(() => window.diffphysViewer.camera),
+      size: await page.evaluate(() => [document.getElementById('camera-frame').naturalWidth,
+        document.getElementById('camera-frame').naturalHeight]),
+      picture: await page.locator('#camera-frame').screenshot(),
+    };
+  };
+  await check('pendulum-cart (simulate --cameras --view): the camera\'s frames beside the 3D view', async () => {
+    assert.ok(await page.isVisible('#camera-section'), 'no camera section');
+    assert.match(await page.textContent('#camera-select'), /side \(288 × 96\)/);
+    const first = await showAt(0);
+    assert.deepEqual(first.camera, { name: 'side', frame: 0 });
+    assert.deepEqual(first.size, [288, 96]);
+    const last = await showAt(1);
+    const frameCount = await page.evaluate(() => window.diffphysViewer.frameCount);
+    assert.deepEqual(last.camera, { name: 'side', frame: frameCount - 1 });
+    const stats = await pixelStats(first.picture, last.picture);
+    assert.ok(stats.colours > 20, `the camera frame looks blank (${stats.colours} colours)`);
+    assert.ok(stats.differingFraction > 0.001, `the camera frames do not change (${stats.differingFraction})`);
+    assert.deepEqual(errors, []);
+    assert.deepEqual(networkRequests, []);
+  });
+  await page.close();
+}
+
 // The ball's page with every WebGL context refused by the browser.
 async function checkWithoutWebGL(file) {
   const page = await context.newPage();
@@ -312,6 +366,7 @@ async function checkWithoutWebGL(file) {
 
 try {
   await checkWithoutWebGL(ballPage);
+  await checkCameraPage(cartPage);
   // Ball: from 1 m at t = 0 to near the ground at 35% of the 1.2 s.
   await checkPage(ballPage, { label: 'bouncing ball (simulate --view)', times: [0, 0.35] });
   await checkPage(pendulumPage, { label: 'pendulum (view)', times: [0, 0.25] });

@@ -1,0 +1,193 @@
+// fluid/fluid_model.cpp — building a FluidModel from a FluidSpec (with the checks that name the
+// item and value), θ's slices, state checks, the workspace's buffers and the closed-form
+// diagnostics (kinetic energy, scalar mass, divergence).
+#include <cmath>
+
+#include "diffphys/error.hpp"
+#include "fluid/workspace.hpp"
+
+namespace diffphys::fluid {
+namespace {
+
+const char* side_name(int side) {
+  static const char* const names[4] = {"left", "right", "bottom", "top"};
+  return names[side];
+}
+
+int add_slice(FluidParamLayout& layout, std::vector<double>& theta, std::string name,
+              const std::vector<double>& values) {
+  const int offset = layout.count;
+  layout.slices.push_back({std::move(name), offset, static_cast<int>(values.size())});
+  theta.insert(theta.end(), values.begin(), values.end());
+  layout.count += static_cast<int>(values.size());
+  return offset;
+}
+
+}  // namespace
+
+FluidBuild build_fluid(const FluidSpec& spec) {
+  const std::string& n = spec.name;
+  if (spec.nx < 2 || spec.ny < 2)
+    throw Error(message("fluid '", n, "': resolution must be at least 2 cells per side, got nx = ", spec.nx,
+                        ", ny = ", spec.ny));
+  if (static_cast<long long>(spec.nx) * spec.ny > (1LL << 26))
+    throw Error(message("fluid '", n, "': resolution ", spec.nx, " x ", spec.ny, " exceeds 2^26 cells"));
+  if (!(spec.spacing > 0.0) || !std::isfinite(spec.spacing))
+    throw Error(message("fluid '", n, "': spacing must be positive and finite, got ", spec.spacing));
+  if (!(spec.dt > 0.0) || !std::isfinite(spec.dt))
+    throw Error(message("fluid '", n, "': dt must be positive and finite, got ", spec.dt));
+  if (!(spec.viscosity >= 0.0) || !std::isfinite(spec.viscosity))
+    throw Error(message("fluid '", n, "': viscosity must be non-negative and finite, got ", spec.viscosity));
+  if (spec.scalar_count < 0)
+    throw Error(message("fluid '", n, "': scalar_count must be non-negative, got ", spec.scalar_count));
+  if (!spec.buoyancy.empty() && static_cast<int>(spec.buoyancy.size()) != spec.scalar_count)
+    throw Error(
+        message("fluid '", n, "': buoyancy has ", spec.buoyancy.size(), " values for ", spec.scalar_count, " scalars"));
+  for (std::size_t k = 0; k < spec.buoyancy.size(); ++k)
+    if (!std::isfinite(spec.buoyancy[k]))
+      throw Error(message("fluid '", n, "': buoyancy[", k, "] must be finite, got ", spec.buoyancy[k]));
+  for (int side = 0; side < 4; ++side)
+    if (!std::isfinite(spec.walls[side].tangential_velocity))
+      throw Error(message("fluid '", n, "': ", side_name(side), " wall's tangential_velocity must be finite, got ",
+                          spec.walls[side].tangential_velocity));
+  if (!(spec.viscosity_theta >= 0.5 && spec.viscosity_theta <= 1.0))
+    throw Error(message("fluid '", n, "': viscosity_theta must be in [0.5, 1], got ", spec.viscosity_theta));
+  if (!(spec.max_cfl > 0.0 && spec.max_cfl <= 20.0))
+    throw Error(message("fluid '", n, "': max_cfl must be in (0, 20], got ", spec.max_cfl));
+  const FluidSolverSettings& solver = spec.solver;
+  if (!(solver.relative_tolerance > 0.0 && solver.relative_tolerance < 1.0))
+    throw Error(
+        message("fluid '", n, "': solver relative_tolerance must be in (0, 1), got ", solver.relative_tolerance));
+  if (solver.max_iterations < 1)
+    throw Error(message("fluid '", n, "': solver max_iterations must be positive, got ", solver.max_iterations));
+  if (solver.smoothing_sweeps < 1)
+    throw Error(message("fluid '", n, "': solver smoothing_sweeps must be positive, got ", solver.smoothing_sweeps));
+
+  FluidBuild built;
+  FluidModel& model = built.model;
+  model.name = spec.name;
+  model.nx = spec.nx;
+  model.ny = spec.ny;
+  model.spacing = spec.spacing;
+  model.dt = spec.dt;
+  model.scalar_count = spec.scalar_count;
+  model.walls = spec.walls;
+  model.advection = spec.advection;
+  model.viscosity_theta = spec.viscosity_theta;
+  model.max_cfl = spec.max_cfl;
+  model.solver = spec.solver;
+  std::vector<double>& theta = built.params.values;
+  model.layout.viscosity = add_slice(model.layout, theta, "fluid/viscosity", {spec.viscosity});
+  model.layout.buoyancy = add_slice(
+      model.layout, theta, "fluid/buoyancy",
+      spec.buoyancy.empty() ? std::vector<double>(static_cast<std::size_t>(spec.scalar_count), 0.0) : spec.buoyancy);
+  built.state.velocities.assign(static_cast<std::size_t>(model.velocity_count()), 0.0);
+  built.state.scalars.assign(static_cast<std::size_t>(model.scalar_count) * model.cell_count(), 0.0);
+  return built;
+}
+
+std::span<double> FluidParams::slice(const FluidModel& model, std::string_view name) {
+  for (const FluidParamLayout::Slice& s : model.layout.slices)
+    if (s.name == name)
+      return std::span<double>(values).subspan(static_cast<std::size_t>(s.offset), static_cast<std::size_t>(s.size));
+  throw Error(message("fluid params: no slice named '", name, "' (fluid/viscosity, fluid/buoyancy)"));
+}
+std::span<const double> FluidParams::slice(const FluidModel& model, std::string_view name) const {
+  return const_cast<FluidParams*>(this)->slice(model, name);
+}
+
+void validate_fluid_params(const FluidModel& model, const FluidParams& params) {
+  if (static_cast<int>(params.values.size()) != model.param_count())
+    throw Error(
+        message("fluid '", model.name, "': θ has ", params.values.size(), " values, the model ", model.param_count()));
+  const double viscosity = params.values[static_cast<std::size_t>(model.layout.viscosity)];
+  if (!(viscosity >= 0.0) || !std::isfinite(viscosity))
+    throw Error(message("fluid '", model.name, "': fluid/viscosity must be non-negative and finite, got ", viscosity));
+  for (int k = 0; k < model.scalar_count; ++k) {
+    const double beta = params.values[static_cast<std::size_t>(model.layout.buoyancy + k)];
+    if (!std::isfinite(beta))
+      throw Error(message("fluid '", model.name, "': fluid/buoyancy[", k, "] must be finite, got ", beta));
+  }
+}
+
+void validate_fluid_state(const FluidModel& model, const FluidState& state) {
+  const std::string& n = model.name;
+  if (static_cast<int>(state.velocities.size()) != model.velocity_count())
+    throw Error(message("fluid '", n, "': state has ", state.velocities.size(), " velocities, the grid ",
+                        model.velocity_count(), " faces"));
+  if (state.scalars.size() != static_cast<std::size_t>(model.scalar_count) * model.cell_count())
+    throw Error(message("fluid '", n, "': state has ", state.scalars.size(), " scalar values, expected ",
+                        model.scalar_count, " x ", model.cell_count()));
+  double speed = 0.0;
+  for (std::size_t k = 0; k < state.velocities.size(); ++k) {
+    if (!std::isfinite(state.velocities[k]))
+      throw Error(message("fluid '", n, "': velocity of face ", k, " must be finite, got ", state.velocities[k]));
+    speed = std::max(speed, std::abs(state.velocities[k]));
+  }
+  for (std::size_t k = 0; k < state.scalars.size(); ++k)
+    if (!std::isfinite(state.scalars[k]))
+      throw Error(message("fluid '", n, "': scalar value ", k, " must be finite, got ", state.scalars[k]));
+  const int nx = model.nx, ny = model.ny;
+  for (int j = 0; j < ny; ++j)
+    for (const int i : {0, nx})
+      if (state.velocities[static_cast<std::size_t>(j * (nx + 1) + i)] != 0.0)
+        throw Error(message("fluid '", n, "': u face (", i, ", ", j, ") lies on a wall and must be 0, got ",
+                            state.velocities[static_cast<std::size_t>(j * (nx + 1) + i)]));
+  for (const int j : {0, ny})
+    for (int i = 0; i < nx; ++i)
+      if (state.velocities[static_cast<std::size_t>(model.u_count() + j * nx + i)] != 0.0)
+        throw Error(message("fluid '", n, "': v face (", i, ", ", j, ") lies on a wall and must be 0, got ",
+                            state.velocities[static_cast<std::size_t>(model.u_count() + j * nx + i)]));
+  const double cfl = speed * model.dt / model.spacing;
+  if (cfl > model.max_cfl)
+    throw Error(message("fluid '", n, "': CFL number ", cfl, " (max |u| ", speed, " m/s x dt ", model.dt,
+                        " s / spacing ", model.spacing, " m) exceeds max_cfl ", model.max_cfl));
+}
+
+FluidWorkspace::Impl::Impl(const FluidModel& model)
+    : velocity_count(model.velocity_count()),
+      cell_count(model.cell_count()),
+      scalar_count(model.scalar_count),
+      lattice_max(std::max(model.u_count(), model.v_count())),
+      pressure_solver(model) {
+  const std::size_t faces = static_cast<std::size_t>(velocity_count);
+  for (std::vector<double>* buffer : {&advected, &forced, &viscous, &rhs, &adjoint, &solve_residual, &solve_direction,
+                                      &solve_preconditioned, &solve_product, &velocity_bar, &viscous_bar, &forced_bar})
+    buffer->assign(faces, 0.0);
+  pressure.assign(static_cast<std::size_t>(cell_count), 0.0);
+  divergence = pressure;
+  scalars_advected.assign(static_cast<std::size_t>(scalar_count) * cell_count, 0.0);
+  scalars_bar = scalars_advected;
+  for (std::vector<double>* buffer : {&hat, &check, &hat_bar, &check_bar, &low, &high})
+    buffer->assign(static_cast<std::size_t>(lattice_max), 0.0);
+}
+
+FluidWorkspace::FluidWorkspace(const FluidModel& model) : impl_(std::make_unique<Impl>(model)) {}
+FluidWorkspace::~FluidWorkspace() = default;
+FluidWorkspace::FluidWorkspace(FluidWorkspace&&) noexcept = default;
+FluidWorkspace& FluidWorkspace::operator=(FluidWorkspace&&) noexcept = default;
+
+double kinetic_energy(const FluidModel& model, const FluidState& state) {
+  double sum = 0.0;
+  for (const double value : state.velocities) sum += value * value;  // wall faces are 0
+  return 0.5 * sum * model.spacing * model.spacing;
+}
+
+double scalar_mass(const FluidModel& model, const FluidState& state, int scalar) {
+  if (scalar < 0 || scalar >= model.scalar_count)
+    throw Error(message("scalar_mass: unknown scalar ", scalar, " (the model has ", model.scalar_count, ")"));
+  double sum = 0.0;
+  const std::size_t offset = static_cast<std::size_t>(scalar) * model.cell_count();
+  for (int c = 0; c < model.cell_count(); ++c) sum += state.scalars[offset + c];
+  return sum * model.spacing * model.spacing;
+}
+
+double divergence_rms(const FluidModel& model, std::span<const double> velocities) {
+  std::vector<double> divergence(static_cast<std::size_t>(model.cell_count()));
+  cell_divergence(model, velocities.data(), divergence.data());
+  double sum = 0.0;
+  for (const double d : divergence) sum += d * d;
+  return std::sqrt(sum / model.cell_count());
+}
+
+}  // namespace diffphys::fluid
