@@ -18,7 +18,7 @@ namespace diffphys {
 struct WorldSimulator::Engine {
   Engine(const World& world, const WorldParams& params)
       : soft_workspace(world.soft && !world.rigid ? std::make_optional<soft::SoftWorkspace>(world.soft->model) : std::nullopt) {
-    if (world.rigid && world.soft) {
+    if ((world.rigid && world.soft) || world.fluid) {  // a fluid is stepped by the schedule only
       schedule = std::make_unique<world::Schedule>(world, params);
       return;
     }
