@@ -56,6 +56,16 @@ TEST(FluidCli, GradcheckAgreesOnBothExamples) {
   }
 }
 
+// The fluid's gradient norms join the health report (they were missing: the report read an
+// empty norm vector and crashed).
+TEST(FluidCli, GradcheckHealthReportsTheFluidsGradient) {
+  const auto [code, text] = run_cli("gradcheck " + kFluidExamples + "cavity.json -n 3 --health", "fluid_cli_health");
+  EXPECT_EQ(code, 0) << text;
+  EXPECT_NE(text.find("(fluid): 3 steps of 0.03125 s"), std::string::npos) << text;
+  EXPECT_NE(text.find("gradient health over 3 steps"), std::string::npos) << text;
+  EXPECT_NE(text.find("forward steps: every one converged"), std::string::npos) << text;
+}
+
 TEST(FluidCli, RigidSolverFlagsAreRefused) {
   const auto [code, text] = run_cli("simulate " + kFluidExamples + "cavity.json -n 1 --solver pgs", "fluid_cli_flags");
   EXPECT_EQ(code, 1) << text;
