@@ -1,7 +1,8 @@
 // world/world_rollout.cpp — WorldRollout (diffphys/world.hpp): one rollout and one gradient for
 // any world. A world of several parts runs the world's schedule (world/schedule.cpp: each
 // part's step and step VJP in order, with the couplings between them, the tape and its
-// reverse owned once for all parts). A world of one part runs that part's own rollout — the
+// reverse owned once for all parts), and so does a fluid world (the fluid part has no rollout
+// of its own in the world). A rigid-only or soft-only world runs that part's own rollout — the
 // rigid Rollout (adjoint/rollout.cpp) or SoftRollout (soft/soft_rollout.cpp) — which take the
 // same steps and VJPs and add storage of their own (the rigid steps' solutions, the soft
 // steps' Cholesky factors) that the schedule does not have yet; this file splits the world's
