@@ -1,6 +1,6 @@
 """The 2D fluid (docs/fluids.md) as a part of the one world, from Python: the example scenes
-(examples/fluid/cavity.json, smoke_plume.json) load with the fluid's named slices; a WorldRollout
-and diffphys.torch.world_rollout give the same states; the torch gradient of a loss on the final
+(examples/fluid/cavity.json, smoke_plume.json) load with the fluid's named slices; a WorldRollout,
+diffphys.torch.world_rollout and a WorldSimulator give the same states; the torch gradient of a loss on the final
 smoke density w.r.t. entries of x0, the forces (fluid/force) and θ (fluid/viscosity,
 fluid/buoyancy) agrees with central differences; each step's FluidStepStatus and the backward
 pass's FluidGradientHealth read back; a negative viscosity is refused by item and value.
@@ -88,7 +88,8 @@ def test_fluid_scenes_load_with_named_slices(name, nx, ny, scalar):
 
 @pytest.mark.parametrize("name", ["cavity", "smoke_plume"])
 def test_fluid_rollout_is_world_rollout_in_torch_with_status_and_health(name):
-    """A short WorldRollout and diffphys.torch.world_rollout give the same states bit for bit;
+    """A short WorldRollout, diffphys.torch.world_rollout and a WorldSimulator give the same
+    states bit for bit;
     every step's FluidStepStatus and the backward pass's FluidGradientHealth read back."""
     world = dp.load_world(FLUID / f"{name}.json")
     lay = world.layout
@@ -100,6 +101,9 @@ def test_fluid_rollout_is_world_rollout_in_torch_with_status_and_health(name):
                                torch.from_numpy(world.default_params()))
     assert np.array_equal(states.numpy(), rollout.states())
     assert rollout.converged()
+    simulator = dp.WorldSimulator(world)  # no tape: the same steps
+    assert np.array_equal(simulator.run(steps, controls), rollout.states())
+    assert simulator.step(controls[0]).fluid.converged
 
     tolerance = 1e-10  # the scenes' solver relative_tolerance (FluidSolverSettings default)
     for status in rollout.statuses():
