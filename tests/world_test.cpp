@@ -136,7 +136,7 @@ TEST(World, RigidWorldIsTheRigidRollout) {
   const WorldParams params = world.default_params();
   WorldRollout rollout(world, params);
   rollout.run(world.initial_state(), controls, steps);
-  EXPECT_EQ(pack_state(world, rollout.final_state()), pack_state(world, WorldState{0, reference.final_state(), {}}));
+  EXPECT_EQ(pack_state(world, rollout.final_state()), pack_state(world, WorldState{0, reference.final_state(), {}, {}}));
   const auto loss = [&](int t, const State& x, std::span<double> g) {
     for (std::size_t i = 0; i < g.size(); ++i) g[i] += weight(i + static_cast<std::size_t>(t)) * (i % 12 < 3 ? x.position[i / 12].z : 1.0);
   };

@@ -146,8 +146,11 @@ void refuse_recording_beyond_memory(const World& world, long long steps, long lo
   const auto frames_at = [steps](long long k) { return steps / k + 2; };
   const int bodies = world.has_rigid() ? world.rigid->model.body_count() - 1 : 0;
   const int coordinates = world.has_soft() ? world.soft->model.dof_count() : 0;
-  const double bytes_per_frame =
-      1400.0 + 700.0 * bodies + 100.0 * coordinates + (cameras ? viewer::camera_film_bytes_per_frame(world) : 0.0);
+  // A fluid frame: every face velocity and scalar value (its layout has no per-cell overhead).
+  const double fluid_values =
+      world.has_fluid() ? world.fluid->model.velocity_count() + 1.0 * world.fluid->model.scalar_count * world.fluid->model.cell_count() : 0.0;
+  const double bytes_per_frame = 1400.0 + 700.0 * bodies + 100.0 * coordinates + 100.0 * fluid_values +
+                                 (cameras ? viewer::camera_film_bytes_per_frame(world) : 0.0);
   const double bytes = static_cast<double>(frames_at(every)) * bytes_per_frame;
   if (bytes <= kMaxRecordingBytes) return;
   std::string remedy = "simulate fewer --steps";
@@ -157,8 +160,9 @@ void refuse_recording_beyond_memory(const World& world, long long steps, long lo
     while (static_cast<double>(frames_at(least_every)) * bytes_per_frame > kMaxRecordingBytes) ++least_every;
     remedy = message("record fewer frames with --every ", least_every, " or more, or ", remedy);
   }
-  const std::string what = world.has_soft() ? message(plural(bodies, "body", "bodies"), " and ", coordinates / 3, " soft nodes")
-                                            : plural(bodies, "body", "bodies");
+  const std::string what = world.has_fluid() ? message("a fluid of ", static_cast<long long>(fluid_values), " values")
+                           : world.has_soft() ? message(plural(bodies, "body", "bodies"), " and ", coordinates / 3, " soft nodes")
+                                              : plural(bodies, "body", "bodies");
   throw Error(message("simulate: recording ", frames_at(every), " frames (--steps ", steps, ", --every ", every, ") of ", what,
                       " would hold about ", format_number(bytes / 1e9, 3), " GB in memory (limit ",
                       format_number(kMaxRecordingBytes / 1e9), " GB); ", remedy));

@@ -39,7 +39,8 @@ inline World load_scene_world(const std::string& path, const SceneOptions& optio
   for (const auto& [flag, value] : {std::pair{"--solver", &options.solver}, std::pair{"--formulation", &options.formulation}})
     if (!value->empty() && !world.has_rigid())
       throw Error(message(flag, " ", *value, ": applies to rigid bodies, and ", path,
-                          " holds soft bodies only (their Newton solver is set in the scene file's \"newton\" block)"));
+                          world.has_fluid() ? " holds a fluid only (its solves are set in the scene file's \"fluid\".\"solver\" block)"
+                                            : " holds soft bodies only (their Newton solver is set in the scene file's \"newton\" block)"));
   if (options.solver == "interior_point") world.rigid->model.solver.type = SolverType::InteriorPoint;
   if (options.solver == "pgs") world.rigid->model.solver.type = SolverType::ProjectedGaussSeidel;
   if (options.formulation.empty()) return world;

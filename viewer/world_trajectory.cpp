@@ -1,5 +1,5 @@
 // viewer/world_trajectory.cpp — WorldTrajectoryRecorder (world_trajectory.hpp): each part's
-// trajectory writer, and the world's envelope around them.
+// trajectory writer (rigid, soft, fluid), and the world's envelope around them.
 #include "world_trajectory.hpp"
 
 #include <sstream>
@@ -64,11 +64,50 @@ class SoftTrajectory final : public PartTrajectory {
   nlohmann::json frames_ = nlohmann::json::array();
 };
 
+// The fluid: per frame its face velocities and scalar fields (diffphys/fluid.hpp's layouts)
+// and the step's pressure solve; the grid once.
+class FluidTrajectory final : public PartTrajectory {
+ public:
+  explicit FluidTrajectory(const World& world) : model_(world.fluid->model) {}
+  std::string kind() const override { return "fluid"; }
+  void record(long long step, const WorldSimulator& simulator, const WorldStepStatus* status) override {
+    const fluid::FluidState& state = simulator.state().fluid;
+    const auto u_count = static_cast<std::ptrdiff_t>(model_.u_count());
+    const auto cells = static_cast<std::ptrdiff_t>(model_.cell_count());
+    nlohmann::json scalars = nlohmann::json::object();
+    for (int k = 0; k < model_.scalar_count; ++k)
+      scalars[model_.scalar_names[static_cast<std::size_t>(k)]] =
+          std::vector<double>(state.scalars.begin() + k * cells, state.scalars.begin() + (k + 1) * cells);
+    const fluid::FluidStepStatus none;
+    const fluid::FluidStepStatus& s = status ? *status->fluid : none;
+    frames_.push_back({{"step", step},
+                       {"time", state.time},
+                       {"velocity_u", std::vector<double>(state.velocities.begin(), state.velocities.begin() + u_count)},
+                       {"velocity_v", std::vector<double>(state.velocities.begin() + u_count, state.velocities.end())},
+                       {"scalars", scalars},
+                       {"pressure_iterations", s.pressure_iterations},
+                       {"divergence_after", s.divergence_after},
+                       {"cfl", s.cfl}});
+  }
+  int frame_count() const override { return static_cast<int>(frames_.size()); }
+  std::string document() const override {
+    return nlohmann::json{{"format", "diffphys-fluid-trajectory"}, {"version", 1}, {"model", model_.name}, {"dt", model_.dt},
+                          {"grid", {{"nx", model_.nx}, {"ny", model_.ny}, {"spacing", model_.spacing}}},
+                          {"scalars", model_.scalar_names}, {"frames", frames_}}
+        .dump();
+  }
+
+ private:
+  const fluid::FluidModel& model_;
+  nlohmann::json frames_ = nlohmann::json::array();
+};
+
 // The parts' writers, in the world's order: the one place that lists them.
 std::vector<std::unique_ptr<PartTrajectory>> make_part_trajectories(const World& world, const WorldParams& params) {
   std::vector<std::unique_ptr<PartTrajectory>> parts;
   if (world.has_rigid()) parts.push_back(std::make_unique<RigidTrajectory>(world, params));
   if (world.has_soft()) parts.push_back(std::make_unique<SoftTrajectory>(world, params));
+  if (world.has_fluid()) parts.push_back(std::make_unique<FluidTrajectory>(world));
   return parts;
 }
 

@@ -73,6 +73,8 @@ struct FluidSpec {
   double dt = 0.01;                 // h, s, > 0
   double viscosity = 0.0;           // ν, m²/s, ≥ 0 (θ slice fluid/viscosity)
   int scalar_count = 1;             // passive scalars (smoke density, temperature, ...), ≥ 0
+  // The scalars' names (a world's state slices "fluid/scalar/<name>"); empty: "scalar0", ...
+  std::vector<std::string> scalar_names;
   std::vector<double> buoyancy;     // β_k, m/s² per unit of scalar k, along +y (empty: all 0)
   std::array<WallSpec, 4> walls{};  // indexed by Side
   AdvectionScheme advection = AdvectionScheme::MacCormack;
@@ -101,6 +103,7 @@ struct FluidModel {
   int nx = 0, ny = 0;
   double spacing = 0.0, dt = 0.0;
   int scalar_count = 0;
+  std::vector<std::string> scalar_names;  // (scalar_count), distinct
   std::array<WallSpec, 4> walls{};
   AdvectionScheme advection = AdvectionScheme::MacCormack;
   double viscosity_theta = 1.0;
@@ -155,6 +158,16 @@ struct FluidStepStatus {
   double divergence_after = 0;   // RMS of ∇·u_{t+1} after projection, 1/s (≤ tol · before)
   double cfl = 0;                // max|u_t| h / Δx of the input
   std::string message;           // empty when converged; otherwise why not
+};
+
+// What a backward pass through the fluid saw (a world's WorldGradients::fluid_health).
+struct FluidGradientHealth {
+  std::vector<double> state_gradient_norm;  // (T + 1) ‖x̄_t‖₂ of the fluid's slice, after clipping
+  int clipped_steps = 0;                    // steps whose x̄_t was clipped to gradient_clip
+  int first_non_finite_step = -1;           // the first step whose adjoint was not finite, or −1
+  std::string first_non_finite_stage;       // where it was seen ("loss gradient", "fluid step", ...)
+  std::vector<int> unconverged_adjoint_steps;  // steps whose adjoint solves missed their tolerance
+  bool solver_converged = true;             // every forward step and adjoint solve converged
 };
 
 // Scratch memory of a step (multigrid hierarchy, solver and advection buffers), built for one

@@ -1,6 +1,6 @@
 // diffphys/world.hpp — one world: a scene of rigid bodies, soft bodies or both (and, as they
 // join, fluids and sensors) as one model, one state, one parameter vector, one control vector,
-// one rollout and one gradient (docs/architecture.md).
+// one rollout and one gradient (docs/architecture.md). A fluid (docs/fluids.md) is a part too.
 //
 //   World world = load_world("examples/soft/cloth_on_pendulum.json");   // any scene file
 //   WorldParams params = world.default_params();
@@ -20,6 +20,11 @@
 //            each soft slice under "soft/<name>" ("soft/gravity", "soft/node_mass");
 //   controls per world step: "actuator/<name>" (one per rigid substep: substeps values each),
 //            then "soft/forces" (3 per node, N).
+// A fluid adds, after those: state and tangent "fluid/velocity_u" ((nx+1) ny faces),
+// "fluid/velocity_v" (nx (ny+1) faces), "fluid/scalar/<name>" (one per cell each; the
+// layouts of diffphys/fluid.hpp); params "fluid/viscosity", "fluid/buoyancy"; controls
+// "fluid/force" (2 per cell, m/s²). A fluid is not coupled to bodies yet: a scene holds
+// either a fluid or bodies.
 // A world step is the coarsest step of the scene: the soft step when the scene holds soft
 // bodies (its rigid part then takes `substeps` steps per world step), else the rigid step.
 // How the parts interact (one-way or two-way, substeps) is the world's coupling, read from
@@ -37,6 +42,7 @@
 #include <vector>
 
 #include "diffphys/camera.hpp"
+#include "diffphys/fluid.hpp"
 #include "diffphys/model_builder.hpp"
 #include "diffphys/robot_loaders.hpp"
 #include "diffphys/rollout.hpp"
@@ -57,6 +63,8 @@ struct WorldLayout {
   int state_size = 0, tangent_size = 0, param_count = 0, control_count = 0;
   // The rigid part's offsets in each vector (its slices come first) and the soft part's.
   int soft_state_offset = 0, soft_tangent_offset = 0, soft_param_offset = 0, soft_control_offset = 0;
+  // The fluid's offsets (its slices come after the soft part's).
+  int fluid_state_offset = 0, fluid_tangent_offset = 0, fluid_param_offset = 0, fluid_control_offset = 0;
 
   // The slice named `name` in `slices`; throws Error naming the vector ("parameter", ...)
   // and the nearest known name.
@@ -77,6 +85,9 @@ class World {
   std::optional<Scene> rigid;           // bodies, shapes, joints, actuators and their defaults
   std::optional<soft::SoftBuild> soft;  // nodes, elements, obstacles and their defaults
   WorldCoupling coupling;
+  // A fluid on a grid (docs/fluids.md): its model, θ and initial state (scalars as the scene's
+  // "fluid" section fills them).
+  std::optional<fluid::FluidBuild> fluid;
   // The scene's "cameras" list (docs/scene-format.md, "Cameras"): sensors that render the rigid
   // part from a world state and θ (WorldCamera, diffphys/world_camera.hpp); not part of the
   // state, the parameters or the rollout.
@@ -88,11 +99,12 @@ class World {
 
   // Throws Error when the parts do not fit together (time steps, frame bodies) or none is present.
   World(std::string name, std::string source, std::optional<Scene> rigid, std::optional<soft::SoftBuild> soft,
-        WorldCoupling coupling = {});
+        WorldCoupling coupling = {}, std::optional<fluid::FluidBuild> fluid = std::nullopt);
 
   bool has_rigid() const { return rigid.has_value(); }
   bool has_soft() const { return soft.has_value(); }
-  // "rigid", "soft" or "rigid + soft".
+  bool has_fluid() const { return fluid.has_value(); }
+  // "rigid", "soft", "rigid + soft" or "fluid".
   std::string kind() const;
   double dt() const;  // the world step, s
   int rigid_steps_per_step() const { return has_soft() ? coupling.substeps : 1; }
@@ -126,6 +138,7 @@ struct WorldState {
   double time = 0.0;
   State rigid;
   soft::SoftState soft;
+  fluid::FluidState fluid;
 };
 
 // The flat state vector (layout().state_size) and back. unpack_state throws Error for a wrong size.
@@ -142,6 +155,7 @@ struct WorldParams {
 // The rigid and soft parameter vectors inside a WorldParams, as each part's engine takes them.
 Params rigid_params(const World& world, const WorldParams& params);
 soft::SoftParams soft_params(const World& world, const WorldParams& params);
+fluid::FluidParams fluid_params(const World& world, const WorldParams& params);
 
 // Where a loss adds dL/dx_t (tangent layout): spans of one flat tangent vector.
 struct WorldStateGradient {
@@ -149,6 +163,8 @@ struct WorldStateGradient {
   std::span<double> rigid;            // 12 per body
   std::span<double> soft_positions;   // 3 per node
   std::span<double> soft_velocities;  // 3 per node
+  std::span<double> fluid_velocities;  // (nu + nv) faces, diffphys/fluid.hpp
+  std::span<double> fluid_scalars;     // (nscalar × ncell)
 };
 
 // An empty function is a loss of 0 (every gradient 0).
@@ -180,6 +196,7 @@ struct WorldGradients {
   // What each part's backward pass saw (empty defaults for a part the world does not hold).
   GradientHealth rigid_health;
   soft::SoftGradientHealth soft_health;
+  fluid::FluidGradientHealth fluid_health;
   bool solver_converged = true;  // every forward step of every part converged
   // As Gradients::not_differentiable (rigid slices at a non-differentiable value, static
   // bodies), and in a world of both parts the rigid shape sizes the soft part collides with
@@ -193,6 +210,7 @@ struct WorldGradients {
 struct WorldStepStatus {
   std::span<const StepStatus> rigid;  // the world step's rigid substeps (empty: no rigid part)
   const soft::SoftStepStatus* soft = nullptr;
+  const fluid::FluidStepStatus* fluid = nullptr;
   bool converged() const;
 };
 

@@ -1,7 +1,7 @@
-// python/src/bind_world.cpp — diffphys/world.hpp: one world for any scene file (rigid, soft, or
-// both coupled): World (load_world, parse_world, its layout of named slices), WorldRollout,
-// WorldController (subclassable from Python: closed loop), WorldGradients and WorldSimulator
-// (stepping without a tape), everything as
+// python/src/bind_world.cpp — diffphys/world.hpp: one world for any scene file (rigid, soft,
+// both coupled, or a fluid): World (load_world, parse_world, its layout of named slices), WorldRollout,
+// WorldController (subclassable from Python: closed loop), WorldGradients (with each part's health: rigid, soft,
+// fluid) and WorldSimulator (stepping without a tape), everything as
 // flat NumPy vectors in the layouts of World.layout — the state (state_size), its gradients in
 // the tangent layout (tangent_size), θ (param_count) and the controls (T, control_count).
 //
@@ -27,6 +27,7 @@ namespace {
 struct BoundStepStatus {
   std::vector<StepStatus> rigid;
   std::optional<soft::SoftStepStatus> soft;
+  std::optional<fluid::FluidStepStatus> fluid;
   bool converged = true;
 };
 
@@ -115,17 +116,13 @@ WorldLossGradient loss_gradient_of(const py::object& loss_gradient, const World&
 }
 
 BoundStepStatus bound_status(const WorldStepStatus& status) {
-  BoundStepStatus result{{status.rigid.begin(), status.rigid.end()}, std::nullopt, status.converged()};
+  BoundStepStatus result{{status.rigid.begin(), status.rigid.end()}, std::nullopt, std::nullopt, status.converged()};
   if (status.soft != nullptr) result.soft = *status.soft;
+  if (status.fluid != nullptr) result.fluid = *status.fluid;
   return result;
 }
 
-BoundStepStatus step_status(const WorldRollout& rollout, int step) {
-  const WorldStepStatus status = rollout.status(step);
-  BoundStepStatus result{{status.rigid.begin(), status.rigid.end()}, std::nullopt, status.converged()};
-  if (status.soft != nullptr) result.soft = *status.soft;
-  return result;
-}
+BoundStepStatus step_status(const WorldRollout& rollout, int step) { return bound_status(rollout.status(step)); }
 
 void bind_soft_reports(py::module_& module) {
   py::class_<soft::SoftStepStatus>(module, "SoftStepStatus", "How a soft step's Newton solve went.")
@@ -149,6 +146,31 @@ void bind_soft_reports(py::module_& module) {
       .def_readonly("refactorised_steps", &Health::refactorised_steps);
 }
 
+void bind_fluid_reports(py::module_& module) {
+  using Status = fluid::FluidStepStatus;
+  py::class_<Status>(module, "FluidStepStatus", "How a fluid step's solves went (docs/fluids.md).")
+      .def_readonly("converged", &Status::converged, "False: a solve missed its tolerance, or the state failed.")
+      .def_readonly("pressure_iterations", &Status::pressure_iterations, "PCG iterations of the projection.")
+      .def_readonly("pressure_residual", &Status::pressure_residual, "‖b − A p‖₂ / ‖b‖₂ at exit.")
+      .def_readonly("viscosity_iterations", &Status::viscosity_iterations,
+                    "PCG iterations of the viscous solve (0 when ν = 0).")
+      .def_readonly("divergence_before", &Status::divergence_before, "RMS of ∇·u* before projection, 1/s.")
+      .def_readonly("divergence_after", &Status::divergence_after, "RMS of ∇·u_{t+1} after projection, 1/s.")
+      .def_readonly("cfl", &Status::cfl, "max|u_t| h / Δx of the input.")
+      .def_readonly("message", &Status::message, "Empty when converged; otherwise why not.");
+  using Health = fluid::FluidGradientHealth;
+  py::class_<Health>(module, "FluidGradientHealth", "What the fluid's backward pass saw.")
+      .def_readonly("state_gradient_norm", &Health::state_gradient_norm,
+                    "(T + 1) ‖x̄_t‖₂ of the fluid's slices, after clipping.")
+      .def_readonly("clipped_steps", &Health::clipped_steps)
+      .def_readonly("first_non_finite_step", &Health::first_non_finite_step, "-1 if none.")
+      .def_readonly("first_non_finite_stage", &Health::first_non_finite_stage)
+      .def_readonly("unconverged_adjoint_steps", &Health::unconverged_adjoint_steps,
+                    "Steps whose adjoint solves missed their tolerance.")
+      .def_readonly("solver_converged", &Health::solver_converged,
+                    "Every forward step and adjoint solve converged.");
+}
+
 void bind_layout(py::module_& module) {
   bind_slice<NamedSlice>(module, "NamedSlice",
                          "A named range of one of a world's flat vectors; `range` is slice(offset, offset + size).")
@@ -157,8 +179,9 @@ void bind_layout(py::module_& module) {
   py::class_<WorldLayout> layout(
       module, "WorldLayout",
       "The named slices of a world's flat vectors: state (13 per body [p, q (w, x, y, z), v, ω], then "
-      "soft/positions and soft/velocities), tangent (12 per body [p, θ, v, ω], then the soft slices), params and "
-      "controls (one world step's). The rigid part's slices come first; soft_*_offset is where the soft ones start.");
+      "soft/positions and soft/velocities, then fluid/velocity_u, fluid/velocity_v and fluid/scalar/<name>), tangent (12 "
+      "per body [p, θ, v, ω], then the soft and fluid slices as in the state), params and controls (one world step's). "
+      "The rigid part's slices come first; soft_*_offset and fluid_*_offset are where the soft and fluid ones start.");
   layout.def_readonly("state_size", &WorldLayout::state_size)
       .def_readonly("tangent_size", &WorldLayout::tangent_size)
       .def_readonly("param_count", &WorldLayout::param_count)
@@ -166,7 +189,11 @@ void bind_layout(py::module_& module) {
       .def_readonly("soft_state_offset", &WorldLayout::soft_state_offset)
       .def_readonly("soft_tangent_offset", &WorldLayout::soft_tangent_offset)
       .def_readonly("soft_param_offset", &WorldLayout::soft_param_offset)
-      .def_readonly("soft_control_offset", &WorldLayout::soft_control_offset);
+      .def_readonly("soft_control_offset", &WorldLayout::soft_control_offset)
+      .def_readonly("fluid_state_offset", &WorldLayout::fluid_state_offset)
+      .def_readonly("fluid_tangent_offset", &WorldLayout::fluid_tangent_offset)
+      .def_readonly("fluid_param_offset", &WorldLayout::fluid_param_offset)
+      .def_readonly("fluid_control_offset", &WorldLayout::fluid_control_offset);
   // Each vector's slices (a list, in order) and the lookup of one by name.
   const auto slices = [&layout](const char* list, const char* lookup, std::vector<NamedSlice> WorldLayout::*member,
                                 const char* vector) {
@@ -188,6 +215,7 @@ void bind_layout(py::module_& module) {
 
 void bind_world(py::module_& module) {
   bind_soft_reports(module);
+  bind_fluid_reports(module);
   bind_layout(module);
 
   py::class_<WorldCoupling>(module, "WorldCoupling", "How a world's parts act on each other.")
@@ -214,10 +242,11 @@ void bind_world(py::module_& module) {
       .def_property_readonly(
           "rigid", [](const World& world) { return world.rigid; }, "The rigid part as a Scene (a copy), or None.")
       .def_readonly("coupling", &World::coupling)
-      .def("kind", &World::kind, "'rigid', 'soft' or 'rigid + soft'.")
+      .def("kind", &World::kind, "'rigid', 'soft', 'rigid + soft' or 'fluid'.")
       .def("dt", &World::dt, "The world step, s (the soft step when the world holds soft bodies).")
       .def("has_rigid", &World::has_rigid)
       .def("has_soft", &World::has_soft)
+      .def("has_fluid", &World::has_fluid)
       .def("rigid_steps_per_step", &World::rigid_steps_per_step)
       .def_property_readonly("layout", &World::layout, py::return_value_policy::reference_internal)
       .def(
@@ -246,6 +275,7 @@ void bind_world(py::module_& module) {
   py::class_<BoundStepStatus>(module, "WorldStepStatus", "One world step's status, per part (copies).")
       .def_readonly("rigid", &BoundStepStatus::rigid, "The step's rigid substeps' StepStatus (empty: no rigid part).")
       .def_readonly("soft", &BoundStepStatus::soft, "The soft step's SoftStepStatus, or None.")
+      .def_readonly("fluid", &BoundStepStatus::fluid, "The fluid step's FluidStepStatus, or None.")
       .def_readonly("converged", &BoundStepStatus::converged, "Every part's solve converged.");
 
   py::class_<BoundWorldGradients> gradients_class(module, "WorldGradients",
@@ -276,6 +306,7 @@ void bind_world(py::module_& module) {
           py::arg("world"), py::arg("name"), "dL/dθ of one named slice; raises diffphys.Error for an unknown name.")
       .def_readonly("rigid_health", &BoundWorldGradients::rigid_health)
       .def_readonly("soft_health", &BoundWorldGradients::soft_health)
+      .def_readonly("fluid_health", &BoundWorldGradients::fluid_health)
       .def_readonly("solver_converged", &BoundWorldGradients::solver_converged)
       .def_readonly("not_differentiable", &BoundWorldGradients::not_differentiable,
                     "Parameter slices at a value where the loss is not differentiable, and x0/<body> for each static "

@@ -8,6 +8,7 @@
 #include "experiments/chain_mass.hpp"
 #include "experiments/experiments.hpp"
 #include "experiments/quadruped.hpp"
+#include "experiments/smoke_control.hpp"
 #include "experiments/soft_experiments_commands.hpp"
 
 namespace diffphys::experiments {
@@ -45,6 +46,9 @@ std::span<const ExperimentEntry> registry() {
       ExperimentEntry{"quadruped-invented",
                       "Degrave et al. 2019 §3.3 on the quadruped we invented before the public code was read",
                       run_quadruped_invented},
+      ExperimentEntry{"smoke-control",
+                      "issue 21 (DiffTaichi/PhiFlow smoke): per-step force fields steer a buoyant smoke blob to a target",
+                      run_smoke_control},
   };
   return entries;
 }

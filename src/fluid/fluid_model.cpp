@@ -54,6 +54,16 @@ FluidBuild build_fluid(const FluidSpec& spec) {
     throw Error(message("fluid '", n, "': viscosity_theta must be in [0.5, 1], got ", spec.viscosity_theta));
   if (!(spec.max_cfl > 0.0 && spec.max_cfl <= 20.0))
     throw Error(message("fluid '", n, "': max_cfl must be in (0, 20], got ", spec.max_cfl));
+  if (!spec.scalar_names.empty() && static_cast<int>(spec.scalar_names.size()) != spec.scalar_count)
+    throw Error(message("fluid '", n, "': scalar_names has ", spec.scalar_names.size(), " names for ", spec.scalar_count,
+                        " scalars"));
+  for (std::size_t k = 0; k < spec.scalar_names.size(); ++k) {
+    const std::string& name = spec.scalar_names[k];
+    if (name.empty() || name.find('/') != std::string::npos)
+      throw Error(message("fluid '", n, "': scalar name '", name, "' must be non-empty and without '/'"));
+    for (std::size_t j = 0; j < k; ++j)
+      if (spec.scalar_names[j] == name) throw Error(message("fluid '", n, "': scalar name '", name, "' is given twice"));
+  }
   const FluidSolverSettings& solver = spec.solver;
   if (!(solver.relative_tolerance > 0.0 && solver.relative_tolerance < 1.0))
     throw Error(
@@ -71,6 +81,9 @@ FluidBuild build_fluid(const FluidSpec& spec) {
   model.spacing = spec.spacing;
   model.dt = spec.dt;
   model.scalar_count = spec.scalar_count;
+  model.scalar_names = spec.scalar_names;
+  for (int k = static_cast<int>(model.scalar_names.size()); k < spec.scalar_count; ++k)
+    model.scalar_names.push_back("scalar" + std::to_string(k));
   model.walls = spec.walls;
   model.advection = spec.advection;
   model.viscosity_theta = spec.viscosity_theta;

@@ -42,6 +42,7 @@ std::vector<std::unique_ptr<PartReport>> make_part_reports(const World& world, c
 std::unique_ptr<PartReport> make_rigid_report(const World& world, const WorldParams& params);
 std::unique_ptr<PartReport> make_soft_report(const World& world, const WorldParams& params);
 std::unique_ptr<PartReport> make_coupling_report(const World& world, const WorldParams& params);
+std::unique_ptr<PartReport> make_fluid_report(const World& world, const WorldParams& params);  // src/fluid/fluid_report.cpp
 
 // Numbers as the reports print them: `digits` significant digits ("%.*g"); number_or_zero
 // prints round-off below 1e-12 in magnitude as 0.

@@ -12,6 +12,7 @@
 #include "adjoint/checkpoint_spacing.hpp"
 #include "diffphys/error.hpp"
 #include "math/finite.hpp"
+#include "fluid/fluid_part.hpp"
 #include "world/rigid_part.hpp"
 #include "world/rigid_soft_coupling.hpp"
 #include "world/soft_part.hpp"
@@ -34,6 +35,7 @@ void make_parts(const World& world, std::vector<std::unique_ptr<Part>>& parts, s
     soft = part.get();
     parts.push_back(std::move(part));
   }
+  if (world.has_fluid()) parts.push_back(std::make_unique<FluidPart>(world));
   if (rigid != nullptr && soft != nullptr) {
     if (world.coupling.two_way) couplings.push_back(std::make_unique<Reactions>(world, *rigid, *soft, 0));
     couplings.push_back(std::make_unique<FramePoses>(world, *rigid, *soft, 1));
@@ -43,7 +45,10 @@ void make_parts(const World& world, std::vector<std::unique_ptr<Part>>& parts, s
 WorldStateGradient gradient_view(const World& world, std::span<double> tangent) {
   const auto soft = static_cast<std::size_t>(world.layout().soft_tangent_offset);
   const auto dofs = world.has_soft() ? static_cast<std::size_t>(world.soft->model.dof_count()) : 0;
-  return {tangent, tangent.first(soft), tangent.subspan(soft, dofs), tangent.subspan(soft + dofs, dofs)};
+  const auto fluid = static_cast<std::size_t>(world.layout().fluid_tangent_offset);
+  const auto faces = world.has_fluid() ? static_cast<std::size_t>(world.fluid->model.velocity_count()) : 0;
+  return {tangent, tangent.first(soft), tangent.subspan(soft, dofs), tangent.subspan(soft + dofs, dofs),
+          tangent.subspan(fluid, faces), tangent.subspan(fluid + faces)};
 }
 
 }  // namespace

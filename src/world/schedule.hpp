@@ -2,7 +2,8 @@
 // couplings between them (world/part.hpp), keeps the tape of a rollout (checkpoints within
 // the memory budget, step records when they fit) and reverses it, owning once for all parts
 // the loss, the closed-loop controller, gradient decay and clipping and the per-step norms.
-// WorldRollout runs it for worlds of several parts and WorldSimulator steps it for them;
+// WorldRollout runs it for worlds of several parts and for a fluid world, and WorldSimulator
+// steps it for them;
 // make_parts() is the one place that lists the kinds of parts.
 #pragma once
 

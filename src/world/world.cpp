@@ -19,6 +19,7 @@
 #include "diffphys/error.hpp"
 #include "diffphys/scene.hpp"
 #include "diffphys/soft_scene.hpp"
+#include "fluid/fluid_scene_json.hpp"
 #include "model/json_reader.hpp"
 #include "model/nearest_name.hpp"
 
@@ -63,11 +64,31 @@ WorldLayout build_layout(const World& world) {
       add(layout.params, layout.param_count, "soft/" + slice.name, slice.size);
     add(layout.controls, layout.control_count, "soft/forces", model.dof_count());
   }
+  layout.fluid_state_offset = layout.state_size;
+  layout.fluid_tangent_offset = layout.tangent_size;
+  layout.fluid_param_offset = layout.param_count;
+  layout.fluid_control_offset = layout.control_count;
+  if (world.fluid) {
+    // The tangent of a fluid state is the state itself (flat fields).
+    const fluid::FluidModel& model = world.fluid->model;
+    for (std::vector<NamedSlice>* slices : {&layout.state, &layout.tangent}) {
+      int& size = slices == &layout.state ? layout.state_size : layout.tangent_size;
+      add(*slices, size, "fluid/velocity_u", model.u_count());
+      add(*slices, size, "fluid/velocity_v", model.v_count());
+      for (const std::string& scalar : model.scalar_names) add(*slices, size, "fluid/scalar/" + scalar, model.cell_count());
+    }
+    for (const fluid::FluidParamLayout::Slice& slice : model.layout.slices) add(layout.params, layout.param_count, slice.name, slice.size);
+    add(layout.controls, layout.control_count, "fluid/force", model.control_count());
+  }
   return layout;
 }
 
 void check_parts(const World& world) {
-  if (!world.rigid && !world.soft) throw Error(message(world.source, ": the scene holds no rigid or soft bodies"));
+  if (world.fluid && (world.rigid || world.soft))
+    throw Error(message(world.source, ": a fluid cannot share a scene with rigid or soft bodies yet (no coupling between ",
+                        "them is implemented; docs/fluids.md)"));
+  if (world.fluid) return;
+  if (!world.rigid && !world.soft) throw Error(message(world.source, ": the scene holds no rigid or soft bodies or fluid"));
   if (!world.rigid || !world.soft) return;
   try {
     validate_coupling(world.rigid->model, world.soft->model, world.coupling.frame_bodies, world.coupling.substeps);
@@ -103,7 +124,8 @@ World world_from_coupled(CoupledSystem system, const std::string& source) {
 template <typename ReadRigid>
 World parse_json_parts(const nlohmann::json& root, std::string_view text, const std::string& source,
                        const std::string& base_directory, ReadRigid read_rigid) {
-  const bool sectioned = !root.is_discarded() && root.is_object() && (root.contains("rigid") || root.contains("soft"));
+  const bool sectioned = !root.is_discarded() && root.is_object() &&
+                         (root.contains("rigid") || root.contains("soft") || root.contains("fluid"));
   if (!sectioned) {
     // Not JSON, or a rigid scene at the top level: the scene reader reports what is wrong.
     Scene scene = read_rigid();
@@ -115,9 +137,18 @@ World parse_json_parts(const nlohmann::json& root, std::string_view text, const 
   // section is re-read from its serialised copy (which would have lost both).
   json::parse(text, source);
   for (const auto& [key, value] : root.items())
-    if (key != "rigid" && key != "soft" && key != "coupling" && key != "cameras")
-      throw Error(message(source, ": (top level): unknown key '", key, "' beside \"rigid\"/\"soft\" (a scene with sections holds ",
-                          "\"rigid\", \"soft\", \"coupling\" and \"cameras\"; put a rigid scene's keys under \"rigid\")"));
+    if (key != "rigid" && key != "soft" && key != "coupling" && key != "cameras" && key != "fluid")
+      throw Error(message(source, ": (top level): unknown key '", key, "' beside \"rigid\"/\"soft\"/\"fluid\" (a scene with ",
+                          "sections holds \"rigid\", \"soft\", \"coupling\", \"fluid\" and \"cameras\"; put a rigid ",
+                          "scene's keys under \"rigid\")"));
+  if (root.contains("fluid")) {
+    if (root.contains("rigid") || root.contains("soft") || root.contains("coupling"))
+      throw Error(message(source, ": fluid: a \"fluid\" section cannot share a scene with \"rigid\", \"soft\" or ",
+                          "\"coupling\" yet (no coupling between a fluid and bodies is implemented; docs/fluids.md)"));
+    fluid::FluidBuild built = fluid::read_fluid_section(root.at("fluid"), source);
+    std::string name = built.model.name;
+    return World(std::move(name), source, std::nullopt, std::nullopt, {}, std::move(built));
+  }
   if (root.contains("rigid") && root.contains("soft"))
     return world_from_coupled(parse_coupled_scene(text, source, base_directory), source);
   if (root.contains("coupling"))
@@ -159,9 +190,9 @@ const NamedSlice& WorldLayout::find(std::span<const NamedSlice> slices, std::str
 }
 
 World::World(std::string name_, std::string source_, std::optional<Scene> rigid_, std::optional<soft::SoftBuild> soft_,
-             WorldCoupling coupling_)
+             WorldCoupling coupling_, std::optional<fluid::FluidBuild> fluid_)
     : name(std::move(name_)), source(std::move(source_)), rigid(std::move(rigid_)), soft(std::move(soft_)),
-      coupling(std::move(coupling_)) {
+      coupling(std::move(coupling_)), fluid(std::move(fluid_)) {
   check_parts(*this);
   layout_ = build_layout(*this);
   // Soft obstacles moved by a rigid body are named "<body>/<shape>" after the rigid shape
@@ -181,17 +212,22 @@ World::World(std::string name_, std::string source_, std::optional<Scene> rigid_
 }
 
 std::string World::kind() const {
+  if (fluid) return "fluid";
   if (rigid && soft) return "rigid + soft";
   return rigid ? "rigid" : "soft";
 }
 
-double World::dt() const { return soft ? soft->model.dt : rigid->model.dt; }
+double World::dt() const {
+  if (fluid) return fluid->model.dt;
+  return soft ? soft->model.dt : rigid->model.dt;
+}
 
 WorldState World::initial_state() const {
   WorldState state;
   if (rigid) state.rigid = rigid->state;
   if (soft) state.soft = soft->state;
-  state.time = rigid ? rigid->state.time : soft->state.time;
+  if (fluid) state.fluid = fluid->state;
+  state.time = rigid ? rigid->state.time : soft ? soft->state.time : fluid->state.time;
   return state;
 }
 
@@ -200,6 +236,7 @@ WorldParams World::default_params() const {
   params.values.reserve(static_cast<std::size_t>(layout_.param_count));
   if (rigid) params.values = rigid->params.values;
   if (soft) params.values.insert(params.values.end(), soft->params.values.begin(), soft->params.values.end());
+  if (fluid) params.values.insert(params.values.end(), fluid->params.values.begin(), fluid->params.values.end());
   return params;
 }
 
@@ -253,6 +290,17 @@ std::vector<double> pack_state(const World& world, const WorldState& state) {
     std::copy(state.soft.positions.begin(), state.soft.positions.end(), values.begin() + offset);
     std::copy(state.soft.velocities.begin(), state.soft.velocities.end(), values.begin() + offset + static_cast<std::ptrdiff_t>(dofs));
   }
+  if (world.fluid) {
+    const fluid::FluidModel& model = world.fluid->model;
+    const auto faces = static_cast<std::size_t>(model.velocity_count());
+    const auto scalars = static_cast<std::size_t>(model.scalar_count) * static_cast<std::size_t>(model.cell_count());
+    if (state.fluid.velocities.size() != faces || state.fluid.scalars.size() != scalars)
+      throw Error(message("world state: the fluid state has ", state.fluid.velocities.size(), " face velocities and ",
+                          state.fluid.scalars.size(), " scalar values, the world ", faces, " and ", scalars));
+    const auto offset = static_cast<std::ptrdiff_t>(layout.fluid_state_offset);
+    std::copy(state.fluid.velocities.begin(), state.fluid.velocities.end(), values.begin() + offset);
+    std::copy(state.fluid.scalars.begin(), state.fluid.scalars.end(), values.begin() + offset + static_cast<std::ptrdiff_t>(faces));
+  }
   return values;
 }
 
@@ -276,6 +324,14 @@ WorldState unpack_state(const World& world, std::span<const double> values) {
     const double* x = values.data() + layout.soft_state_offset;
     state.soft.positions.assign(x, x + dofs);
     state.soft.velocities.assign(x + dofs, x + 2 * dofs);
+  }
+  if (world.fluid) {
+    const fluid::FluidModel& model = world.fluid->model;
+    const auto faces = static_cast<std::size_t>(model.velocity_count());
+    const auto scalars = static_cast<std::size_t>(model.scalar_count) * static_cast<std::size_t>(model.cell_count());
+    const double* x = values.data() + layout.fluid_state_offset;
+    state.fluid.velocities.assign(x, x + faces);
+    state.fluid.scalars.assign(x + faces, x + faces + scalars);
   }
   return state;
 }
@@ -303,8 +359,17 @@ soft::SoftParams soft_params(const World& world, const WorldParams& params) {
   soft::SoftParams soft;
   if (params.values.size() != static_cast<std::size_t>(world.layout().param_count))
     throw Error(message("world parameters: expected ", world.layout().param_count, " values, got ", params.values.size()));
-  soft.values.assign(params.values.begin() + world.layout().soft_param_offset, params.values.end());
+  soft.values.assign(params.values.begin() + world.layout().soft_param_offset,
+                     params.values.begin() + world.layout().fluid_param_offset);
   return soft;
+}
+
+fluid::FluidParams fluid_params(const World& world, const WorldParams& params) {
+  fluid::FluidParams fluid;
+  if (params.values.size() != static_cast<std::size_t>(world.layout().param_count))
+    throw Error(message("world parameters: expected ", world.layout().param_count, " values, got ", params.values.size()));
+  fluid.values.assign(params.values.begin() + world.layout().fluid_param_offset, params.values.end());
+  return fluid;
 }
 
 std::span<const double> WorldGradients::param(const World& world, std::string_view name) const {

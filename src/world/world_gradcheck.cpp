@@ -14,6 +14,7 @@
 
 #include "diffphys/error.hpp"
 #include "diffphys/jacobians.hpp"
+#include "fluid/fluid_gradcheck.hpp"
 
 namespace diffphys {
 
@@ -112,10 +113,14 @@ WorldGradientCheckReport check_rigid_world(const World& world, std::span<const d
 
 }  // namespace
 
-int default_gradcheck_steps(const World& world) { return world.has_soft() ? kDefaultSoftSteps : GradientCheckOptions{}.steps; }
+int default_gradcheck_steps(const World& world) {
+  if (world.has_fluid()) return world::kDefaultFluidGradcheckSteps;
+  return world.has_soft() ? kDefaultSoftSteps : GradientCheckOptions{}.steps;
+}
 
 WorldGradientCheckReport check_world_gradients(const World& given, std::span<const double> controls,
                                                const GradientCheckOptions& options) {
+  if (given.has_fluid()) return world::check_fluid_world_gradients(given, controls, options);
   if (!given.has_soft()) return check_rigid_world(given, controls, options);
   if (options.steps < 1) throw Error(message("gradcheck: steps must be ≥ 1, got ", options.steps));
   // Finite differences divide the solvers' residuals by ε: tighten both.

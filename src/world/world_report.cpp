@@ -31,6 +31,7 @@ std::vector<std::unique_ptr<PartReport>> make_part_reports(const World& world, c
   if (world.has_rigid()) parts.push_back(make_rigid_report(world, params));
   if (world.has_soft()) parts.push_back(make_soft_report(world, params));
   if (world.has_rigid() && world.has_soft()) parts.push_back(make_coupling_report(world, params));
+  if (world.has_fluid()) parts.push_back(make_fluid_report(world, params));
   return parts;
 }
 

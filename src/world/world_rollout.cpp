@@ -1,7 +1,8 @@
 // world/world_rollout.cpp — WorldRollout (diffphys/world.hpp): one rollout and one gradient for
 // any world. A world of several parts runs the world's schedule (world/schedule.cpp: each
 // part's step and step VJP in order, with the couplings between them, the tape and its
-// reverse owned once for all parts). A world of one part runs that part's own rollout — the
+// reverse owned once for all parts), and so does a fluid world (the fluid part has no rollout
+// of its own in the world). A rigid-only or soft-only world runs that part's own rollout — the
 // rigid Rollout (adjoint/rollout.cpp) or SoftRollout (soft/soft_rollout.cpp) — which take the
 // same steps and VJPs and add storage of their own (the rigid steps' solutions, the soft
 // steps' Cholesky factors) that the schedule does not have yet; this file splits the world's
@@ -46,7 +47,7 @@ class RigidFeedback final : public Controller {
                     std::span<double> state_gradient) override {
     seen_.rigid = state;
     seen_.time = state.time;
-    WorldStateGradient gradient{state_gradient, state_gradient, {}, {}};
+    WorldStateGradient gradient{state_gradient, state_gradient, {}, {}, {}, {}};
     controller_.act_backward(step, seen_, control_gradient, gradient);
   }
 
@@ -71,7 +72,7 @@ class SoftFeedback final : public soft::SoftController {
     seen_.time = state.time;
     tangent_.assign(dL_dx.size() + dL_dv.size(), 0.0);
     const std::span<double> all(tangent_);
-    WorldStateGradient gradient{all, all.first(0), all.first(dL_dx.size()), all.subspan(dL_dx.size())};
+    WorldStateGradient gradient{all, all.first(0), all.first(dL_dx.size()), all.subspan(dL_dx.size()), {}, {}};
     controller_.act_backward(step, seen_, force_gradient, gradient);
     add_into(dL_dx, gradient.soft_positions);
     add_into(dL_dv, gradient.soft_velocities);
@@ -102,7 +103,8 @@ struct WorldRollout::Engine {
 WorldRollout::WorldRollout(const World& world, const WorldParams& params, WorldRolloutOptions options)
     : world_(world), params_(params), options_(options), engine_(std::make_unique<Engine>()) {
   Engine& engine = *engine_;
-  if (world_.has_rigid() && world_.has_soft()) {
+  // A fluid has no rollout of its own in the world: the schedule steps it.
+  if ((world_.has_rigid() && world_.has_soft()) || world_.has_fluid()) {
     engine.schedule = std::make_unique<world::Schedule>(world_, params_, options_.rollout);
   } else if (world_.has_rigid()) {
     engine.rigid_params = rigid_params(world_, params_);
@@ -262,7 +264,7 @@ WorldStepStatus WorldRollout::status(int step) const {
 
 bool WorldStepStatus::converged() const {
   return std::all_of(rigid.begin(), rigid.end(), [](const StepStatus& s) { return s.converged; }) &&
-         (soft == nullptr || soft->converged);
+         (soft == nullptr || soft->converged) && (fluid == nullptr || fluid->converged);
 }
 
 bool WorldRollout::converged() const {
@@ -318,7 +320,7 @@ WorldGradients WorldRollout::backward(const WorldLossGradient& loss_gradient) co
     std::fill(tangent.begin(), tangent.end(), 0.0);
     const std::span<double> all(tangent);
     WorldStateGradient gradient{all, all.first(soft_tangent), all.subspan(soft_tangent, dofs),
-                                all.subspan(soft_tangent + dofs, dofs)};
+                                all.subspan(soft_tangent + dofs, dofs), {}, {}};
     if (loss_gradient) loss_gradient(step, seen, gradient);
   };
   // Each part's gradient into the world's layouts.
@@ -355,7 +357,7 @@ WorldGradients WorldRollout::backward(const WorldLossGradient& loss_gradient) co
     const Gradients g = engine.rigid->backward([&](int step, const State& state, std::span<double> dL_dx) {
       seen.rigid = state;
       seen.time = state.time;
-      WorldStateGradient gradient{dL_dx, dL_dx, {}, {}};
+      WorldStateGradient gradient{dL_dx, dL_dx, {}, {}, {}, {}};
       if (loss_gradient) loss_gradient(step, seen, gradient);
     });
     take_rigid(g);

@@ -1,8 +1,8 @@
 // world/world_simulator.cpp — WorldSimulator (diffphys/world_simulator.hpp): one world step
-// at a time, no history. A world of one part is stepped by that part's step function (rigid
-// step() with the scene's warm start, soft_step()); a world of several parts by the world's
-// schedule (world/schedule.cpp), the same steps WorldRollout takes. Buffers are sized once
-// here so that step() allocates nothing.
+// at a time, no history. A rigid-only or soft-only world is stepped by that part's step
+// function (rigid step() with the scene's warm start, soft_step()); a world of several parts,
+// or a fluid, by the world's schedule (world/schedule.cpp), the same steps WorldRollout takes.
+// Buffers are sized once here so that step() allocates nothing.
 #include "diffphys/world_simulator.hpp"
 
 #include <algorithm>
@@ -18,7 +18,7 @@ namespace diffphys {
 struct WorldSimulator::Engine {
   Engine(const World& world, const WorldParams& params)
       : soft_workspace(world.soft && !world.rigid ? std::make_optional<soft::SoftWorkspace>(world.soft->model) : std::nullopt) {
-    if (world.rigid && world.soft) {
+    if ((world.rigid && world.soft) || world.fluid) {  // a fluid is stepped by the schedule only
       schedule = std::make_unique<world::Schedule>(world, params);
       return;
     }
