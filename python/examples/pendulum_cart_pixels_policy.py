@@ -188,6 +188,15 @@ def write_replay(directory, frames, heights, forces, seconds_per_frame):
             out.write(f"{k * seconds_per_frame:.3f},{height:.4f},{force:.4f}\n")
 
 
+def save(directory, policy, log, options, episodes, seconds):
+    """policy.pt and log.json (the options, the curves, the episodes and wall time so far)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    torch.save(policy.state_dict(), directory / "policy.pt")
+    with open(directory / "log.json", "w") as out:
+        json.dump({"options": {k: str(v) for k, v in vars(options).items()}, **log, "episodes": episodes,
+                   "seconds": seconds}, out)
+
+
 def parse(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="gradient check and 20 short episodes (CI)")
@@ -258,7 +267,7 @@ def main(argv=None):
             return episode(world, theta, policy, evaluation_start, control_steps, *sizes)[0].item()
 
     optimiser = torch.optim.Adam(policy.parameters(), lr=options.lr)
-    log = {"episode_loss": [], "evaluation": [], "gradient_norm": [], "mean_force": []}
+    log = {"episode_loss": [], "evaluation": [], "gradient_norm": [], "mean_force": [], "skipped": []}
     first_evaluation = evaluate()
     log["evaluation"].append((0, 0.0, first_evaluation))
     begin = time.perf_counter()
@@ -274,25 +283,29 @@ def main(argv=None):
         loss.backward()
         log["mean_force"].append(forces.abs().mean().item())
         norm = nn.utils.clip_grad_norm_(policy.parameters(), 1.0).item()
-        if not math.isfinite(norm):
-            raise RuntimeError(f"episode {index}: the gradient is not finite ({norm})")
-        optimiser.step()
+        if math.isfinite(norm):
+            optimiser.step()
+        else:  # counted and reported, not applied: one bad episode must not end a long run
+            log["skipped"].append(index)
         trained = index + 1
         log["episode_loss"].append(loss.item())
         log["gradient_norm"].append(norm)
         if trained % options.eval_every == 0 or trained == episodes:
             wall = time.perf_counter() - begin
             log["evaluation"].append((trained, wall, evaluate()))
-            print(f"episode {trained}: loss {loss.item():.4f} (mean of the last {options.eval_every}: "
-                  f"{sum(log['episode_loss'][-options.eval_every:]) / len(log['episode_loss'][-options.eval_every:]):.4f}), "
-                  f"evaluation {log['evaluation'][-1][2]:.4f}, mean |u| {log['mean_force'][-1]:.2f} N, "
-                  f"gradient norm {norm:.2e}, {wall:.0f} s", flush=True)
+            recent = log["episode_loss"][-options.eval_every:]
+            print(f"episode {trained}: loss {loss.item():.4f} (mean of the last {len(recent)}: "
+                  f"{sum(recent) / len(recent):.4f}), evaluation {log['evaluation'][-1][2]:.4f}, "
+                  f"mean |u| {log['mean_force'][-1]:.2f} N, gradient norm {norm:.2e}, {wall:.0f} s", flush=True)
+            if options.out is not None:  # a checkpoint: a long run stopped early keeps its curve and policy
+                save(options.out, policy, log, options, trained, wall)
     wall = time.perf_counter() - begin
     if log["evaluation"][-1][0] != trained:
         log["evaluation"].append((trained, wall, evaluate()))
     last_evaluation = log["evaluation"][-1][2]
-    print(f"{trained} episodes of {control_steps * period:.1f} s in {wall:.1f} s ({wall / max(trained, 1):.2f} s each); "
-          f"evaluation loss {first_evaluation:.4f} → {last_evaluation:.4f}")
+    print(f"{trained} episodes of {control_steps * period:.1f} s in {wall:.1f} s ({wall / max(trained, 1):.2f} s "
+          f"each; {len(log['skipped'])} updates skipped, non-finite); evaluation loss {first_evaluation:.4f} → "
+          f"{last_evaluation:.4f}")
     result.update(episodes=trained, seconds=wall, evaluation_before=first_evaluation,
                   evaluation_after=last_evaluation, episode_losses=log["episode_loss"],
                   gradient_norms=log["gradient_norm"])
@@ -307,12 +320,9 @@ def main(argv=None):
     print("tip height above the hinge (m) every 0.5 s: "
           + " ".join(f"{h:+.2f}" for h in heights[::max(1, round(0.5 / period))].tolist()))
     if options.out is not None:
-        options.out.mkdir(parents=True, exist_ok=True)
-        torch.save(policy.state_dict(), options.out / "policy.pt")
+        log["tip_heights"] = heights.tolist()
+        save(options.out, policy, log, options, trained, wall)
         write_replay(options.out, frames, heights.tolist(), forces.tolist() + [float("nan")], period)
-        with open(options.out / "log.json", "w") as out:
-            json.dump({"options": {k: str(v) for k, v in vars(options).items()}, **log,
-                       "tip_heights": heights.tolist(), "episodes": trained, "seconds": wall}, out)
     return result
 
 
