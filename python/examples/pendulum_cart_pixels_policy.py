@@ -26,9 +26,10 @@ Everything is float64 and seeded: a run is deterministic (for any renderer threa
 `--quick` (CI) checks the closed loop's gradient against central differences of a 0.5 s
 episode's loss — along the whole gradient's direction, w.r.t. the force bias and one weight of
 the first convolution —, then trains 20 episodes of 1 s, all from one start (0.6 rad), whose
-loss must fall. `--out DIR` writes log.json (losses, evaluation curve, wall times), policy.pt,
-and the final evaluation episode's tip heights (tip_height.csv) and camera frames
-(frames/*.png, replay.gif).
+loss must fall. `--out DIR` writes log.json (losses, evaluation curve, wall times) and policy.pt
+(also at every evaluation, as checkpoints), and the final evaluation episode's tip heights
+(tip_height.csv) and camera frames at 288 × 96 (frames/*.png, replay.gif, filmstrip.png);
+`--replay --load DIR/policy.pt --out DIR2` writes the latter again for a saved policy.
 """
 
 import argparse
@@ -104,15 +105,13 @@ def observe(world, x, theta, downsample, threads, background):
     return image[0]
 
 
-def episode(world, theta, policy, x0, control_steps, every, downsample, threads, keep_frames=False):
+def episode(world, theta, policy, x0, control_steps, every, downsample, threads):
     """Runs the closed loop from x0; returns the loss (a scalar tensor), the states
-    (control_steps · every + 1, 39), the forces and, if asked, the rendered frames."""
-    x, seen, states, forces, frames = x0, [], [x0.unsqueeze(0)], [], []
+    (control_steps · every + 1, 39) and the forces (control_steps)."""
+    x, seen, states, forces = x0, [], [x0.unsqueeze(0)], []
     background = torch.tensor(world.camera_appearance(CAMERA).background, dtype=torch.float64)
     for _ in range(control_steps):
         image = observe(world, x, theta, downsample, threads, background)
-        if keep_frames:
-            frames.append((image.detach() + background[:, None, None]).clamp(0, 1))
         seen = [image] + (seen or [image, image])[:2]  # the first frame stands in for the missing past
         # The three frames as the current one and its two backward differences (a fixed linear map
         # of the same pixels, scaled so that a few pixels' motion weighs like the picture).
@@ -127,7 +126,7 @@ def episode(world, theta, policy, x0, control_steps, every, downsample, threads,
     distance = (tip[1:] - torch.tensor(TARGET, dtype=torch.float64)).norm(dim=-1)
     speed = (tip[1:] - tip[:-1]) / world.dt()
     loss = (distance + SPEED_WEIGHT * (speed ** 2).sum(dim=-1)).mean()
-    return loss, states, torch.stack(forces), frames
+    return loss, states, torch.stack(forces)
 
 
 def unit(tensor, index):
@@ -170,18 +169,23 @@ def check_gradient(world, theta, policy, x0, control_steps, every, downsample, t
     return rows
 
 
-def write_replay(directory, frames, heights, forces, seconds_per_frame):
-    """frames/NNN.png, replay.gif and tip_height.csv of the evaluation episode."""
+def write_replay(directory, world, theta, states, heights, forces, seconds_per_frame, threads):
+    """The camera's full 288 × 96 frames of `states` (one per control step) as frames/NNN.png,
+    replay.gif and filmstrip.png (one frame every 0.5 s, top to bottom), and tip_height.csv."""
     from PIL import Image  # only for the files; training does not need it
+    with torch.no_grad():
+        colour, _ = dpt.render(world, states, theta, CAMERA, threads=threads)
     (directory / "frames").mkdir(parents=True, exist_ok=True)
-    pictures = []
-    for k, frame in enumerate(frames):
-        pixels = (frame.permute(1, 2, 0).numpy() * 255).round().astype("uint8")
-        picture = Image.fromarray(pixels)
+    pictures = [Image.fromarray((frame.clamp(0, 1).numpy() * 255).round().astype("uint8")) for frame in colour]
+    for k, picture in enumerate(pictures):
         picture.save(directory / "frames" / f"{k:03d}.png")
-        pictures.append(picture)
     pictures[0].save(directory / "replay.gif", save_all=True, append_images=pictures[1:],
-                     duration=int(1000 * seconds_per_frame), loop=0)
+                     duration=round(1000 * seconds_per_frame), loop=0)
+    strip = pictures[::max(1, round(0.5 / seconds_per_frame))]
+    sheet = Image.new("RGB", (strip[0].width, strip[0].height * len(strip)))
+    for k, picture in enumerate(strip):
+        sheet.paste(picture, (0, k * picture.height))
+    sheet.save(directory / "filmstrip.png")
     with open(directory / "tip_height.csv", "w") as out:
         out.write("time_s,tip_height_above_hinge_m,force_N\n")
         for k, (height, force) in enumerate(zip(heights, forces)):
@@ -214,6 +218,8 @@ def parse(argv):
     parser.add_argument("--threads", type=int, default=2, help="renderer threads")
     parser.add_argument("--eval-every", type=int, default=20, help="episodes between evaluations")
     parser.add_argument("--eval-seconds", type=float, default=6.0, help="length of the final evaluation")
+    parser.add_argument("--load", type=pathlib.Path, default=None, help="start from this policy.pt")
+    parser.add_argument("--replay", action="store_true", help="no training: evaluate --load's policy and write --out")
     parser.add_argument("--out", type=pathlib.Path, default=None, help="directory for the log, policy and replay")
     options = parser.parse_args(argv)
     for name in ("episodes", "every", "downsample", "channels", "threads", "eval_every"):
@@ -224,6 +230,10 @@ def parse(argv):
         value = getattr(options, name)
         if value is not None and not value > 0:
             parser.error(f"--{name.replace('_', '-')} must be positive, got {value}")
+    if options.replay and (options.load is None or options.out is None):
+        parser.error("--replay needs --load POLICY and --out DIR")
+    if options.load is not None and not options.load.is_file():
+        parser.error(f"--load: no such file {options.load}")
     if 96 % options.downsample or 288 % options.downsample:
         parser.error(f"--downsample must divide the frame's 288 × 96 pixels, got {options.downsample}")
     return options
@@ -245,6 +255,8 @@ def main(argv=None):
     camera = world.cameras[0]
     height, width = camera.height // options.downsample, camera.width // options.downsample
     policy = Controller(height, width, options.channels, options.head_gain).double()
+    if options.load is not None:
+        policy.load_state_dict(torch.load(options.load))
     parameters = sum(p.numel() for p in policy.parameters())
     sizes = (options.every, options.downsample, options.threads)
     print(f"pendulum-cart-pixels: {camera.width} × {camera.height} frames pooled to {width} × {height}, "
@@ -272,14 +284,14 @@ def main(argv=None):
     log["evaluation"].append((0, 0.0, first_evaluation))
     begin = time.perf_counter()
     trained = 0
-    for index in range(episodes):
+    for index in range(0 if options.replay else episodes):
         if options.minutes is not None and time.perf_counter() - begin > 60 * options.minutes:
             break
         draw = torch.rand(2, generator=generator, dtype=torch.float64)
         x0 = (start_state(world, 0.6 * (draw[0].item() - 0.5), 1.0 * (draw[1].item() - 0.5))
               if options.start_angle is None else start_state(world, 0.0, options.start_angle))
         optimiser.zero_grad()
-        loss, _, forces, _ = episode(world, theta, policy, x0, control_steps, *sizes)
+        loss, _, forces = episode(world, theta, policy, x0, control_steps, *sizes)
         loss.backward()
         log["mean_force"].append(forces.abs().mean().item())
         norm = nn.utils.clip_grad_norm_(policy.parameters(), 1.0).item()
@@ -313,7 +325,7 @@ def main(argv=None):
     # The learned policy from the evaluation start for --eval-seconds: tip heights and frames.
     with torch.no_grad():
         steps = max(1, round(options.eval_seconds / period))
-        _, states, forces, frames = episode(world, theta, policy, evaluation_start, steps, *sizes, keep_frames=True)
+        _, states, forces = episode(world, theta, policy, evaluation_start, steps, *sizes)
     heights = (tips(states[::options.every]) - states[::options.every, 13:16])[:, 2]
     upright = (heights > 0.9 * HINGE_TO_TIP).float()
     result.update(tip_heights=heights.tolist(), upright_fraction=upright.mean().item())
@@ -321,8 +333,10 @@ def main(argv=None):
           + " ".join(f"{h:+.2f}" for h in heights[::max(1, round(0.5 / period))].tolist()))
     if options.out is not None:
         log["tip_heights"] = heights.tolist()
-        save(options.out, policy, log, options, trained, wall)
-        write_replay(options.out, frames, heights.tolist(), forces.tolist() + [float("nan")], period)
+        if not options.replay:
+            save(options.out, policy, log, options, trained, wall)
+        write_replay(options.out, world, theta, states[::options.every], heights.tolist(),
+                     forces.tolist() + [float("nan")], period, options.threads)
     return result
 
 

@@ -55,9 +55,9 @@ def test_pendulum_cart_pixels_gradient_step():
     assert result["distance_after"] < result["distance_before"] - 1.0  # toward the reference push (12.6 → 11.3 N)
 
 
-def test_pendulum_cart_pixels_policy_closed_loop():
+def test_pendulum_cart_pixels_policy_closed_loop(tmp_path):
     import pendulum_cart_pixels_policy
-    result = pendulum_cart_pixels_policy.main(["--quick"])
+    result = pendulum_cart_pixels_policy.main(["--quick", "--out", str(tmp_path / "run")])
     # The closed loop (CNN → force → physics → camera → CNN) against central differences of a
     # 0.5 s episode's loss: along the whole gradient (1.6e-10 relative when written), the force
     # bias (1e-11) and one first-layer weight (2.3e-7), each with ε = 1e-6.
@@ -67,13 +67,24 @@ def test_pendulum_cart_pixels_policy_closed_loop():
     losses = result["episode_losses"]
     assert result["episodes"] == 20 and len(losses) == 20
     assert losses[-1] < losses[0] - 0.02  # the same 1 s episode, 1.048 → 1.012 when written
+    # The saved policy replays the same evaluation (the same tip heights to the bit), and the
+    # replay's frames are the camera's 288 × 96.
+    replay = pendulum_cart_pixels_policy.main(["--quick", "--replay", "--load", str(tmp_path / "run" / "policy.pt"),
+                                               "--out", str(tmp_path / "replay")])
+    assert replay["episodes"] == 0 and replay["tip_heights"] == result["tip_heights"]
+    from PIL import Image
+    with Image.open(tmp_path / "replay" / "frames" / "000.png") as frame:
+        assert frame.size == (288, 96)
+    assert (tmp_path / "replay" / "replay.gif").is_file() and (tmp_path / "run" / "tip_height.csv").is_file()
 
 
 def test_pendulum_cart_pixels_policy_refuses_bad_arguments(capsys):
     import pendulum_cart_pixels_policy
     for arguments, message in ((["--episodes", "0"], "--episodes must be a positive integer, got 0"),
                                (["--downsample", "5"], "--downsample must divide the frame's 288 × 96 pixels, got 5"),
-                               (["--lr", "-1"], "--lr must be positive, got -1.0")):
+                               (["--lr", "-1"], "--lr must be positive, got -1.0"),
+                               (["--replay"], "--replay needs --load POLICY and --out DIR"),
+                               (["--load", "/nonexistent/policy.pt"], "--load: no such file /nonexistent/policy.pt")):
         with pytest.raises(SystemExit) as stop:
             pendulum_cart_pixels_policy.main(arguments)
         assert stop.value.code == 2 and message in capsys.readouterr().err
