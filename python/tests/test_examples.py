@@ -76,6 +76,9 @@ def test_pendulum_cart_pixels_policy_closed_loop(tmp_path):
     with Image.open(tmp_path / "replay" / "frames" / "000.png") as frame:
         assert frame.size == (288, 96)
     assert (tmp_path / "replay" / "replay.gif").is_file() and (tmp_path / "run" / "tip_height.csv").is_file()
+    import plot_pendulum_cart_pixels
+    plot_pendulum_cart_pixels.main([str(tmp_path / "run"), str(tmp_path / "curve.png")])
+    assert (tmp_path / "curve.png").stat().st_size > 1000
 
 
 def test_pendulum_cart_pixels_policy_refuses_bad_arguments(capsys):
