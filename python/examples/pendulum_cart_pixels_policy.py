@@ -15,9 +15,13 @@ u_t = 15 N · tanh(·) (the motor's limit is 20 N), held for the period while th
 episode's loss is the mean over all world steps of the distance of the pole's tip to the
 upright target (0.53 m above the rail's centre) plus 0.01 s²/m × the tip's squared speed (the
 paper's "distance from the end of the pendulum to the desired point" and speed regulariser);
-its gradient flows back through the CNN, every frame and every step. Adam, one episode of
-`--seconds` (3 s, the paper's) per update from a random hanging start (cart at
-x ∈ [−0.3, 0.3] m, pole within ±0.5 rad of hanging, at rest), the gradient's norm clipped to 1.
+its gradient flows back through the CNN, every frame and every step. Adam (step 3e-4), one
+episode of `--seconds` (3 s, the paper's) per update from a random start (cart at
+x ∈ [−0.3, 0.3] m, the pole at rest anywhere on the circle: `--start-spread` π rad about
+hanging), the gradient's norm clipped to 1; in training the gradient through each control
+step's state is scaled by `--gradient-decay` 0.95 (a soft truncation of backpropagation through
+time to ~20 control steps, 1 s; the forward pass is unchanged). The evaluation starts hanging
+(0.2 rad off), the paper's swing-up.
 Everything is float64 and seeded: a run is deterministic (for any renderer thread count).
 
     PYTHONPATH=build/python /usr/bin/python3 python/examples/pendulum_cart_pixels_policy.py \
@@ -25,8 +29,8 @@ Everything is float64 and seeded: a run is deterministic (for any renderer threa
 
 `--quick` (CI) checks the closed loop's gradient against central differences of a 0.5 s
 episode's loss — along the whole gradient's direction, w.r.t. the force bias and one weight of
-the first convolution —, then trains 20 episodes of 1 s, all from one start (0.6 rad), whose
-loss must fall. `--out DIR` writes log.json (losses, evaluation curve, wall times) and policy.pt
+the first convolution —, then trains 20 episodes of 1 s (exact BPTT, step 1e-3), all from one
+start (0.6 rad), whose loss must fall. `--out DIR` writes log.json (losses, evaluation curve, wall times) and policy.pt
 (also at every evaluation, as checkpoints), and the final evaluation episode's tip heights
 (tip_height.csv) and camera frames at 288 × 96 (frames/*.png, replay.gif, filmstrip.png);
 `--replay --load DIR/policy.pt --out DIR2` writes the latter again for a saved policy.
@@ -105,9 +109,11 @@ def observe(world, x, theta, downsample, threads, background):
     return image[0]
 
 
-def episode(world, theta, policy, x0, control_steps, every, downsample, threads):
+def episode(world, theta, policy, x0, control_steps, every, downsample, threads, decay=1.0):
     """Runs the closed loop from x0; returns the loss (a scalar tensor), the states
-    (control_steps · every + 1, 39) and the forces (control_steps)."""
+    (control_steps · every + 1, 39) and the forces (control_steps). `decay` < 1 scales the
+    gradient that flows back through each control step's state (the forward pass unchanged):
+    a soft truncation of backpropagation through time, whose horizon is 1/(1 − decay) steps."""
     x, seen, states, forces = x0, [], [x0.unsqueeze(0)], []
     background = torch.tensor(world.camera_appearance(CAMERA).background, dtype=torch.float64)
     for _ in range(control_steps):
@@ -121,6 +127,8 @@ def episode(world, theta, policy, x0, control_steps, every, downsample, threads)
         states.append(rolled[1:])
         forces.append(force.reshape(()))
         x = rolled[-1]
+        if decay != 1.0:  # the same value; d/dx of the next steps reaches this one × decay
+            x = decay * x + (1.0 - decay) * x.detach()
     states = torch.cat(states)
     tip = tips(states)
     distance = (tip[1:] - torch.tensor(TARGET, dtype=torch.float64)).norm(dim=-1)
@@ -211,9 +219,14 @@ def parse(argv):
     parser.add_argument("--downsample", type=int, default=2, help="average-pooling of the 288 × 96 frames")
     parser.add_argument("--channels", type=int, default=16, help="channels of the first convolution")
     parser.add_argument("--head-gain", type=float, default=1.0, help="scale of the output layer's initial weights")
-    parser.add_argument("--lr", type=float, default=1e-3, help="Adam's step size")
+    parser.add_argument("--gradient-decay", type=float, default=None,
+                        help="factor on the gradient through each control step's state in training (1: exact BPTT; "
+                             "default 0.95, quick 1)")
+    parser.add_argument("--lr", type=float, default=None, help="Adam's step size (default 3e-4, quick 1e-3)")
     parser.add_argument("--start-angle", type=float, default=None,
                         help="every episode from this angle from hanging (rad; quick: 0.6) instead of random starts")
+    parser.add_argument("--start-spread", type=float, default=math.pi,
+                        help="random starts within ± this angle of hanging (rad; π: anywhere on the circle)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=2, help="renderer threads")
     parser.add_argument("--eval-every", type=int, default=20, help="episodes between evaluations")
@@ -226,10 +239,16 @@ def parse(argv):
         value = getattr(options, name)
         if value is not None and value < 1:
             parser.error(f"--{name.replace('_', '-')} must be a positive integer, got {value}")
-    for name in ("minutes", "seconds", "lr", "eval_seconds", "head_gain"):
+    for name in ("minutes", "seconds", "lr", "eval_seconds", "head_gain", "start_spread"):
         value = getattr(options, name)
         if value is not None and not value > 0:
             parser.error(f"--{name.replace('_', '-')} must be positive, got {value}")
+    if options.gradient_decay is None:  # quick: exact BPTT and larger steps, to see one episode's loss fall
+        options.gradient_decay = 1.0 if options.quick else 0.95
+    if options.lr is None:
+        options.lr = 1e-3 if options.quick else 3e-4
+    if not 0 < options.gradient_decay <= 1:
+        parser.error(f"--gradient-decay must be in (0, 1], got {options.gradient_decay}")
     if options.replay and (options.load is None or options.out is None):
         parser.error("--replay needs --load POLICY and --out DIR")
     if options.load is not None and not options.load.is_file():
@@ -288,10 +307,10 @@ def main(argv=None):
         if options.minutes is not None and time.perf_counter() - begin > 60 * options.minutes:
             break
         draw = torch.rand(2, generator=generator, dtype=torch.float64)
-        x0 = (start_state(world, 0.6 * (draw[0].item() - 0.5), 1.0 * (draw[1].item() - 0.5))
+        x0 = (start_state(world, 0.6 * (draw[0].item() - 0.5), 2 * options.start_spread * (draw[1].item() - 0.5))
               if options.start_angle is None else start_state(world, 0.0, options.start_angle))
         optimiser.zero_grad()
-        loss, _, forces = episode(world, theta, policy, x0, control_steps, *sizes)
+        loss, _, forces = episode(world, theta, policy, x0, control_steps, *sizes, decay=options.gradient_decay)
         loss.backward()
         log["mean_force"].append(forces.abs().mean().item())
         norm = nn.utils.clip_grad_norm_(policy.parameters(), 1.0).item()

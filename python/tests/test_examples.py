@@ -86,8 +86,31 @@ def test_pendulum_cart_pixels_policy_refuses_bad_arguments(capsys):
     for arguments, message in ((["--episodes", "0"], "--episodes must be a positive integer, got 0"),
                                (["--downsample", "5"], "--downsample must divide the frame's 288 × 96 pixels, got 5"),
                                (["--lr", "-1"], "--lr must be positive, got -1.0"),
+                               (["--gradient-decay", "0"], "--gradient-decay must be in (0, 1], got 0.0"),
                                (["--replay"], "--replay needs --load POLICY and --out DIR"),
                                (["--load", "/nonexistent/policy.pt"], "--load: no such file /nonexistent/policy.pt")):
         with pytest.raises(SystemExit) as stop:
             pendulum_cart_pixels_policy.main(arguments)
         assert stop.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_pendulum_cart_pixels_gradient_decay_keeps_the_loss_and_scales_the_gradient():
+    """The soft truncation of BPTT leaves the episode (its loss, to the bit) and shrinks only the
+    gradient of the effects that go through later steps' states."""
+    import torch
+
+    import diffphys as dp
+    import pendulum_cart_pixels_policy as pixels
+    world = dp.load_world(pixels.SCENE)
+    theta = torch.from_numpy(world.default_params())
+    torch.manual_seed(0)
+    policy = pixels.Controller(48, 144).double()
+    gradients, losses = [], []
+    for decay in (1.0, 0.5):
+        policy.zero_grad()
+        loss = pixels.episode(world, theta, policy, pixels.start_state(world, 0.0, 0.6), 6, 5, 2, 2, decay=decay)[0]
+        loss.backward()
+        losses.append(loss.item())
+        gradients.append(policy.head[2].bias.grad.item())
+    assert losses[0] == losses[1]
+    assert abs(gradients[1]) < 0.9 * abs(gradients[0]) and gradients[1] * gradients[0] > 0
