@@ -27,27 +27,12 @@
 #include <random>
 
 #include "diffphys/error.hpp"
+#include "world/gradcheck_sampling.hpp"
 
 namespace diffphys::world {
 namespace {
 
 constexpr int kSamples = 8;
-
-std::vector<int> spread(int size, int count) {
-  std::vector<int> picked;
-  if (size <= count) {
-    for (int i = 0; i < size; ++i) picked.push_back(i);
-  } else {
-    for (int s = 0; s < count; ++s) picked.push_back(static_cast<int>(static_cast<long long>(s) * (size - 1) / (count - 1)));
-  }
-  return picked;
-}
-
-std::string format(const char* pattern, auto... values) {
-  char buffer[512];
-  std::snprintf(buffer, sizeof buffer, pattern, values...);
-  return buffer;
-}
 
 }  // namespace
 
@@ -135,7 +120,7 @@ WorldGradientCheckReport check_fluid_world_gradients(const World& given, std::sp
   };
 
   for (const fluid::FluidParamLayout::Slice& slice : model.layout.slices)
-    for (const int k : spread(slice.size, kSamples)) {
+    for (const int k : spread_indices(slice.size, kSamples)) {
       const auto p = static_cast<std::size_t>(layout.fluid_param_offset + slice.offset + k);
       const double value = std::abs(params.values[p]);
       const double h = value > 0 ? std::max(options.param_epsilon * value, 1e-7) : options.param_epsilon;
@@ -149,7 +134,7 @@ WorldGradientCheckReport check_fluid_world_gradients(const World& given, std::sp
           h, at_bound ? DifferenceSide::Above : DifferenceSide::Both);
     }
   const double epsilon = options.state_epsilon;
-  for (const int pick : spread(static_cast<int>(interior_faces.size()), kSamples)) {
+  for (const int pick : spread_indices(static_cast<int>(interior_faces.size()), kSamples)) {
     const auto k = static_cast<std::size_t>(interior_faces[static_cast<std::size_t>(pick)]);
     const bool is_u = k < static_cast<std::size_t>(model.u_count());
     add(std::string("x0/") + (is_u ? "velocity_u[" + std::to_string(k) : "velocity_v[" + std::to_string(k - model.u_count())) + "]",
@@ -162,7 +147,7 @@ WorldGradientCheckReport check_fluid_world_gradients(const World& given, std::sp
         epsilon, DifferenceSide::Both);
   }
   for (int s = 0; s < model.scalar_count; ++s)
-    for (const int c : spread(static_cast<int>(cells), kSamples)) {
+    for (const int c : spread_indices(static_cast<int>(cells), kSamples)) {
       const std::size_t k = static_cast<std::size_t>(s) * cells + static_cast<std::size_t>(c);
       add("x0/scalar/" + model.scalar_names[static_cast<std::size_t>(s)] + "[" + std::to_string(c) + "]",
           gradients.initial_state[tangent + faces + k],
@@ -192,7 +177,7 @@ WorldGradientCheckReport check_fluid_world_gradients(const World& given, std::sp
     report.check.worst_relative_error =
         std::max(report.check.worst_relative_error, std::isnan(entry.relative_error) ? INFINITY : entry.relative_error);
   }
-  report.description = format("gradcheck  %s: fluid %d x %d, %d steps of %g s, loss = weighted sum of every face velocity and "
+  report.description = format_name("gradcheck  %s: fluid %d x %d, %d steps of %g s, loss = weighted sum of every face velocity and "
                               "scalar over the trajectory; initial velocities + %g sin(1.3 k) m/s on the interior faces, scalars + 0.05 sin(0.9 k + 0.3)%s",
                               world.source.c_str(), model.nx, model.ny, steps, model.dt, nudge,
                               given_controls ? "" : ", forces 0.1 sin(0.37 k) m/s²");

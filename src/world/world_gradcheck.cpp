@@ -15,10 +15,14 @@
 #include "diffphys/error.hpp"
 #include "diffphys/jacobians.hpp"
 #include "fluid/fluid_gradcheck.hpp"
+#include "world/gradcheck_sampling.hpp"
 
 namespace diffphys {
 
 namespace {
+
+using world::format_name;
+using world::spread_indices;
 
 constexpr int kSliceSamples = 8;       // components checked of a longer θ slice (several parts)
 constexpr int kRigidBodySamples = 4;   // dynamic bodies whose x₀ is checked on larger scenes
@@ -29,23 +33,6 @@ constexpr int kDefaultSoftSteps = 10;  // world steps of a check with soft bodie
 constexpr const char* kAxisName[3] = {"x", "y", "z"};
 constexpr const char* kRigidComponent[4] = {"position", "rotation", "linear_velocity", "angular_velocity"};
 constexpr int kTangent = kStateTangentPerBody;
-
-// `count` indices spread evenly over [0, size) (all of them when size ≤ count).
-std::vector<int> spread(int size, int count) {
-  std::vector<int> picked;
-  if (size <= count) {
-    for (int i = 0; i < size; ++i) picked.push_back(i);
-  } else {
-    for (int s = 0; s < count; ++s) picked.push_back(static_cast<int>(static_cast<long long>(s) * (size - 1) / (count - 1)));
-  }
-  return picked;
-}
-
-std::string format(const char* pattern, auto... values) {
-  char buffer[512];
-  std::snprintf(buffer, sizeof buffer, pattern, values...);
-  return buffer;
-}
 
 // The weighted-sum loss of the header and its gradient.
 struct WorldLoss {
@@ -105,7 +92,7 @@ WorldGradientCheckReport check_rigid_world(const World& world, std::span<const d
   WorldGradientCheckReport report;
   report.check = check_gradients(*world.rigid, controls, options);
   const Model& model = world.rigid->model;
-  report.description = format("gradcheck  %s: %d steps of %g s (%s formulation), loss = weighted sum of every state over the trajectory",
+  report.description = format_name("gradcheck  %s: %d steps of %g s (%s formulation), loss = weighted sum of every state over the trajectory",
                               world.source.c_str(), options.steps, model.dt,
                               model.solver.formulation == Formulation::Convex ? "convex" : "complementarity");
   return report;
@@ -219,7 +206,7 @@ WorldGradientCheckReport check_world_gradients(const World& given, std::span<con
         report.check.skipped.push_back("rigid/" + slice.name);
         continue;
       }
-      for (const int k : spread(slice.size, kSliceSamples)) {
+      for (const int k : spread_indices(slice.size, kSliceSamples)) {
         const auto p = static_cast<std::size_t>(slice.offset + k);
         const double value = std::abs(params.values[p]);
         const double h = value > 0 ? std::max(options.param_epsilon * value, 1e-7) : options.param_epsilon;
@@ -245,7 +232,7 @@ WorldGradientCheckReport check_world_gradients(const World& given, std::span<con
   soft::lumped_masses(soft_model, soft_theta, lumped);
   for (const soft::SoftParamLayout::Slice& slice : soft_layout.slices) {
     if (is_pose_slice(slice.offset)) continue;
-    for (const int k : spread(slice.size, several ? kSliceSamples : INT_MAX)) {
+    for (const int k : spread_indices(slice.size, several ? kSliceSamples : INT_MAX)) {
       const std::size_t p = soft_params_offset + static_cast<std::size_t>(slice.offset + k);
       const double original = params.values[p];
       const auto loss_at = [&](double delta) {
@@ -269,7 +256,7 @@ WorldGradientCheckReport check_world_gradients(const World& given, std::span<con
 
   // Rigid x₀ of the dynamic bodies: every tangent component.
   const double epsilon = options.state_epsilon;
-  for (const int pick : spread(static_cast<int>(loss.dynamic_bodies.size()), kRigidBodySamples)) {
+  for (const int pick : spread_indices(static_cast<int>(loss.dynamic_bodies.size()), kRigidBodySamples)) {
     const int b = loss.dynamic_bodies[static_cast<std::size_t>(pick)];
     for (int k = 0; k < kTangent; ++k)
       add("rigid x0/" + rigid_model->bodies[static_cast<std::size_t>(b)].name + "/" + kRigidComponent[k / 3] + "[" +
@@ -285,7 +272,7 @@ WorldGradientCheckReport check_world_gradients(const World& given, std::span<con
 
   // Rigid controls: every actuator at a spread of rigid steps (substep s of world step t).
   if (actuators > 0)
-    for (const int k : spread(steps * substeps, kControlSamples))
+    for (const int k : spread_indices(steps * substeps, kControlSamples))
       for (std::size_t a = 0; a < actuators; ++a) {
         const std::size_t index = static_cast<std::size_t>(k / substeps) * per_step +
                                   static_cast<std::size_t>(k % substeps) * actuators + a;
@@ -303,7 +290,7 @@ WorldGradientCheckReport check_world_gradients(const World& given, std::span<con
   for (int i = 0; i < soft_model.node_count; ++i)
     if (!soft_model.pinned[static_cast<std::size_t>(i)]) free_nodes.push_back(i);
   const std::string soft_prefix = several ? "soft " : "";
-  for (const int pick : spread(static_cast<int>(free_nodes.size()), kSoftNodeSamples)) {
+  for (const int pick : spread_indices(static_cast<int>(free_nodes.size()), kSoftNodeSamples)) {
     const int node = free_nodes[static_cast<std::size_t>(pick)];
     for (int which = 0; which < 2; ++which)
       for (int axis = 0; axis < 3; ++axis) {
@@ -341,18 +328,18 @@ WorldGradientCheckReport check_world_gradients(const World& given, std::span<con
         std::max(report.check.worst_relative_error, std::isnan(entry.relative_error) ? INFINITY : entry.relative_error);
   }
   if (several)
-    report.description = format("gradcheck  %s: coupled (%s), %d soft step%s of %g s (%d rigid step%s each), loss = weighted sum of "
+    report.description = format_name("gradcheck  %s: coupled (%s), %d soft step%s of %g s (%d rigid step%s each), loss = weighted sum of "
                                 "every rigid body's and soft node's state over the trajectory",
                                 world.source.c_str(), world.coupling.two_way ? "two-way" : "one-way", steps, steps == 1 ? "" : "s",
                                 soft_model.dt, substeps, substeps == 1 ? "" : "s");
   else
-    report.description = format("gradcheck  %s: %d steps of %g s, loss = weighted sum of every node's position and velocity over "
+    report.description = format_name("gradcheck  %s: %d steps of %g s, loss = weighted sum of every node's position and velocity over "
                                 "the trajectory",
                                 world.source.c_str(), steps, soft_model.dt);
   if (soft_failures > 0)
-    report.notes.push_back(format("warning: Newton did not converge at %lld %s; gradients are valid only at converged steps",
+    report.notes.push_back(format_name("warning: Newton did not converge at %lld %s; gradients are valid only at converged steps",
                                   soft_failures, several ? "soft step(s)" : "step(s)"));
-  if (rigid_failures > 0) report.notes.push_back(format("warning: the rigid solver did not converge at %lld rigid step(s)", rigid_failures));
+  if (rigid_failures > 0) report.notes.push_back(format_name("warning: the rigid solver did not converge at %lld rigid step(s)", rigid_failures));
   for (const std::string& name : report.check.skipped) report.notes.push_back("not compared: " + name + " (not differentiable at its value)");
   return report;
 }
