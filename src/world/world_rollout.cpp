@@ -255,6 +255,10 @@ WorldStepStatus WorldRollout::status(int step) const {
   if (engine.schedule) {
     status = engine.schedule->status(step);
   } else if (engine.rigid) {
+    if (!engine.rigid->statuses_kept())
+      throw Error(message("world rollout: the step statuses of these ", steps_, " steps were not kept (",
+                          kRolloutLogBytesPerStep, " bytes a step would exceed a quarter of RolloutOptions::memory_budget); "
+                          "converged() still says whether every step converged, and a larger budget keeps them"));
     status.rigid = engine.rigid->statuses().subspan(t, 1);
   } else {
     status.soft = &engine.soft->statuses()[t];
