@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <random>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "diffphys/math.hpp"
 #include "experiments/experiments.hpp"
 
@@ -23,5 +25,14 @@ Vec3 random_arm_target(std::mt19937_64& generator);
 // The 16 held-out targets are the first 16 drawn from this seed, the same for every run.
 inline constexpr std::uint64_t kArmHeldOutSeed = 20190307;
 inline constexpr int kArmHeldOutTargets = 16;
+
+struct ArmEpisode;  // experiments/arm_model.hpp
+// What both arm-reach-random trainers (BPTT, SHAC) end with: the held-out figures (the
+// targets, the average and final distances before and after training) and the verdict —
+// with --quick the held-out average distance falls by `quick_factor`, else some evaluation got
+// under 10 cm (updates_to_10cm > 0).
+ExperimentResult finish_arm_reach_random(nlohmann::json& figures, const ArmEpisode& untrained,
+                                         const ArmEpisode& trained, bool quick, double quick_factor,
+                                         int updates_to_10cm);
 
 }  // namespace diffphys::experiments

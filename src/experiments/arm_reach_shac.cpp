@@ -199,29 +199,15 @@ ExperimentResult run_arm_reach_random_shac(const ExperimentOptions& options) {
   figures["paper_updates_to_5cm"] = 2563;
   figures["paper_simulated_steps_to_10cm"] = 576LL * 128 * 800;
   figures["paper_simulated_steps_to_5cm"] = 2563LL * 128 * 800;
-  figures["held_out_targets"] = kArmHeldOutTargets;
-  figures["held_out_average_distance_before_m"] = untrained.average_distance;
-  figures["held_out_average_distance_after_m"] = last.average_distance;
-  figures["held_out_final_distance_before_m"] = untrained.final_distance;
-  figures["held_out_final_distance_after_m"] = last.final_distance;
   figures["seconds_per_update"] = training_seconds / updates;
   figures["seconds"] = whole_run.seconds();
   figures["cpu_seconds"] = whole_run.cpu_seconds();
   figures["loss_curve"] = curve_path.string();
   figures["trajectory"] = (folder / "trajectory.json").string();
-  ExperimentResult result;
   // --quick: the held-out distance averaged over the episode falls at least 2× (a policy
   // that does not track its goal cannot: the targets are spread over 0.4 m).
   constexpr double quick_required_factor = 2.0;
-  if (options.quick) {
-    figures["required_average_distance_drop"] = quick_required_factor;
-    result.success = last.average_distance * quick_required_factor <= untrained.average_distance;
-  } else {
-    result.success = updates_to_10cm > 0;
-  }
-  figures["success"] = result.success;
-  result.json = figures.dump();
-  return result;
+  return finish_arm_reach_random(figures, untrained, last, options.quick, quick_required_factor, updates_to_10cm);
 }
 
 }  // namespace diffphys::experiments
