@@ -28,14 +28,22 @@ inline int checkpoint_spacing(int requested, int steps, std::size_t state_bytes,
 //   (T/k + 1)·S + k·(R + S),  smallest at k = √(T·S / (R + S)),
 // when that fits in `budget`; 0 when no spacing does (the backward pass must then re-run each
 // step for its record, twice the forward work).
+// The bytes of that layout at spacing `interval`: (⌈T/k⌉ + 1)·S + k·(R + S).
+inline double segment_record_layout_bytes(int steps, int interval, std::size_t state_bytes, std::size_t record_bytes) {
+  const double state = static_cast<double>(state_bytes);
+  return (std::ceil(static_cast<double>(steps) / interval) + 1) * state +
+         interval * (static_cast<double>(record_bytes) + state);
+}
+
 inline int checkpoint_spacing_with_records(int steps, std::size_t state_bytes, std::size_t record_bytes,
                                            std::size_t budget) {
   if (steps <= 1) return 1;
-  const double count = static_cast<double>(steps), state = static_cast<double>(state_bytes);
+  const double state = static_cast<double>(state_bytes);
   const double per_segment_step = static_cast<double>(record_bytes) + state;
-  const int interval = std::clamp(static_cast<int>(std::lround(std::sqrt(count * state / per_segment_step))), 1, steps);
-  const double bytes = (std::ceil(count / interval) + 1) * state + interval * per_segment_step;
-  return bytes <= static_cast<double>(budget) ? interval : 0;
+  const int interval =
+      std::clamp(static_cast<int>(std::lround(std::sqrt(static_cast<double>(steps) * state / per_segment_step))), 1, steps);
+  return segment_record_layout_bytes(steps, interval, state_bytes, record_bytes) <= static_cast<double>(budget) ? interval
+                                                                                                                 : 0;
 }
 
 }  // namespace diffphys::adjoint

@@ -322,13 +322,11 @@ Gradients Rollout::backward(const LossGradient& loss_gradient) const {
     // keeping each step's record when a segment's worth fits the budget (else re-run each
     // step for its record just before reversing it).
     // (The forward pass spaced the checkpoints for this from its first step's record; the
-    // run's largest record decides: checkpoints + one segment's records and states.)
-    const std::size_t state_size = state_bytes(checkpoints_.front());
+    // run's largest record decides.)
     const bool segment_records =
         options_.keep_step_records && interval_ > 1 &&
-        (static_cast<std::size_t>(steps_ / interval_) + 2) * state_size +
-                static_cast<std::size_t>(interval_) * (largest_record_bytes_ + state_size) <=
-            state_budget_;
+        adjoint::segment_record_layout_bytes(steps_, interval_, state_bytes(checkpoints_.front()), largest_record_bytes_) <=
+            static_cast<double>(state_budget_);
     std::vector<Workspace> records(segment_records ? static_cast<std::size_t>(interval_) : 0);
     Workspace workspace;
     std::vector<State> segment;
