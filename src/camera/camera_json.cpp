@@ -68,6 +68,10 @@ SceneCameras read_cameras(const json::Json& list, const Model* rigid, const std:
   const json::Reader reader(source);
   SceneCameras scene_cameras;
   std::vector<Camera>& cameras = scene_cameras.cameras;
+  // A camera of a scene without rigid shapes would render its background and nothing else.
+  if (rigid == nullptr && list.is_array() && !list.empty())
+    reader.fail("cameras", "the scene has no rigid part, and cameras draw rigid shapes only (soft bodies and fluids "
+                           "are not drawn yet)");
   reader.for_each_element(list, "cameras", [&](const json::Json& entry, const std::string& path) {
     if (!entry.is_object()) reader.fail(path, message("expected a camera object, got ", json::describe(entry)));
     reader.check_keys(entry, path,
@@ -81,9 +85,6 @@ SceneCameras read_cameras(const json::Json& list, const Model* rigid, const std:
         reader.fail(json::key_path(path, "name"), "duplicate camera name '" + camera.name + "'");
     if (entry.contains("body")) {
       const std::string body = reader.read_string(entry["body"], json::key_path(path, "body"));
-      if (rigid == nullptr)
-        reader.fail(json::key_path(path, "body"),
-                    "body '" + body + "': the scene has no rigid bodies to carry a camera");
       try {
         camera.body = rigid->body_index(body);
       } catch (const Error& error) {
