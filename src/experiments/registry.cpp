@@ -7,6 +7,7 @@
 #include "experiments/cartpole_ilqr.hpp"
 #include "experiments/chain_mass.hpp"
 #include "experiments/experiments.hpp"
+#include "experiments/flow_inverse.hpp"
 #include "experiments/quadruped.hpp"
 #include "experiments/smoke_control.hpp"
 #include "experiments/soft_experiments_commands.hpp"
@@ -49,6 +50,9 @@ std::span<const ExperimentEntry> registry() {
       ExperimentEntry{"smoke-control",
                       "issue 21 (DiffTaichi/PhiFlow smoke): per-step force fields steer a buoyant smoke blob to a target",
                       run_smoke_control},
+      ExperimentEntry{"flow-inverse",
+                      "issue 21: recover an initial velocity field from a dye observed at three times, by L-BFGS",
+                      run_flow_inverse},
   };
   return entries;
 }
