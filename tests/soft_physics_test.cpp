@@ -9,6 +9,7 @@
 #include "diffphys/soft.hpp"
 #include "diffphys/soft_mesh.hpp"
 #include "soft_test_scenes.hpp"
+#include "test_scenes.hpp"
 
 namespace diffphys::soft {
 
@@ -225,6 +226,38 @@ TEST(SoftPhysics, NonConvergenceIsReportedNotSilent) {
   EXPECT_FALSE(status.converged);
   EXPECT_NE(status.message.find("1 Newton iterations"), std::string::npos) << status.message;
   EXPECT_GT(status.residual, 0.0);
+}
+
+// State health (docs/robustness.md): a node thrown faster than max_speed makes the step
+// unhealthy and not converged, naming the first such free node and its speed; raising the
+// bound accepts the same step; a bound that is not positive is refused.
+TEST(SoftPhysics, ANodeFasterThanMaxSpeedIsReportedWithTheNodeAndTheSpeed) {
+  SoftSpec spec = testing::spring_chain_spec();
+  spec.initial_velocities = {{0, 0, 0}, {0, 0, 0}, {1500, 0, 0}};
+  SoftBuild built = build_soft(spec);
+  SoftWorkspace workspace(built.model);
+  SoftState next;
+  const SoftStepStatus status = soft_step(built.model, built.params, built.state, {}, next, workspace);
+  EXPECT_FALSE(status.converged);
+  EXPECT_EQ(status.health, SoftStepStatus::Health::TooFast);
+  EXPECT_EQ(status.health_node, 2);
+  const double speed = std::sqrt(next.velocities[6] * next.velocities[6] + next.velocities[7] * next.velocities[7] +
+                                 next.velocities[8] * next.velocities[8]);
+  EXPECT_GT(speed, 1000.0);
+  EXPECT_DOUBLE_EQ(status.health_value, speed);
+  EXPECT_NE(status.message.find("node 2: speed"), std::string::npos) << status.message;
+  EXPECT_NE(status.message.find("above max_speed 1000 m/s"), std::string::npos) << status.message;
+
+  spec.max_speed = 5000.0;
+  SoftBuild faster = build_soft(spec);
+  SoftWorkspace faster_workspace(faster.model);
+  const SoftStepStatus allowed = soft_step(faster.model, faster.params, faster.state, {}, next, faster_workspace);
+  EXPECT_TRUE(allowed.converged) << allowed.message;
+  EXPECT_EQ(allowed.health, SoftStepStatus::Health::Ok);
+  EXPECT_EQ(allowed.health_node, -1);
+
+  spec.max_speed = 0.0;
+  EXPECT_EQ(diffphys::testing::error_of([&] { build_soft(spec); }), "soft model 'spring_chain': max_speed must be positive and finite, got 0");
 }
 
 }  // namespace

@@ -133,6 +133,10 @@ struct NewtonSettings {
 struct SoftSpec {
   std::string name = "soft";
   double dt = 0.01;                 // h, s
+  // A step whose result moves a free node faster than this is unhealthy (SoftStepStatus): an
+  // implicit-Euler step does not explode by itself, but absurd forces or scales can throw a
+  // node anywhere; the rigid bodies' solver.max_speed has the same default.
+  double max_speed = 1000.0;        // m/s, > 0
   Vector3 gravity{0, 0, -9.81};     // m/s²
   std::vector<Vector3> nodes;       // rest (and default initial) positions, m
   std::vector<double> node_masses;  // extra point mass per node, kg (empty: all 0)
@@ -222,6 +226,7 @@ struct SoftParamLayout {
 struct SoftModel {
   std::string name;
   double dt = 0.01;
+  double max_speed = 1000.0;  // m/s (SoftSpec::max_speed)
   int node_count = 0;
   std::vector<double> rest_positions;  // (3 nnode)
   std::vector<char> pinned;            // (nnode) 1: held at its rest position
@@ -300,6 +305,14 @@ struct SoftStepStatus {
   int line_search_failures = 0;
   double objective = 0.0;      // Φ at the returned positions, J
   std::string message;         // empty when converged; otherwise why not
+  // The state the step wrote (docs/robustness.md, "State health"): Ok, or the first free node
+  // (lowest index) whose position or velocity is not finite (NonFinite, health_value that
+  // component) or whose speed exceeds SoftModel::max_speed (TooFast, health_value the speed).
+  // An unhealthy step is not converged, and `message` names the node and the value.
+  enum class Health { Ok, NonFinite, TooFast };
+  Health health = Health::Ok;
+  int health_node = -1;
+  double health_value = 0.0;
 };
 
 // Scratch memory of a step (sparse Hessian pattern and factorisation, buffers). Built for

@@ -133,7 +133,20 @@ void bind_soft_reports(py::module_& module) {
       .def_readonly("regularised", &soft::SoftStepStatus::regularised)
       .def_readonly("line_search_failures", &soft::SoftStepStatus::line_search_failures)
       .def_readonly("objective", &soft::SoftStepStatus::objective, "Φ at the returned positions, J.")
-      .def_readonly("message", &soft::SoftStepStatus::message, "Empty when converged; otherwise why not.");
+      .def_readonly("message", &soft::SoftStepStatus::message, "Empty when converged; otherwise why not.")
+      .def_property_readonly(
+          "health",
+          [](const soft::SoftStepStatus& status) {
+            switch (status.health) {
+              case soft::SoftStepStatus::Health::NonFinite: return "non_finite";
+              case soft::SoftStepStatus::Health::TooFast: return "too_fast";
+              default: return "ok";
+            }
+          },
+          "'ok', 'non_finite' or 'too_fast': the state the step wrote (docs/robustness.md, State health)")
+      .def_readonly("health_node", &soft::SoftStepStatus::health_node, "The first unhealthy free node, -1 if none.")
+      .def_readonly("health_value", &soft::SoftStepStatus::health_value,
+                    "Its non-finite component or its speed (m/s).");
   using Health = soft::SoftGradientHealth;
   py::class_<Health>(module, "SoftGradientHealth", "What the soft part's backward pass saw.")
       .def_readonly("state_gradient_norm", &Health::state_gradient_norm, "(T + 1) |(dL/dx_t, dL/dv_t)|.")

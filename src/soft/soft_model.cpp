@@ -68,6 +68,9 @@ SoftBuild build_soft(const SoftSpec& spec) {
   model.name = spec.name;
   if (!(spec.dt > 0.0) || !std::isfinite(spec.dt)) throw Error(message("soft model '", spec.name, "': dt must be positive, got ", spec.dt));
   model.dt = spec.dt;
+  if (!(spec.max_speed > 0.0) || !std::isfinite(spec.max_speed))
+    throw Error(message("soft model '", spec.name, "': max_speed must be positive and finite, got ", spec.max_speed));
+  model.max_speed = spec.max_speed;
   const int n = static_cast<int>(spec.nodes.size());
   if (n == 0) throw Error(message("soft model '", spec.name, "': no nodes"));
   model.node_count = n;

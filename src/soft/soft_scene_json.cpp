@@ -70,10 +70,11 @@ class Reader : json::Reader {
     check_keys(soft, path, {"name", "dt", "gravity", "newton", "contact", "tet_materials", "cloth_materials", "nodes",
                             "node_masses", "velocities", "springs", "tets", "triangles", "tet_boxes", "cloth_rectangles",
                             "tet_meshes", "pinned", "pin_regions", "attachments", "obstacles", "initial_velocity",
-                            "frames", "frame_attachments"});
+                            "frames", "frame_attachments", "max_speed"});
     SoftSpec spec;
     if (soft.contains("name")) spec.name = text(soft.at("name"), path + ".name");
     optional_number(soft, "dt", path, spec.dt);
+    optional_number(soft, "max_speed", path, spec.max_speed);
     if (soft.contains("gravity")) spec.gravity = vector3(soft.at("gravity"), path + ".gravity");
     if (soft.contains("newton")) {
       const Json& newton = soft.at("newton");

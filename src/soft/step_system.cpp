@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "diffphys/error.hpp"
 
@@ -187,6 +188,41 @@ void check_workspace(const SoftModel& model, SoftWorkspace& workspace) {
   if (workspace.impl().model != &model)
     throw Error("soft step: the workspace was built for a different SoftModel object");
 }
+
+// The state health of the rigid step (src/rigid/state_health.hpp) for nodes: the first free
+// node whose position or velocity is not finite, or whose speed exceeds model.max_speed.
+// Pinned nodes sit at their rest positions and are not looked at. No allocation unless unhealthy.
+void check_soft_state_health(const SoftModel& model, const SoftState& state, SoftStepStatus& status) {
+  const double limit_squared = model.max_speed * model.max_speed;
+  for (int node = 0; node < model.node_count; ++node) {
+    if (model.pinned[static_cast<std::size_t>(node)] != 0) continue;
+    const std::size_t k = 3 * static_cast<std::size_t>(node);
+    double speed_squared = 0.0;
+    for (std::size_t a = 0; a < 3; ++a) {
+      const double x = state.positions[k + a], v = state.velocities[k + a];
+      if (!std::isfinite(x) || !std::isfinite(v)) {
+        status.health = SoftStepStatus::Health::NonFinite;
+        status.health_node = node;
+        status.health_value = std::isfinite(x) ? v : x;
+        status.converged = false;
+        status.message = message("node ", node, ": ", std::isfinite(x) ? "velocity" : "position", " component ", a,
+                                 " is not finite (", status.health_value, ")");
+        return;
+      }
+      speed_squared += v * v;
+    }
+    if (speed_squared > limit_squared) {
+      status.health = SoftStepStatus::Health::TooFast;
+      status.health_node = node;
+      status.health_value = std::sqrt(speed_squared);
+      status.converged = false;
+      char speed[32];  // 6 significant digits, as the rigid bodies' message (1019.98, not 1019.9800000000046)
+      std::snprintf(speed, sizeof speed, "%.6g", status.health_value);
+      status.message = message("node ", node, ": speed ", speed, " m/s above max_speed ", model.max_speed, " m/s");
+      return;
+    }
+  }
+}
 }  // namespace
 
 SoftStepStatus soft_step(const SoftModel& model, const SoftParams& params, const SoftState& in,
@@ -221,7 +257,9 @@ SoftStepStatus soft_step(const SoftModel& model, const SoftParams& params, const
                                     : adam_minimise(system, out.positions, options.adam, options.objective_history);
   for (std::size_t k = 0; k < dofs; ++k) out.velocities[k] = (out.positions[k] - in.positions[k]) / model.dt;
   out.time = in.time + model.dt;
-  return status;
+  SoftStepStatus checked = status;
+  check_soft_state_health(model, out, checked);
+  return checked;
 }
 
 SoftStepStatus solve_soft_static(const SoftModel& model, const SoftParams& params, std::span<double> positions,

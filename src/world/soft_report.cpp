@@ -44,8 +44,13 @@ class SoftReport final : public PartReport {
            std::to_string(model.obstacles.size()) + " obstacles";
   }
 
-  void observe(long long step, const WorldState&, const WorldStepStatus& status) override {
+  void observe(long long step, const WorldState& state, const WorldStepStatus& status) override {
     const soft::SoftStepStatus& s = *status.soft;
+    // An unhealthy state is not a result (docs/robustness.md, "State health"): stop, as the
+    // rigid report does; the outputs are written only after the run.
+    if (s.health != soft::SoftStepStatus::Health::Ok)
+      throw Error(message("step ", step, " (t = ", number(state.time), " s): soft '", world_.soft->model.name, "' ",
+                          s.message, "; stopped, nothing written"));
     max_iterations_ = std::max(max_iterations_, s.iterations);
     max_residual_ = std::max(max_residual_, s.residual);
     if (!s.converged && ++non_converged_ <= static_cast<long long>(kListed)) listed_.push_back({step, s});
