@@ -13,6 +13,7 @@
 #include <cmath>
 
 #include "diffphys/error.hpp"
+#include "world/part_kind.hpp"
 #include "world/schedule.hpp"
 
 namespace diffphys {
@@ -103,8 +104,8 @@ struct WorldRollout::Engine {
 WorldRollout::WorldRollout(const World& world, const WorldParams& params, WorldRolloutOptions options)
     : world_(world), params_(params), options_(options), engine_(std::make_unique<Engine>()) {
   Engine& engine = *engine_;
-  // A fluid has no rollout of its own in the world: the schedule steps it.
-  if ((world_.has_rigid() && world_.has_soft()) || world_.has_fluid()) {
+  // A kind without a rollout of its own in the world (a fluid) is stepped by the schedule.
+  if (world::runs_on_schedule(world_)) {
     engine.schedule = std::make_unique<world::Schedule>(world_, params_, options_.rollout);
   } else if (world_.has_rigid()) {
     engine.rigid_params = rigid_params(world_, params_);
