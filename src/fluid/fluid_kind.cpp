@@ -72,6 +72,12 @@ double fluid_values(const World& world) {
   return model.velocity_count() + 1.0 * model.scalar_count * model.cell_count();
 }
 
+void refuse_company(const World& world) {
+  if (world.rigid || world.soft)
+    throw Error(message(world.source, ": a fluid cannot share a scene with rigid or soft bodies yet (no coupling between ",
+                        "them is implemented; docs/fluids.md)"));
+}
+
 }  // namespace
 
 const PartKind& fluid_part_kind() {
@@ -81,6 +87,8 @@ const PartKind& fluid_part_kind() {
       .add_slices = add_fluid_slices,
       .legacy_offsets = {&WorldLayout::fluid_state_offset, &WorldLayout::fluid_tangent_offset, &WorldLayout::fluid_param_offset,
                          &WorldLayout::fluid_control_offset},
+      .check_world = refuse_company,
+      .converged = [](const WorldStepStatus& status) { return status.fluid == nullptr || status.fluid->converged; },
       .dt = [](const World& world) { return world.fluid->model.dt; },
       .initial_state = [](const World& world, WorldState& state) { state.fluid = world.fluid->state; },
       .time = [](const WorldState& state) { return state.fluid.time; },

@@ -48,6 +48,12 @@ struct PartKind {
   // for a kind that has none (WorldLayout::parts holds every kind's ranges).
   int WorldLayout::*legacy_offsets[4];  // state, tangent, params, controls
 
+  // Throws Error (naming world.source) for a world it cannot share (a fluid beside bodies: no
+  // coupling yet); null: any.
+  void (*check_world)(const World& world);
+  // Whether its statuses of one world step converged (true when the status holds none).
+  bool (*converged)(const WorldStepStatus& status);
+
   // Its step (s) and the time of its state; the world step is the last held kind's step
   // (the coarsest: a rigid part takes several steps inside a soft step).
   double (*dt)(const World& world);

@@ -47,12 +47,15 @@ WorldLayout build_layout(const World& world) {
   return layout;
 }
 
+// Each held kind's refusals (a fluid beside bodies), then the rigid ↔ soft coupling's checks.
 void check_parts(const World& world) {
-  if (world.fluid && (world.rigid || world.soft))
-    throw Error(message(world.source, ": a fluid cannot share a scene with rigid or soft bodies yet (no coupling between ",
-                        "them is implemented; docs/fluids.md)"));
-  if (world.fluid) return;
-  if (!world.rigid && !world.soft) throw Error(message(world.source, ": the scene holds no rigid or soft bodies or fluid"));
+  bool any = false;
+  for (const world::PartKind& kind : world::part_kinds()) {
+    if (!kind.held_by(world)) continue;
+    any = true;
+    if (kind.check_world != nullptr) kind.check_world(world);
+  }
+  if (!any) throw Error(message(world.source, ": the scene holds no rigid or soft bodies or fluid"));
   if (!world.rigid || !world.soft) return;
   try {
     validate_coupling(world.rigid->model, world.soft->model, world.coupling.frame_bodies, world.coupling.substeps);

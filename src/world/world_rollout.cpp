@@ -268,8 +268,8 @@ WorldStepStatus WorldRollout::status(int step) const {
 }
 
 bool WorldStepStatus::converged() const {
-  return std::all_of(rigid.begin(), rigid.end(), [](const StepStatus& s) { return s.converged; }) &&
-         (soft == nullptr || soft->converged) && (fluid == nullptr || fluid->converged);
+  const std::span<const world::PartKind> kinds = world::part_kinds();
+  return std::all_of(kinds.begin(), kinds.end(), [&](const world::PartKind& kind) { return kind.converged(*this); });
 }
 
 bool WorldRollout::converged() const {
