@@ -6,9 +6,12 @@
 #include <algorithm>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "diffphys/error.hpp"
 #include "fluid/fluid_gradcheck.hpp"
 #include "fluid/fluid_part.hpp"
+#include "fluid/fluid_scene_json.hpp"
 #include "world/part_kind.hpp"
 #include "world/part_report.hpp"
 
@@ -78,6 +81,16 @@ void refuse_company(const World& world) {
                         "them is implemented; docs/fluids.md)"));
 }
 
+// A scene's "fluid" section: a world of the fluid alone.
+World read_fluid_world(const nlohmann::json& root, const std::string& source) {
+  if (root.contains("rigid") || root.contains("soft") || root.contains("coupling"))
+    throw Error(message(source, ": fluid: a \"fluid\" section cannot share a scene with \"rigid\", \"soft\" or ",
+                        "\"coupling\" yet (no coupling between a fluid and bodies is implemented; docs/fluids.md)"));
+  fluid::FluidBuild built = fluid::read_fluid_section(root.at("fluid"), source);
+  std::string name = built.model.name;
+  return World(std::move(name), source, std::nullopt, std::nullopt, {}, std::move(built));
+}
+
 }  // namespace
 
 const PartKind& fluid_part_kind() {
@@ -87,6 +100,8 @@ const PartKind& fluid_part_kind() {
       .add_slices = add_fluid_slices,
       .legacy_offsets = {&WorldLayout::fluid_state_offset, &WorldLayout::fluid_tangent_offset, &WorldLayout::fluid_param_offset,
                          &WorldLayout::fluid_control_offset},
+      .section = "fluid",
+      .read_section = read_fluid_world,
       .check_world = refuse_company,
       .converged = [](const WorldStepStatus& status) { return status.fluid == nullptr || status.fluid->converged; },
       .dt = [](const World& world) { return world.fluid->model.dt; },

@@ -14,6 +14,8 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "diffphys/world.hpp"
 #include "diffphys/world_gradcheck.hpp"
 #include "world/part.hpp"
@@ -48,6 +50,12 @@ struct PartKind {
   // for a kind that has none (WorldLayout::parts holds every kind's ranges).
   int WorldLayout::*legacy_offsets[4];  // state, tangent, params, controls
 
+  // A scene file's section that holds this kind alone ("fluid") and its reader, given the
+  // whole file's object (it refuses the sections it cannot share a scene with); empty and
+  // null for a kind read by parse_json_parts (src/world/world.cpp: "rigid", "soft" and their
+  // "coupling", read together).
+  std::string_view section;
+  World (*read_section)(const nlohmann::json& root, const std::string& source);
   // Throws Error (naming world.source) for a world it cannot share (a fluid beside bodies: no
   // coupling yet); null: any.
   void (*check_world)(const World& world);

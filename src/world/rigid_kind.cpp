@@ -83,6 +83,8 @@ const PartKind& rigid_part_kind() {
       .held_by = [](const World& world) { return world.has_rigid(); },
       .add_slices = add_rigid_slices,
       .legacy_offsets = {nullptr, nullptr, nullptr, nullptr},  // first in every vector: offset 0
+      .section = "",
+      .read_section = nullptr,
       .check_world = nullptr,
       .converged = [](const WorldStepStatus& status) {
             return std::all_of(status.rigid.begin(), status.rigid.end(), [](const StepStatus& s) { return s.converged; });

@@ -66,6 +66,8 @@ const PartKind& soft_part_kind() {
       .add_slices = add_soft_slices,
       .legacy_offsets = {&WorldLayout::soft_state_offset, &WorldLayout::soft_tangent_offset, &WorldLayout::soft_param_offset,
                          &WorldLayout::soft_control_offset},
+      .section = "",
+      .read_section = nullptr,
       .check_world = nullptr,
       .converged = [](const WorldStepStatus& status) { return status.soft == nullptr || status.soft->converged; },
       .dt = [](const World& world) { return world.soft->model.dt; },

@@ -20,7 +20,6 @@
 #include "diffphys/error.hpp"
 #include "diffphys/scene.hpp"
 #include "diffphys/soft_scene.hpp"
-#include "fluid/fluid_scene_json.hpp"
 #include "model/json_reader.hpp"
 #include "model/nearest_name.hpp"
 #include "world/part_kind.hpp"
@@ -91,8 +90,16 @@ World world_from_coupled(CoupledSystem system, const std::string& source) {
 template <typename ReadRigid>
 World parse_json_parts(const nlohmann::json& root, std::string_view text, const std::string& source,
                        const std::string& base_directory, ReadRigid read_rigid) {
-  const bool sectioned = !root.is_discarded() && root.is_object() &&
-                         (root.contains("rigid") || root.contains("soft") || root.contains("fluid"));
+  // The sections: "rigid", "soft" (and their "coupling"), then each kind's that stands alone.
+  std::string beside = "\"rigid\"/\"soft\"", holds = "\"rigid\", \"soft\", \"coupling\"";
+  bool kind_section = false;
+  for (const world::PartKind& kind : world::part_kinds()) {
+    if (kind.section.empty()) continue;
+    beside += message("/\"", kind.section, "\"");
+    holds += message(", \"", kind.section, "\"");
+    kind_section = kind_section || (root.is_object() && root.contains(kind.section));
+  }
+  const bool sectioned = !root.is_discarded() && root.is_object() && (root.contains("rigid") || root.contains("soft") || kind_section);
   if (!sectioned) {
     // Not JSON, or a rigid scene at the top level: the scene reader reports what is wrong.
     Scene scene = read_rigid();
@@ -103,19 +110,14 @@ World parse_json_parts(const nlohmann::json& root, std::string_view text, const 
   // level) and over-deep nesting are refused with the file's own line and column, before a
   // section is re-read from its serialised copy (which would have lost both).
   json::parse(text, source);
+  const std::span<const world::PartKind> kinds = world::part_kinds();
   for (const auto& [key, value] : root.items())
-    if (key != "rigid" && key != "soft" && key != "coupling" && key != "cameras" && key != "fluid")
-      throw Error(message(source, ": (top level): unknown key '", key, "' beside \"rigid\"/\"soft\"/\"fluid\" (a scene with ",
-                          "sections holds \"rigid\", \"soft\", \"coupling\", \"fluid\" and \"cameras\"; put a rigid ",
-                          "scene's keys under \"rigid\")"));
-  if (root.contains("fluid")) {
-    if (root.contains("rigid") || root.contains("soft") || root.contains("coupling"))
-      throw Error(message(source, ": fluid: a \"fluid\" section cannot share a scene with \"rigid\", \"soft\" or ",
-                          "\"coupling\" yet (no coupling between a fluid and bodies is implemented; docs/fluids.md)"));
-    fluid::FluidBuild built = fluid::read_fluid_section(root.at("fluid"), source);
-    std::string name = built.model.name;
-    return World(std::move(name), source, std::nullopt, std::nullopt, {}, std::move(built));
-  }
+    if (key != "rigid" && key != "soft" && key != "coupling" && key != "cameras" &&
+        std::none_of(kinds.begin(), kinds.end(), [&](const world::PartKind& kind) { return !kind.section.empty() && key == kind.section; }))
+      throw Error(message(source, ": (top level): unknown key '", key, "' beside ", beside, " (a scene with sections holds ", holds,
+                          " and \"cameras\"; put a rigid scene's keys under \"rigid\")"));
+  for (const world::PartKind& kind : kinds)
+    if (!kind.section.empty() && root.contains(kind.section)) return kind.read_section(root, source);
   if (root.contains("rigid") && root.contains("soft"))
     return world_from_coupled(parse_coupled_scene(text, source, base_directory), source);
   if (root.contains("coupling"))
