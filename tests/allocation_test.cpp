@@ -240,6 +240,7 @@ TEST(WorldSimulator, AllocatesNothingAfterWarmUp) {
   worlds.back().coupling.two_way = false;  // read by the simulator: one-way
   worlds.push_back(load_world(examples + "soft/cloth_on_pendulum.json"));
   worlds.push_back(parse_world(tray, "tray.json"));
+  worlds.push_back(load_world(examples + "fluid/smoke_plume.json"));  // the schedule's fluid part
   for (const World& world : worlds) {
     SCOPED_TRACE(world.source + (world.coupling.two_way ? " (two-way)" : ""));
     WorldSimulator simulator(world, world.default_params(), world.initial_state());

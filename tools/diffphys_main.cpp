@@ -135,22 +135,15 @@ struct SimulateOptions {
 };
 
 // Every recorded frame stays in memory until the run ends, then the file is written whole
-// (no partial output). Measured peak (bouncing_ball 100,000 frames: 212 MB; chain10 20,000
-// frames: 166 MB): about 1.4 kB per frame plus 0.7 kB per body and frame; soft node positions
-// are held as JSON numbers, estimated at 0.1 kB per coordinate. A recording that would need
-// more than kMaxRecordingBytes is refused before the first step, not ended by the operating
-// system after minutes.
+// (no partial output): about 1.4 kB per frame plus each part's share (estimate_recording,
+// diffphys/world_report.hpp). A recording that would need more than kMaxRecordingBytes is
+// refused before the first step, not ended by the operating system after minutes.
 constexpr double kMaxRecordingBytes = 4e9;
 void refuse_recording_beyond_memory(const World& world, long long steps, long long every, bool cameras) {
   // The first state, every `every`-th step and the last one.
   const auto frames_at = [steps](long long k) { return steps / k + 2; };
-  const int bodies = world.has_rigid() ? world.rigid->model.body_count() - 1 : 0;
-  const int coordinates = world.has_soft() ? world.soft->model.dof_count() : 0;
-  // A fluid frame: every face velocity and scalar value (its layout has no per-cell overhead).
-  const double fluid_values =
-      world.has_fluid() ? world.fluid->model.velocity_count() + 1.0 * world.fluid->model.scalar_count * world.fluid->model.cell_count() : 0.0;
-  const double bytes_per_frame = 1400.0 + 700.0 * bodies + 100.0 * coordinates + 100.0 * fluid_values +
-                                 (cameras ? viewer::camera_film_bytes_per_frame(world) : 0.0);
+  const RecordingEstimate estimate = estimate_recording(world);
+  const double bytes_per_frame = 1400.0 + estimate.bytes_per_frame + (cameras ? viewer::camera_film_bytes_per_frame(world) : 0.0);
   const double bytes = static_cast<double>(frames_at(every)) * bytes_per_frame;
   if (bytes <= kMaxRecordingBytes) return;
   std::string remedy = "simulate fewer --steps";
@@ -160,10 +153,7 @@ void refuse_recording_beyond_memory(const World& world, long long steps, long lo
     while (static_cast<double>(frames_at(least_every)) * bytes_per_frame > kMaxRecordingBytes) ++least_every;
     remedy = message("record fewer frames with --every ", least_every, " or more, or ", remedy);
   }
-  const std::string what = world.has_fluid() ? message("a fluid of ", static_cast<long long>(fluid_values), " values")
-                           : world.has_soft() ? message(plural(bodies, "body", "bodies"), " and ", coordinates / 3, " soft nodes")
-                                              : plural(bodies, "body", "bodies");
-  throw Error(message("simulate: recording ", frames_at(every), " frames (--steps ", steps, ", --every ", every, ") of ", what,
+  throw Error(message("simulate: recording ", frames_at(every), " frames (--steps ", steps, ", --every ", every, ") of ", estimate.size,
                       " would hold about ", format_number(bytes / 1e9, 3), " GB in memory (limit ",
                       format_number(kMaxRecordingBytes / 1e9), " GB); ", remedy));
 }

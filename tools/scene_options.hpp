@@ -15,6 +15,7 @@
 #include "diffphys/error.hpp"
 #include "diffphys/robot_loaders.hpp"
 #include "diffphys/world.hpp"
+#include "diffphys/world_report.hpp"
 
 namespace diffphys::cli {
 
@@ -38,9 +39,7 @@ inline World load_scene_world(const std::string& path, const SceneOptions& optio
     for (const std::string& warning : world.rigid->warnings) std::cerr << "diffphys: warning: " << warning << "\n";
   for (const auto& [flag, value] : {std::pair{"--solver", &options.solver}, std::pair{"--formulation", &options.formulation}})
     if (!value->empty() && !world.has_rigid())
-      throw Error(message(flag, " ", *value, ": applies to rigid bodies, and ", path,
-                          world.has_fluid() ? " holds a fluid only (its solves are set in the scene file's \"fluid\".\"solver\" block)"
-                                            : " holds soft bodies only (their Newton solver is set in the scene file's \"newton\" block)"));
+      throw Error(message(flag, " ", *value, ": applies to rigid bodies, and ", path, " holds ", solver_settings(world)));
   if (options.solver == "interior_point") world.rigid->model.solver.type = SolverType::InteriorPoint;
   if (options.solver == "pgs") world.rigid->model.solver.type = SolverType::ProjectedGaussSeidel;
   if (options.formulation.empty()) return world;

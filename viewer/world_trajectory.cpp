@@ -2,10 +2,14 @@
 // trajectory writer (rigid, soft, fluid), and the world's envelope around them.
 #include "world_trajectory.hpp"
 
+#include <algorithm>
+#include <iterator>
 #include <sstream>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
+#include "diffphys/error.hpp"
 #include "diffphys/trajectory.hpp"
 #include "soft_view_json.hpp"
 
@@ -102,12 +106,27 @@ class FluidTrajectory final : public PartTrajectory {
   nlohmann::json frames_ = nlohmann::json::array();
 };
 
-// The parts' writers, in the world's order: the one place that lists them.
+// Each kind's writer, by the kind's name (WorldLayout::PartRange::kind): one line per kind.
+struct TrajectoryWriterKind {
+  std::string_view kind;
+  std::unique_ptr<PartTrajectory> (*make)(const World& world, const WorldParams& params);
+};
+constexpr TrajectoryWriterKind kTrajectoryWriters[] = {
+    {"rigid", [](const World& w, const WorldParams& p) -> std::unique_ptr<PartTrajectory> { return std::make_unique<RigidTrajectory>(w, p); }},
+    {"soft", [](const World& w, const WorldParams& p) -> std::unique_ptr<PartTrajectory> { return std::make_unique<SoftTrajectory>(w, p); }},
+    {"fluid", [](const World& w, const WorldParams&) -> std::unique_ptr<PartTrajectory> { return std::make_unique<FluidTrajectory>(w); }},
+};
+
+// The parts' writers, in the world's order.
 std::vector<std::unique_ptr<PartTrajectory>> make_part_trajectories(const World& world, const WorldParams& params) {
   std::vector<std::unique_ptr<PartTrajectory>> parts;
-  if (world.has_rigid()) parts.push_back(std::make_unique<RigidTrajectory>(world, params));
-  if (world.has_soft()) parts.push_back(std::make_unique<SoftTrajectory>(world, params));
-  if (world.has_fluid()) parts.push_back(std::make_unique<FluidTrajectory>(world));
+  for (const WorldLayout::PartRange& range : world.layout().parts) {
+    const auto writer = std::find_if(std::begin(kTrajectoryWriters), std::end(kTrajectoryWriters),
+                                     [&](const TrajectoryWriterKind& w) { return w.kind == range.kind; });
+    if (writer == std::end(kTrajectoryWriters))
+      throw Error(message(world.source, ": no trajectory writer for a '", range.kind, "' part (viewer/world_trajectory.cpp)"));
+    parts.push_back(writer->make(world, params));
+  }
   return parts;
 }
 

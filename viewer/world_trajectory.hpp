@@ -5,8 +5,9 @@
 // and the energies per frame; topology and obstacles once). A world of one part writes that
 // part's document; a world of several writes {"format": "diffphys-world-trajectory",
 // "version": 1, "name", "dt", "parts": {"rigid": …, "soft": …}}, each part's document
-// recorded once per world step. A part that joins the world adds its writer to
-// make_part_trajectories (world_trajectory.cpp) and its reader to the replay page's table
+// recorded once per world step. A kind of part that joins the world adds its writer and its
+// line in kTrajectoryWriters (world_trajectory.cpp, by the kind's registered name) and its
+// reader to the replay page's table
 // (viewer/src/trajectory.js).
 #pragma once
 

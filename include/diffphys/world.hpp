@@ -61,9 +61,19 @@ struct NamedSlice {
 struct WorldLayout {
   std::vector<NamedSlice> state, tangent, params, controls;
   int state_size = 0, tangent_size = 0, param_count = 0, control_count = 0;
-  // The rigid part's offsets in each vector (its slices come first) and the soft part's.
+  // Each part the world holds, in the world's order (the registry of part kinds,
+  // src/world/part_kind.hpp): its kind and its range of each vector.
+  struct PartRange {
+    std::string kind;    // "rigid", "soft", "fluid"
+    int kind_index = 0;  // its place in the registry
+    int state_offset = 0, state_size = 0, tangent_offset = 0, tangent_size = 0;
+    int param_offset = 0, param_count = 0, control_offset = 0, control_count = 0;
+  };
+  std::vector<PartRange> parts;
+  const PartRange* part(std::string_view kind) const;  // nullptr: the world holds no such part
+  // The same offsets under their kinds' names, where a kind's slices start whether or not the
+  // world holds it (the rigid part's slices come first, then the soft part's, then the fluid's).
   int soft_state_offset = 0, soft_tangent_offset = 0, soft_param_offset = 0, soft_control_offset = 0;
-  // The fluid's offsets (its slices come after the soft part's).
   int fluid_state_offset = 0, fluid_tangent_offset = 0, fluid_param_offset = 0, fluid_control_offset = 0;
 
   // The slice named `name` in `slices`; throws Error naming the vector ("parameter", ...)

@@ -44,4 +44,17 @@ class WorldRunReport {
   std::vector<std::unique_ptr<report::PartReport>> parts_;
 };
 
+// What recording one frame of the world's trajectory holds in memory beyond the frame's own
+// (the command line refuses recordings that would not fit), summed over its parts, and the
+// words that name its size ("2 bodies and 100 soft nodes").
+struct RecordingEstimate {
+  double bytes_per_frame = 0.0;
+  std::string size;
+};
+RecordingEstimate estimate_recording(const World& world);
+
+// Where a world's last part sets its solves ("soft bodies only (their Newton solver is set in
+// ...)"): the command line's refusal of flags that only the rigid bodies take.
+std::string solver_settings(const World& world);
+
 }  // namespace diffphys

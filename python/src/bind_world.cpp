@@ -207,6 +207,16 @@ void bind_layout(py::module_& module) {
       .def_readonly("fluid_tangent_offset", &WorldLayout::fluid_tangent_offset)
       .def_readonly("fluid_param_offset", &WorldLayout::fluid_param_offset)
       .def_readonly("fluid_control_offset", &WorldLayout::fluid_control_offset);
+  // Each part's ranges, whatever its kind (the registry of part kinds, docs/architecture.md).
+  using Range = WorldLayout::PartRange;
+  const auto range = [](int offset, int size) { return py::slice(offset, offset + size, 1); };
+  py::class_<Range>(layout, "PartRange", "One part's range of each flat vector: slices, in the world's order.")
+      .def_readonly("kind", &Range::kind, "'rigid', 'soft' or 'fluid'.")
+      .def_property_readonly("state", [range](const Range& r) { return range(r.state_offset, r.state_size); })
+      .def_property_readonly("tangent", [range](const Range& r) { return range(r.tangent_offset, r.tangent_size); })
+      .def_property_readonly("params", [range](const Range& r) { return range(r.param_offset, r.param_count); })
+      .def_property_readonly("controls", [range](const Range& r) { return range(r.control_offset, r.control_count); });
+  layout.def_readonly("parts", &WorldLayout::parts, "The parts the world holds, in order (PartRange each).");
   // Each vector's slices (a list, in order) and the lookup of one by name.
   const auto slices = [&layout](const char* list, const char* lookup, std::vector<NamedSlice> WorldLayout::*member,
                                 const char* vector) {

@@ -51,6 +51,13 @@ def test_every_kind_of_scene_loads_with_named_slices():
     nodes = layout_.state_slice("soft/positions").size // 3
     assert layout_.state_size == 13 * bodies + 6 * nodes and layout_.tangent_size == 12 * bodies + 6 * nodes
     assert layout_.soft_state_offset == 13 * bodies and layout_.soft_tangent_offset == 12 * bodies
+    # Each part's ranges: the rigid bodies' then the soft bodies', tiling every vector.
+    assert [part.kind for part in layout_.parts] == ["rigid", "soft"]
+    rigid_part, soft_part = layout_.parts
+    assert rigid_part.state == slice(0, 13 * bodies, 1) and rigid_part.tangent == slice(0, 12 * bodies, 1)
+    assert soft_part.state == slice(13 * bodies, layout_.state_size, 1)
+    assert soft_part.params == slice(layout_.soft_param_offset, layout_.param_count, 1)
+    assert soft_part.controls == layout_.control_slice("soft/forces").range
     assert layout_.state_slice("body/pendulum").range == slice(13, 26, 1)
     assert layout_.tangent_slice("soft/velocities").offset == 12 * bodies + 3 * nodes
     assert layout_.control_count == layout_.control_slice("soft/forces").size == 3 * nodes  # no actuators

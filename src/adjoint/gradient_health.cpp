@@ -109,34 +109,6 @@ TerminalSensitivity terminal_sensitivity(const World& world, const WorldParams& 
   return result;
 }
 
-GradientHealth combined_health(const WorldGradients& gradients) {
-  const GradientHealth& rigid = gradients.rigid_health;
-  const soft::SoftGradientHealth& soft = gradients.soft_health;
-  const fluid::FluidGradientHealth& fluid = gradients.fluid_health;
-  GradientHealth health = rigid;
-  const std::size_t length =
-      std::max({rigid.state_gradient_norm.size(), soft.state_gradient_norm.size(), fluid.state_gradient_norm.size()});
-  health.state_gradient_norm.assign(length, 0.0);
-  const auto at = [](const std::vector<double>& norms, std::size_t t) { return t < norms.size() ? norms[t] : 0.0; };
-  for (std::size_t t = 0; t < length; ++t) {
-    const double r = at(rigid.state_gradient_norm, t), s = at(soft.state_gradient_norm, t), f = at(fluid.state_gradient_norm, t);
-    health.state_gradient_norm[t] = std::sqrt(r * r + s * s + f * f);
-    health.largest_state_gradient_norm = std::max(health.largest_state_gradient_norm, health.state_gradient_norm[t]);
-  }
-  // Counting back: the larger step is met first.
-  const auto note_first = [&](int step, const std::string& stage) {
-    if (step >= 0 && (health.first_non_finite_step < 0 || step > health.first_non_finite_step)) {
-      health.first_non_finite_step = step;
-      health.first_non_finite_stage = stage;
-    }
-  };
-  note_first(soft.first_non_finite_step, "soft: " + soft.first_non_finite_stage);
-  note_first(fluid.first_non_finite_step, "fluid: " + fluid.first_non_finite_stage);
-  health.clipped_steps += soft.clipped_steps + fluid.clipped_steps;
-  health.solver_converged = rigid.solver_converged && soft.solver_converged && fluid.solver_converged;
-  return health;
-}
-
 GradientHealthReport analyze_gradient_health(const GradientHealth& health, const TerminalSensitivity& terminal,
                                              double dt) {
   const std::vector<double>& sensitivity = terminal.values;

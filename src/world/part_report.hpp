@@ -1,8 +1,9 @@
 // world/part_report.hpp — the text a part of a world contributes to the reports of
 // diffphys/world_report.hpp (`diffphys info`, the summary of `diffphys simulate`). Each part
-// (rigid bodies, soft bodies, the coupling between them) is one PartReport; make_part_reports
-// lists them, so that a new part (a fluid, a camera) joins the command line's reports by one
-// class and one line there, not by an edit of every command.
+// (rigid bodies, soft bodies, a fluid, the coupling between rigid and soft bodies) is one
+// PartReport; each kind of part registers its own (world/part_kind.hpp, make_report) and
+// make_part_reports lists a world's, so that a new kind joins the command line's reports
+// through its registry entry, not by an edit of every command.
 #pragma once
 
 #include <iosfwd>

@@ -12,7 +12,7 @@
 #include "adjoint/checkpoint_spacing.hpp"
 #include "diffphys/error.hpp"
 #include "math/finite.hpp"
-#include "fluid/fluid_part.hpp"
+#include "world/part_kind.hpp"
 #include "world/rigid_part.hpp"
 #include "world/rigid_soft_coupling.hpp"
 #include "world/soft_part.hpp"
@@ -20,35 +20,30 @@
 namespace diffphys::world {
 namespace {
 
-// The parts a world holds, in the order they step, and the couplings between them: the one
-// place that lists the kinds of parts.
+// The parts a world holds, in the order they step (the registry's, world/part_kind.hpp), and
+// the couplings between them: the one place that lists the couplings.
 void make_parts(const World& world, std::vector<std::unique_ptr<Part>>& parts, std::vector<std::unique_ptr<Coupling>>& couplings) {
   RigidPart* rigid = nullptr;
   SoftPart* soft = nullptr;
-  if (world.has_rigid()) {
-    auto part = std::make_unique<RigidPart>(world);
-    rigid = part.get();
-    parts.push_back(std::move(part));
+  for (const WorldLayout::PartRange& range : world.layout().parts) {
+    parts.push_back(kind_of(range).make_part(world));
+    if (auto* r = dynamic_cast<RigidPart*>(parts.back().get())) rigid = r;
+    if (auto* s = dynamic_cast<SoftPart*>(parts.back().get())) soft = s;
   }
-  if (world.has_soft()) {
-    auto part = std::make_unique<SoftPart>(world);
-    soft = part.get();
-    parts.push_back(std::move(part));
-  }
-  if (world.has_fluid()) parts.push_back(std::make_unique<FluidPart>(world));
   if (rigid != nullptr && soft != nullptr) {
     if (world.coupling.two_way) couplings.push_back(std::make_unique<Reactions>(world, *rigid, *soft, 0));
     couplings.push_back(std::make_unique<FramePoses>(world, *rigid, *soft, 1));
   }
 }
 
+// The loss's and the controller's view of a tangent vector: each held kind's spans of its range.
 WorldStateGradient gradient_view(const World& world, std::span<double> tangent) {
-  const auto soft = static_cast<std::size_t>(world.layout().soft_tangent_offset);
-  const auto dofs = world.has_soft() ? static_cast<std::size_t>(world.soft->model.dof_count()) : 0;
-  const auto fluid = static_cast<std::size_t>(world.layout().fluid_tangent_offset);
-  const auto faces = world.has_fluid() ? static_cast<std::size_t>(world.fluid->model.velocity_count()) : 0;
-  return {tangent, tangent.first(soft), tangent.subspan(soft, dofs), tangent.subspan(soft + dofs, dofs),
-          tangent.subspan(fluid, faces), tangent.subspan(fluid + faces)};
+  const std::span<double> none = tangent.first(0);
+  WorldStateGradient gradient{tangent, none, none, none, none, none};
+  for (const WorldLayout::PartRange& range : world.layout().parts)
+    kind_of(range).view_gradient(world, tangent.subspan(static_cast<std::size_t>(range.tangent_offset), static_cast<std::size_t>(range.tangent_size)),
+                                 gradient);
+  return gradient;
 }
 
 }  // namespace

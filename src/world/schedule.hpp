@@ -4,7 +4,8 @@
 // the loss, the closed-loop controller, gradient decay and clipping and the per-step norms.
 // WorldRollout runs it for worlds of several parts and for a fluid world, and WorldSimulator
 // steps it for them;
-// make_parts() is the one place that lists the kinds of parts.
+// its parts are the registered kinds' (world/part_kind.hpp) and make_parts() is the one place
+// that lists the couplings between them.
 #pragma once
 
 #include <memory>

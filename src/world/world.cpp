@@ -3,8 +3,9 @@
 // between those vectors and each part's own types.
 //
 // Each part keeps its own engine (the rigid Model and its step, the soft model and its
-// Newton step); the world only names their slices of the shared vectors and says how the
-// parts are coupled, so that a new part adds slices here and an engine beside the others.
+// Newton step, the fluid's grid); the world only lays out their slices of the shared vectors,
+// in the order of the registry of part kinds (world/part_kind.hpp, each kind's slices and
+// state conversion in its own file), and says how the parts are coupled.
 #include "diffphys/world.hpp"
 
 #include <algorithm>
@@ -19,76 +20,41 @@
 #include "diffphys/error.hpp"
 #include "diffphys/scene.hpp"
 #include "diffphys/soft_scene.hpp"
-#include "fluid/fluid_scene_json.hpp"
 #include "model/json_reader.hpp"
 #include "model/nearest_name.hpp"
+#include "world/part_kind.hpp"
 
 namespace diffphys {
 
 namespace {
 
-constexpr int kStatePerBody = 13;
-
-void add(std::vector<NamedSlice>& slices, int& size, std::string name, int count) {
-  slices.push_back({std::move(name), size, count});
-  size += count;
-}
-
+// The layout: each registered kind's slices, in the registry's order, and the ranges they take.
 WorldLayout build_layout(const World& world) {
   WorldLayout layout;
-  if (world.rigid) {
-    const Model& model = world.rigid->model;
-    for (const Body& body : model.bodies) {
-      add(layout.state, layout.state_size, "body/" + body.name, kStatePerBody);
-      add(layout.tangent, layout.tangent_size, "body/" + body.name, kStateTangentPerBody);
-    }
-    for (const ParamLayout::Slice& slice : model.layout.slices) add(layout.params, layout.param_count, slice.name, slice.size);
-    const int substeps = world.rigid_steps_per_step();
-    for (int k = 0; k < substeps; ++k)
-      for (const Actuator& actuator : model.actuators)
-        add(layout.controls, layout.control_count,
-            substeps == 1 ? "actuator/" + actuator.name : "actuator/" + actuator.name + "/substep/" + std::to_string(k), 1);
-  }
-  layout.soft_state_offset = layout.state_size;
-  layout.soft_tangent_offset = layout.tangent_size;
-  layout.soft_param_offset = layout.param_count;
-  layout.soft_control_offset = layout.control_count;
-  if (world.soft) {
-    const soft::SoftModel& model = world.soft->model;
-    for (std::vector<NamedSlice>* slices : {&layout.state, &layout.tangent}) {
-      int& size = slices == &layout.state ? layout.state_size : layout.tangent_size;
-      add(*slices, size, "soft/positions", model.dof_count());
-      add(*slices, size, "soft/velocities", model.dof_count());
-    }
-    for (const soft::SoftParamLayout::Slice& slice : model.layout.slices)
-      add(layout.params, layout.param_count, "soft/" + slice.name, slice.size);
-    add(layout.controls, layout.control_count, "soft/forces", model.dof_count());
-  }
-  layout.fluid_state_offset = layout.state_size;
-  layout.fluid_tangent_offset = layout.tangent_size;
-  layout.fluid_param_offset = layout.param_count;
-  layout.fluid_control_offset = layout.control_count;
-  if (world.fluid) {
-    // The tangent of a fluid state is the state itself (flat fields).
-    const fluid::FluidModel& model = world.fluid->model;
-    for (std::vector<NamedSlice>* slices : {&layout.state, &layout.tangent}) {
-      int& size = slices == &layout.state ? layout.state_size : layout.tangent_size;
-      add(*slices, size, "fluid/velocity_u", model.u_count());
-      add(*slices, size, "fluid/velocity_v", model.v_count());
-      for (const std::string& scalar : model.scalar_names) add(*slices, size, "fluid/scalar/" + scalar, model.cell_count());
-    }
-    for (const fluid::FluidParamLayout::Slice& slice : model.layout.slices) add(layout.params, layout.param_count, slice.name, slice.size);
-    add(layout.controls, layout.control_count, "fluid/force", model.control_count());
+  const std::span<const world::PartKind> kinds = world::part_kinds();
+  for (std::size_t k = 0; k < kinds.size(); ++k) {
+    const world::PartKind& kind = kinds[k];
+    const int starts[4] = {layout.state_size, layout.tangent_size, layout.param_count, layout.control_count};
+    for (int v = 0; v < 4; ++v)
+      if (kind.legacy_offsets[v] != nullptr) layout.*kind.legacy_offsets[v] = starts[v];
+    if (!kind.held_by(world)) continue;
+    kind.add_slices(world, layout);
+    layout.parts.push_back({std::string(kind.name), static_cast<int>(k), starts[0], layout.state_size - starts[0], starts[1],
+                            layout.tangent_size - starts[1], starts[2], layout.param_count - starts[2], starts[3],
+                            layout.control_count - starts[3]});
   }
   return layout;
 }
 
+// Each held kind's refusals (a fluid beside bodies), then the rigid ↔ soft coupling's checks.
 void check_parts(const World& world) {
-  if (world.fluid && (world.rigid || world.soft))
-    throw Error(message(world.source, ": a fluid cannot share a scene with rigid or soft bodies yet (no coupling between ",
-                        "them is implemented; docs/fluids.md)"));
-  if (world.fluid) return;
-  if (!world.rigid && !world.soft) throw Error(message(world.source, ": the scene holds no rigid or soft bodies or fluid"));
+  bool any = false;
+  for (const world::PartKind& kind : world::part_kinds()) {
+    if (!kind.held_by(world)) continue;
+    any = true;
+    if (kind.check_world != nullptr) kind.check_world(world);
+  }
+  if (!any) throw Error(message(world.source, ": the scene holds no rigid or soft bodies or fluid"));
   if (!world.rigid || !world.soft) return;
   try {
     validate_coupling(world.rigid->model, world.soft->model, world.coupling.frame_bodies, world.coupling.substeps);
@@ -124,8 +90,16 @@ World world_from_coupled(CoupledSystem system, const std::string& source) {
 template <typename ReadRigid>
 World parse_json_parts(const nlohmann::json& root, std::string_view text, const std::string& source,
                        const std::string& base_directory, ReadRigid read_rigid) {
-  const bool sectioned = !root.is_discarded() && root.is_object() &&
-                         (root.contains("rigid") || root.contains("soft") || root.contains("fluid"));
+  // The sections: "rigid", "soft" (and their "coupling"), then each kind's that stands alone.
+  std::string beside = "\"rigid\"/\"soft\"", holds = "\"rigid\", \"soft\", \"coupling\"";
+  bool kind_section = false;
+  for (const world::PartKind& kind : world::part_kinds()) {
+    if (kind.section.empty()) continue;
+    beside += message("/\"", kind.section, "\"");
+    holds += message(", \"", kind.section, "\"");
+    kind_section = kind_section || (root.is_object() && root.contains(kind.section));
+  }
+  const bool sectioned = !root.is_discarded() && root.is_object() && (root.contains("rigid") || root.contains("soft") || kind_section);
   if (!sectioned) {
     // Not JSON, or a rigid scene at the top level: the scene reader reports what is wrong.
     Scene scene = read_rigid();
@@ -136,19 +110,14 @@ World parse_json_parts(const nlohmann::json& root, std::string_view text, const 
   // level) and over-deep nesting are refused with the file's own line and column, before a
   // section is re-read from its serialised copy (which would have lost both).
   json::parse(text, source);
+  const std::span<const world::PartKind> kinds = world::part_kinds();
   for (const auto& [key, value] : root.items())
-    if (key != "rigid" && key != "soft" && key != "coupling" && key != "cameras" && key != "fluid")
-      throw Error(message(source, ": (top level): unknown key '", key, "' beside \"rigid\"/\"soft\"/\"fluid\" (a scene with ",
-                          "sections holds \"rigid\", \"soft\", \"coupling\", \"fluid\" and \"cameras\"; put a rigid ",
-                          "scene's keys under \"rigid\")"));
-  if (root.contains("fluid")) {
-    if (root.contains("rigid") || root.contains("soft") || root.contains("coupling"))
-      throw Error(message(source, ": fluid: a \"fluid\" section cannot share a scene with \"rigid\", \"soft\" or ",
-                          "\"coupling\" yet (no coupling between a fluid and bodies is implemented; docs/fluids.md)"));
-    fluid::FluidBuild built = fluid::read_fluid_section(root.at("fluid"), source);
-    std::string name = built.model.name;
-    return World(std::move(name), source, std::nullopt, std::nullopt, {}, std::move(built));
-  }
+    if (key != "rigid" && key != "soft" && key != "coupling" && key != "cameras" &&
+        std::none_of(kinds.begin(), kinds.end(), [&](const world::PartKind& kind) { return !kind.section.empty() && key == kind.section; }))
+      throw Error(message(source, ": (top level): unknown key '", key, "' beside ", beside, " (a scene with sections holds ", holds,
+                          " and \"cameras\"; put a rigid scene's keys under \"rigid\")"));
+  for (const world::PartKind& kind : kinds)
+    if (!kind.section.empty() && root.contains(kind.section)) return kind.read_section(root, source);
   if (root.contains("rigid") && root.contains("soft"))
     return world_from_coupled(parse_coupled_scene(text, source, base_directory), source);
   if (root.contains("coupling"))
@@ -179,6 +148,12 @@ World parse_json_world(std::string_view text, const std::string& source, const s
 }
 
 }  // namespace
+
+const WorldLayout::PartRange* WorldLayout::part(std::string_view kind) const {
+  for (const PartRange& range : parts)
+    if (range.kind == kind) return &range;
+  return nullptr;
+}
 
 const NamedSlice& WorldLayout::find(std::span<const NamedSlice> slices, std::string_view name, std::string_view vector) {
   for (const NamedSlice& slice : slices)
@@ -211,40 +186,39 @@ World::World(std::string name_, std::string source_, std::optional<Scene> rigid_
     }
 }
 
+// "rigid", "soft", "rigid + soft", "fluid": the held kinds' names.
 std::string World::kind() const {
-  if (fluid) return "fluid";
-  if (rigid && soft) return "rigid + soft";
-  return rigid ? "rigid" : "soft";
+  std::string names;
+  for (const WorldLayout::PartRange& part : layout_.parts) names += (names.empty() ? "" : " + ") + part.kind;
+  return names;
 }
 
-double World::dt() const {
-  if (fluid) return fluid->model.dt;
-  return soft ? soft->model.dt : rigid->model.dt;
-}
+// The last held kind's step: the coarsest (a rigid part takes substeps inside a soft step).
+double World::dt() const { return world::kind_of(layout_.parts.back()).dt(*this); }
 
 WorldState World::initial_state() const {
   WorldState state;
-  if (rigid) state.rigid = rigid->state;
-  if (soft) state.soft = soft->state;
-  if (fluid) state.fluid = fluid->state;
-  state.time = rigid ? rigid->state.time : soft ? soft->state.time : fluid->state.time;
+  for (const WorldLayout::PartRange& part : layout_.parts) world::kind_of(part).initial_state(*this, state);
+  state.time = world::kind_of(layout_.parts.front()).time(state);
   return state;
 }
 
 WorldParams World::default_params() const {
   WorldParams params;
   params.values.reserve(static_cast<std::size_t>(layout_.param_count));
-  if (rigid) params.values = rigid->params.values;
-  if (soft) params.values.insert(params.values.end(), soft->params.values.begin(), soft->params.values.end());
-  if (fluid) params.values.insert(params.values.end(), fluid->params.values.begin(), fluid->params.values.end());
+  for (const WorldLayout::PartRange& part : layout_.parts) {
+    const std::span<const double> values = world::kind_of(part).default_params(*this);
+    params.values.insert(params.values.end(), values.begin(), values.end());
+  }
   return params;
 }
 
 std::vector<double> World::default_controls() const {
   std::vector<double> controls(static_cast<std::size_t>(layout_.control_count), 0.0);
-  if (rigid)
-    for (int k = 0; k < rigid_steps_per_step(); ++k)
-      std::copy(rigid->controls.begin(), rigid->controls.end(), controls.begin() + static_cast<std::ptrdiff_t>(k * rigid->controls.size()));
+  for (const WorldLayout::PartRange& part : layout_.parts)
+    if (world::kind_of(part).default_controls != nullptr)
+      world::kind_of(part).default_controls(
+          *this, std::span<double>(controls).subspan(static_cast<std::size_t>(part.control_offset), static_cast<std::size_t>(part.control_count)));
   return controls;
 }
 
@@ -268,39 +242,9 @@ World parse_world(std::string_view json_text, const std::string& source, const s
 std::vector<double> pack_state(const World& world, const WorldState& state) {
   const WorldLayout& layout = world.layout();
   std::vector<double> values(static_cast<std::size_t>(layout.state_size));
-  if (world.rigid) {
-    const int bodies = world.rigid->model.body_count();
-    if (state.rigid.body_count() != bodies)
-      throw Error(message("world state: the rigid state has ", state.rigid.body_count(), " bodies, the world ", bodies));
-    for (int b = 0; b < bodies; ++b) {
-      const auto i = static_cast<std::size_t>(b);
-      double* x = values.data() + kStatePerBody * b;
-      const Vec3 &p = state.rigid.position[i], &v = state.rigid.linear_velocity[i], &w = state.rigid.angular_velocity[i];
-      const Quat& q = state.rigid.orientation[i];
-      const double entries[kStatePerBody] = {p.x, p.y, p.z, q.w, q.x, q.y, q.z, v.x, v.y, v.z, w.x, w.y, w.z};
-      std::copy(entries, entries + kStatePerBody, x);
-    }
-  }
-  if (world.soft) {
-    const auto dofs = static_cast<std::size_t>(world.soft->model.dof_count());
-    if (state.soft.positions.size() != dofs || state.soft.velocities.size() != dofs)
-      throw Error(message("world state: the soft state has ", state.soft.positions.size(), " position and ",
-                          state.soft.velocities.size(), " velocity values, the world ", dofs, " each"));
-    const auto offset = static_cast<std::ptrdiff_t>(layout.soft_state_offset);
-    std::copy(state.soft.positions.begin(), state.soft.positions.end(), values.begin() + offset);
-    std::copy(state.soft.velocities.begin(), state.soft.velocities.end(), values.begin() + offset + static_cast<std::ptrdiff_t>(dofs));
-  }
-  if (world.fluid) {
-    const fluid::FluidModel& model = world.fluid->model;
-    const auto faces = static_cast<std::size_t>(model.velocity_count());
-    const auto scalars = static_cast<std::size_t>(model.scalar_count) * static_cast<std::size_t>(model.cell_count());
-    if (state.fluid.velocities.size() != faces || state.fluid.scalars.size() != scalars)
-      throw Error(message("world state: the fluid state has ", state.fluid.velocities.size(), " face velocities and ",
-                          state.fluid.scalars.size(), " scalar values, the world ", faces, " and ", scalars));
-    const auto offset = static_cast<std::ptrdiff_t>(layout.fluid_state_offset);
-    std::copy(state.fluid.velocities.begin(), state.fluid.velocities.end(), values.begin() + offset);
-    std::copy(state.fluid.scalars.begin(), state.fluid.scalars.end(), values.begin() + offset + static_cast<std::ptrdiff_t>(faces));
-  }
+  for (const WorldLayout::PartRange& part : layout.parts)
+    world::kind_of(part).pack(world, state, std::span<double>(values).subspan(static_cast<std::size_t>(part.state_offset),
+                                                                              static_cast<std::size_t>(part.state_size)));
   return values;
 }
 
@@ -309,30 +253,9 @@ WorldState unpack_state(const World& world, std::span<const double> values) {
   if (values.size() != static_cast<std::size_t>(layout.state_size))
     throw Error(message("world state: expected ", layout.state_size, " values (", world.kind(), " world), got ", values.size()));
   WorldState state = world.initial_state();
-  if (world.rigid) {
-    for (int b = 0; b < state.rigid.body_count(); ++b) {
-      const auto i = static_cast<std::size_t>(b);
-      const double* x = values.data() + kStatePerBody * b;
-      state.rigid.position[i] = {x[0], x[1], x[2]};
-      state.rigid.orientation[i] = Quat{x[3], x[4], x[5], x[6]};
-      state.rigid.linear_velocity[i] = {x[7], x[8], x[9]};
-      state.rigid.angular_velocity[i] = {x[10], x[11], x[12]};
-    }
-  }
-  if (world.soft) {
-    const auto dofs = static_cast<std::size_t>(world.soft->model.dof_count());
-    const double* x = values.data() + layout.soft_state_offset;
-    state.soft.positions.assign(x, x + dofs);
-    state.soft.velocities.assign(x + dofs, x + 2 * dofs);
-  }
-  if (world.fluid) {
-    const fluid::FluidModel& model = world.fluid->model;
-    const auto faces = static_cast<std::size_t>(model.velocity_count());
-    const auto scalars = static_cast<std::size_t>(model.scalar_count) * static_cast<std::size_t>(model.cell_count());
-    const double* x = values.data() + layout.fluid_state_offset;
-    state.fluid.velocities.assign(x, x + faces);
-    state.fluid.scalars.assign(x + faces, x + faces + scalars);
-  }
+  for (const WorldLayout::PartRange& part : layout.parts)
+    world::kind_of(part).unpack(world, values.subspan(static_cast<std::size_t>(part.state_offset), static_cast<std::size_t>(part.state_size)),
+                                state);
   return state;
 }
 

@@ -1,8 +1,9 @@
 // world/world_gradcheck.cpp — check_world_gradients (diffphys/world_gradcheck.hpp): the
 // analytic gradient of a WorldRollout against central finite differences of the same rollout,
-// over the world's flat vectors. Rigid-only worlds go to check_gradients(Scene); worlds with
-// soft bodies are checked here, one function for soft-only and rigid + soft worlds (the rules
-// of what is sampled are in the header).
+// over the world's flat vectors. Each kind of part registers its check (world/part_kind.hpp)
+// and a world is checked by its last held kind's: rigid-only worlds go to
+// check_gradients(Scene); worlds with soft bodies are checked here, one function for
+// soft-only and rigid + soft worlds (the rules of what is sampled are in the header).
 #include "diffphys/world_gradcheck.hpp"
 
 #include <algorithm>
@@ -14,8 +15,9 @@
 
 #include "diffphys/error.hpp"
 #include "diffphys/jacobians.hpp"
-#include "fluid/fluid_gradcheck.hpp"
+#include "world/body_gradcheck.hpp"
 #include "world/gradcheck_sampling.hpp"
+#include "world/part_kind.hpp"
 
 namespace diffphys {
 
@@ -29,7 +31,6 @@ constexpr int kRigidBodySamples = 4;   // dynamic bodies whose x₀ is checked o
 constexpr int kSoftNodeSamples = 8;    // free nodes whose x₀, v₀ are checked on larger meshes
 constexpr int kControlSamples = 8;     // rigid steps whose controls are checked
 constexpr int kForceSamples = 8;       // (step, node) pairs whose soft forces are checked
-constexpr int kDefaultSoftSteps = 10;  // world steps of a check with soft bodies
 constexpr const char* kAxisName[3] = {"x", "y", "z"};
 constexpr const char* kRigidComponent[4] = {"position", "rotation", "linear_velocity", "angular_velocity"};
 constexpr int kTangent = kStateTangentPerBody;
@@ -87,8 +88,26 @@ struct WorldLoss {
   }
 };
 
-WorldGradientCheckReport check_rigid_world(const World& world, std::span<const double> controls,
-                                           const GradientCheckOptions& options) {
+// The kind whose check covers the world: the last it holds (a soft check covers the rigid
+// bodies coupled to it).
+const world::PartKind& checking_kind(const World& world) { return world::kind_of(world.layout().parts.back()); }
+
+}  // namespace
+
+int default_gradcheck_steps(const World& world) { return checking_kind(world).default_gradcheck_steps(world); }
+
+WorldGradientCheckReport check_world_gradients(const World& world, std::span<const double> controls,
+                                               const GradientCheckOptions& options) {
+  const world::PartKind& kind = checking_kind(world);
+  if (kind.check_gradients == nullptr)
+    throw Error(message("gradcheck: ", world.source, ": a ", kind.name, " world has no gradient check"));
+  return kind.check_gradients(world, controls, options);
+}
+
+namespace world {
+
+WorldGradientCheckReport check_rigid_world_gradients(const World& world, std::span<const double> controls,
+                                                     const GradientCheckOptions& options) {
   WorldGradientCheckReport report;
   report.check = check_gradients(*world.rigid, controls, options);
   const Model& model = world.rigid->model;
@@ -98,17 +117,8 @@ WorldGradientCheckReport check_rigid_world(const World& world, std::span<const d
   return report;
 }
 
-}  // namespace
-
-int default_gradcheck_steps(const World& world) {
-  if (world.has_fluid()) return world::kDefaultFluidGradcheckSteps;
-  return world.has_soft() ? kDefaultSoftSteps : GradientCheckOptions{}.steps;
-}
-
-WorldGradientCheckReport check_world_gradients(const World& given, std::span<const double> controls,
-                                               const GradientCheckOptions& options) {
-  if (given.has_fluid()) return world::check_fluid_world_gradients(given, controls, options);
-  if (!given.has_soft()) return check_rigid_world(given, controls, options);
+WorldGradientCheckReport check_soft_world_gradients(const World& given, std::span<const double> controls,
+                                                    const GradientCheckOptions& options) {
   if (options.steps < 1) throw Error(message("gradcheck: steps must be ≥ 1, got ", options.steps));
   // Finite differences divide the solvers' residuals by ε: tighten both.
   World world = given;
@@ -343,5 +353,7 @@ WorldGradientCheckReport check_world_gradients(const World& given, std::span<con
   for (const std::string& name : report.check.skipped) report.notes.push_back("not compared: " + name + " (not differentiable at its value)");
   return report;
 }
+
+}  // namespace world
 
 }  // namespace diffphys

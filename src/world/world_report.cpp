@@ -1,12 +1,14 @@
 // world/world_report.cpp — describe_world and WorldRunReport (diffphys/world_report.hpp): the
 // world-level lines (headings, the scene and simulated lines) around each part's sections,
-// the list of a world's parts (make_part_reports) and the number formats the reports share.
+// the list of a world's parts (make_part_reports, from the registry of part kinds), the
+// recording estimate and the number formats the reports share.
 #include "diffphys/world_report.hpp"
 
 #include <cmath>
 #include <cstdio>
 #include <ostream>
 
+#include "world/part_kind.hpp"
 #include "world/part_report.hpp"
 
 namespace diffphys {
@@ -25,15 +27,31 @@ std::string plural(long long count, const char* singular, const char* plural_for
   return std::to_string(count) + " " + (count == 1 ? singular : plural_form);
 }
 
-// A new part (a fluid, a camera) adds its report here.
+// Each held kind's report (world/part_kind.hpp), in the world's order, then the couplings'.
 std::vector<std::unique_ptr<PartReport>> make_part_reports(const World& world, const WorldParams& params) {
   std::vector<std::unique_ptr<PartReport>> parts;
-  if (world.has_rigid()) parts.push_back(make_rigid_report(world, params));
-  if (world.has_soft()) parts.push_back(make_soft_report(world, params));
+  for (const WorldLayout::PartRange& range : world.layout().parts) parts.push_back(world::kind_of(range).make_report(world, params));
   if (world.has_rigid() && world.has_soft()) parts.push_back(make_coupling_report(world, params));
-  if (world.has_fluid()) parts.push_back(make_fluid_report(world, params));
   return parts;
 }
+
+}  // namespace report
+
+RecordingEstimate estimate_recording(const World& world) {
+  RecordingEstimate estimate;
+  for (const WorldLayout::PartRange& range : world.layout().parts) {
+    const world::PartKind& kind = world::kind_of(range);
+    estimate.bytes_per_frame += kind.recording_bytes_per_frame(world);
+    estimate.size += (estimate.size.empty() ? "" : " and ") + kind.recording_size(world);
+  }
+  return estimate;
+}
+
+std::string solver_settings(const World& world) {
+  return std::string(world::kind_of(world.layout().parts.back()).solver_settings);
+}
+
+namespace report {
 
 }  // namespace report
 

@@ -13,6 +13,7 @@
 #include <cmath>
 
 #include "diffphys/error.hpp"
+#include "world/part_kind.hpp"
 #include "world/schedule.hpp"
 
 namespace diffphys {
@@ -103,8 +104,8 @@ struct WorldRollout::Engine {
 WorldRollout::WorldRollout(const World& world, const WorldParams& params, WorldRolloutOptions options)
     : world_(world), params_(params), options_(options), engine_(std::make_unique<Engine>()) {
   Engine& engine = *engine_;
-  // A fluid has no rollout of its own in the world: the schedule steps it.
-  if ((world_.has_rigid() && world_.has_soft()) || world_.has_fluid()) {
+  // A kind without a rollout of its own in the world (a fluid) is stepped by the schedule.
+  if (world::runs_on_schedule(world_)) {
     engine.schedule = std::make_unique<world::Schedule>(world_, params_, options_.rollout);
   } else if (world_.has_rigid()) {
     engine.rigid_params = rigid_params(world_, params_);
@@ -267,8 +268,8 @@ WorldStepStatus WorldRollout::status(int step) const {
 }
 
 bool WorldStepStatus::converged() const {
-  return std::all_of(rigid.begin(), rigid.end(), [](const StepStatus& s) { return s.converged; }) &&
-         (soft == nullptr || soft->converged) && (fluid == nullptr || fluid->converged);
+  const std::span<const world::PartKind> kinds = world::part_kinds();
+  return std::all_of(kinds.begin(), kinds.end(), [&](const world::PartKind& kind) { return kind.converged(*this); });
 }
 
 bool WorldRollout::converged() const {

@@ -10,6 +10,7 @@
 
 #include "diffphys/error.hpp"
 #include "rigid/articulated.hpp"
+#include "world/part_kind.hpp"
 #include "world/schedule.hpp"
 
 namespace diffphys {
@@ -18,7 +19,7 @@ namespace diffphys {
 struct WorldSimulator::Engine {
   Engine(const World& world, const WorldParams& params)
       : soft_workspace(world.soft && !world.rigid ? std::make_optional<soft::SoftWorkspace>(world.soft->model) : std::nullopt) {
-    if ((world.rigid && world.soft) || world.fluid) {  // a fluid is stepped by the schedule only
+    if (world::runs_on_schedule(world)) {  // several parts, or a kind stepped by the schedule only (a fluid)
       schedule = std::make_unique<world::Schedule>(world, params);
       return;
     }

@@ -1,0 +1,25 @@
+// world/part_kinds.cpp — the registry's one list (world/part_kind.hpp): every kind of part, one
+// line each, in the order their slices come in every vector and their parts step. Named here
+// by function (not registered by static initialisers, which a static library's linker may drop).
+#include "diffphys/error.hpp"
+#include "world/part_kind.hpp"
+
+namespace diffphys::world {
+
+std::span<const PartKind> part_kinds() {
+  static const PartKind kinds[] = {
+      rigid_part_kind(),
+      soft_part_kind(),
+      fluid_part_kind(),
+  };
+  return kinds;
+}
+
+const PartKind& kind_of(const WorldLayout::PartRange& range) { return part_kinds()[static_cast<std::size_t>(range.kind_index)]; }
+
+bool runs_on_schedule(const World& world) {
+  const std::vector<WorldLayout::PartRange>& parts = world.layout().parts;
+  return parts.size() > 1 || !kind_of(parts.front()).has_own_rollout;
+}
+
+}  // namespace diffphys::world
