@@ -257,6 +257,28 @@ GroupProjection project_group(const ConvexGroup& group, const double* y) {
   return p;
 }
 
+ProjectionPiece projection_piece(const ConvexGroup& group, const double* y) {
+  switch (group.kind) {
+    case ConvexGroupKind::Free:
+      return ProjectionPiece::Identity;
+    case ConvexGroupKind::NonNegative:
+      return y[0] > 0.0 ? ProjectionPiece::Identity : ProjectionPiece::Zero;
+    case ConvexGroupKind::Box:
+      if (y[0] >= group.bound) return ProjectionPiece::BoxUpper;
+      if (y[0] <= -group.bound) return ProjectionPiece::BoxLower;
+      return ProjectionPiece::Identity;
+    case ConvexGroupKind::Cone: {
+      // The same tests, in the same arithmetic, as project_group's.
+      const double mu = group.bound, n = y[0], t1 = y[1], t2 = y[2];
+      const double s = std::sqrt(t1 * t1 + t2 * t2);
+      if (s <= mu * n) return ProjectionPiece::Identity;
+      if (mu * s <= -n) return ProjectionPiece::Zero;
+      return ProjectionPiece::Sliding;
+    }
+  }
+  return ProjectionPiece::Sliding;
+}
+
 void describe_convex_groups(std::span<const ConstraintRow> rows, std::vector<ConvexGroup>& groups) {
   groups.clear();
   const auto count = static_cast<int>(rows.size());
@@ -362,6 +384,20 @@ std::span<const int> island_groups(const ConvexIslands& islands, int island) {
   const auto first = static_cast<std::size_t>(islands.group_start[static_cast<std::size_t>(island)]);
   const auto last = static_cast<std::size_t>(islands.group_start[static_cast<std::size_t>(island) + 1]);
   return {islands.groups.data() + first, last - first};
+}
+
+// The pieces of the island's groups at workspace.y into `pieces`; false if a cone slides
+// (then ∇²ℓ varies with y within the piece, and no factorisation is reused).
+bool constant_pieces(std::span<const int> groups, const ConvexWorkspace& workspace, std::vector<std::uint8_t>& pieces) {
+  pieces.resize(groups.size());
+  bool constant = true;
+  for (std::size_t k = 0; k < groups.size(); ++k) {
+    const ConvexGroup& group = workspace.groups[static_cast<std::size_t>(groups[k])];
+    const ProjectionPiece piece = projection_piece(group, workspace.y.data() + group.row);
+    pieces[k] = static_cast<std::uint8_t>(piece);
+    constant = constant && piece != ProjectionPiece::Sliding;
+  }
+  return constant;
 }
 
 int island_body_count(const ConvexIslands& islands, int island) {
@@ -508,6 +544,7 @@ MlcpResult solve_convex(std::span<const ConstraintRow> rows, const MassBlocks& m
 
   MlcpResult result;
   result.converged = true;
+  workspace.factor_at_solution_island = -1;
   for (int island = 0; island < islands.count; ++island) {
     const auto first_body = static_cast<std::size_t>(islands.body_start[static_cast<std::size_t>(island)]);
     const auto body_count = static_cast<std::size_t>(island_body_count(islands, island));
@@ -612,13 +649,25 @@ MlcpResult solve_convex(std::span<const ConstraintRow> rows, const MassBlocks& m
     double best_residual = residual;
     int last_improvement = 0;
     bool within_rounding = false;  // stopped above the tolerance, within the residual's rounding
-    if (residual > tolerance) analyse_island_hessian(rows, island, workspace);
+    if (residual > tolerance) {
+      analyse_island_hessian(rows, island, workspace);
+      workspace.factor_at_solution_island = -1;
+    }
+    // Whether hessian holds this island's ∇²ℓ factorised at the pieces in factored_pieces
+    // (none sliding). Near the solution the pieces settle (a humanoid standing or lying: every
+    // contact sticking), and Newton's last iterations then solve with the same factor.
+    bool factor_reusable = false;
     while (!within_rounding && residual > tolerance && iteration < max_iterations && std::isfinite(residual) &&
            iteration - last_improvement < kStall) {
       ++iteration;
-      if (!factorize_island_hessian(rows, island, workspace, mass)) {
-        residual = std::numeric_limits<double>::infinity();
-        break;
+      const bool constant = constant_pieces(groups, workspace, workspace.current_pieces);
+      if (!(factor_reusable && constant && workspace.current_pieces == workspace.factored_pieces)) {
+        if (!factorize_island_hessian(rows, island, workspace, mass)) {
+          residual = std::numeric_limits<double>::infinity();
+          break;
+        }
+        factor_reusable = constant;
+        if (constant) workspace.factored_pieces.assign(workspace.current_pieces.begin(), workspace.current_pieces.end());
       }
       for (std::size_t i = 0; i < n; ++i) workspace.step[i] = -workspace.gradient[i];
       workspace.hessian.solve(workspace.step);
@@ -712,6 +761,14 @@ MlcpResult solve_convex(std::span<const ConstraintRow> rows, const MassBlocks& m
     }
     result.iterations += iteration;
     result.residual = std::max(result.residual, residual);
+    // The factorisation is also ∇²ℓ at the solution if the pieces did not move since (the
+    // backward pass then skips its own); hessian holds only the island factorised last.
+    if (iteration > 0)
+      workspace.factor_at_solution_island =
+          factor_reusable && constant_pieces(groups, workspace, workspace.current_pieces) &&
+                  workspace.current_pieces == workspace.factored_pieces
+              ? island
+              : -1;
     // Converged at the tolerance or within the residual's own rounding error (checked in the
     // loop once the residual is below kRoundOffZone, and here for a solve that ended otherwise).
     if (!(residual <= tolerance) && !within_rounding && !(residual <= residual_rounding())) result.converged = false;
