@@ -122,11 +122,14 @@ void build_islands(std::span<const ConstraintRow> rows, const MassBlocks& mass, 
       islands.groups[static_cast<std::size_t>(fill[static_cast<std::size_t>(island)]++)] = static_cast<int>(g);
 }
 
-// y of every row of the island's groups at the row velocities c + α dc.
+// y of every row of the island's groups at the row velocities c + α dc (of the rows of
+// the groups that are not Free only, with `skip_free`: the line search has their terms in
+// closed form).
 void compute_y(std::span<const ConstraintRow> rows, std::span<const int> groups, const ConvexWorkspace& workspace,
-               double alpha, std::vector<double>& y) {
+               double alpha, bool skip_free, std::vector<double>& y) {
   for (const int g : groups) {
     const ConvexGroup& group = workspace.groups[static_cast<std::size_t>(g)];
+    if (skip_free && group.kind == ConvexGroupKind::Free) continue;
     for (int r = group.row; r < group.row + group.size; ++r) {
       const auto i = static_cast<std::size_t>(r);
       y[i] = (rows[i].rhs - workspace.row_velocity[i] - alpha * workspace.row_step[i]) / workspace.compliance[i];
@@ -629,7 +632,7 @@ MlcpResult solve_convex(std::span<const ConstraintRow> rows, const MassBlocks& m
         for (int r = group.row; r < group.row + group.size; ++r)
           workspace.row_velocity[static_cast<std::size_t>(r)] = row_times_velocity(rows[static_cast<std::size_t>(r)], velocity);
       }
-      compute_y(rows, groups, workspace, 0.0, workspace.y);
+      compute_y(rows, groups, workspace, 0.0, false, workspace.y);
     };
 
     update_row_velocities();
@@ -692,20 +695,30 @@ MlcpResult solve_convex(std::span<const ConstraintRow> rows, const MassBlocks& m
           workspace.row_step[static_cast<std::size_t>(r)] =
               local_row_times(rows[static_cast<std::size_t>(r)], islands, workspace.step);
       }
-      // φ'(α) and φ''(α); y at α is written to workspace.y.
+      // A Free group's γ = y(α) = y(0) − α dc/R is linear in α: its terms of φ'(α),
+      // −Σ y(α) dc = −Σ y(0) dc + α Σ dc²/R, and of φ''(α), Σ dc²/R, are summed once per
+      // iteration rather than at every evaluation (the joints' rows are most of a humanoid's).
+      double free_slope = 0.0, free_curvature = 0.0;
+      for (const int gi : groups) {
+        const ConvexGroup& group = workspace.groups[static_cast<std::size_t>(gi)];
+        if (group.kind != ConvexGroupKind::Free) continue;
+        const auto i = static_cast<std::size_t>(group.row);
+        const double dc = workspace.row_step[i];
+        free_slope += workspace.y[i] * dc;
+        free_curvature += dc * (1.0 / workspace.compliance[i]) * dc;
+      }
+      const double line_slope = slope_at_zero_mass - free_slope, line_curvature = mass_step + free_curvature;
+      // φ'(α) and φ''(α); y at α is written to workspace.y for the rows of groups that are not
+      // Free (update_row_velocities below writes every row's at the step taken).
       const auto derivatives = [&](double alpha, double& second) {
-        compute_y(rows, groups, workspace, alpha, workspace.y);
-        double first = slope_at_zero_mass + alpha * mass_step;
-        second = mass_step;
+        compute_y(rows, groups, workspace, alpha, true, workspace.y);
+        double first = line_slope + alpha * line_curvature;
+        second = line_curvature;
         for (const int gi : groups) {
           const ConvexGroup& group = workspace.groups[static_cast<std::size_t>(gi)];
+          if (group.kind == ConvexGroupKind::Free) continue;
           const double inverse_compliance = 1.0 / workspace.compliance[static_cast<std::size_t>(group.row)];
           const double* dc = workspace.row_step.data() + group.row;
-          if (group.kind == ConvexGroupKind::Free) {  // γ = y, ∂Π/∂y = 1
-            first -= workspace.y[static_cast<std::size_t>(group.row)] * dc[0];
-            second += dc[0] * inverse_compliance * dc[0];
-            continue;
-          }
           const GroupProjection projection = project_group(group, workspace.y.data() + group.row);
           for (int r = 0; r < group.size; ++r) {
             first -= projection.gamma[r] * dc[r];
