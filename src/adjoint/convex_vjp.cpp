@@ -60,15 +60,21 @@ void convex_vjp(std::span<const ConstraintRow> rows, const solve::MassBlocks& ma
     const auto first_body = static_cast<std::size_t>(islands.body_start[static_cast<std::size_t>(island)]);
     const auto body_count = static_cast<std::size_t>(islands.body_start[static_cast<std::size_t>(island) + 1]) - first_body;
     const std::size_t n = 6 * body_count;
-    solve::analyse_island_hessian(rows, island, problem);
-    if (!solve::factorize_island_hessian(rows, island, problem, mass))
-      throw Error("convex formulation: the Hessian at the solution is not positive definite (backward pass)");
+    // The forward solve's last factorisation, when it is ∇²ℓ at the solution bit for bit (no
+    // projection piece moved since, solve_convex); else ∇²ℓ assembled and factorised here.
+    const bool forward_factor = prepared != nullptr && prepared->factor_at_solution_island == island;
+    if (!forward_factor) {
+      solve::analyse_island_hessian(rows, island, problem);
+      if (!solve::factorize_island_hessian(rows, island, problem, mass))
+        throw Error("convex formulation: the Hessian at the solution is not positive definite (backward pass)");
+    }
     workspace.local_adjoint.resize(n);
     for (std::size_t k = 0; k < body_count; ++k) {
       const auto b = static_cast<std::size_t>(islands.bodies[first_body + k]);
       for (std::size_t d = 0; d < 6; ++d) workspace.local_adjoint[6 * k + d] = velocity_adjoint[6 * b + d];
     }
-    problem.hessian.solve(workspace.local_adjoint);
+    if (forward_factor) prepared->hessian.solve(workspace.local_adjoint, workspace.solve_scratch);
+    else problem.hessian.solve(workspace.local_adjoint);
     for (std::size_t k = 0; k < body_count; ++k) {
       const auto b = static_cast<std::size_t>(islands.bodies[first_body + k]);
       for (std::size_t d = 0; d < 6; ++d) u[6 * b + d] = workspace.local_adjoint[6 * k + d];

@@ -26,12 +26,15 @@ namespace diffphys::adjoint {
 struct ConvexVjpWorkspace {
   solve::ConvexWorkspace problem;
   std::vector<double> local_adjoint, u, momentum, constraint_force;  // (6 nbody) or island-local
+  std::vector<double> solve_scratch;  // for solving with the forward solve's factorisation
 };
 
 // `prepared`, when not null, is the forward solve's workspace for these rows and masses
 // (solve_convex ran on them): its groups, responses, compliances and islands are taken
-// instead of being computed again. The Hessian is always assembled and factorised anew, at
-// the solution v⁺ (the forward solve's last factorisation is that of its last iterate).
+// instead of being computed again, and so is its last factorisation of an island's Hessian when
+// it is the Hessian at the solution v⁺ bit for bit (ConvexWorkspace::factor_at_solution_island:
+// no projection piece moved since it and no cone slides); otherwise the Hessian is assembled
+// and factorised anew at v⁺ (the forward solve's last factorisation is that of its last iterate).
 void convex_vjp(std::span<const solve::ConstraintRow> rows, const solve::MassBlocks& mass,
                 std::span<const double> velocity, std::span<const double> velocity_adjoint,
                 std::span<double> free_velocity_adjoint, std::span<RowAdjoint> row_adjoints,

@@ -220,12 +220,29 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
     // A_t's factorisation: the forward velocity solve's when it had joint rows only.
     vjp.joint_impulse.resize(joint_rows);
     for (std::size_t i = 0; i < joint_rows; ++i) vjp.joint_impulse[i] = row_dot(rows_t[i], vjp.displacement);
-    if (forward_factorization == nullptr) {
-      solve::compute_responses(rows_t, mass, vjp.solver);
-      if (!solve::envelope_factorize(rows_t, mass, vjp.solver)) std::fill(vjp.joint_impulse.begin(), vjp.joint_impulse.end(), 0.0);
+    // Else the forward projection's own, when it factorised A_t (in its profile-reducing row
+    // order, rigid::StabilizationBuffers): the same matrix, its rows permuted.
+    const rigid::StabilizationBuffers& projection = record.stabilization;
+    if (forward_factorization == nullptr && projection.factorized) {
+      if (projection.reordered) {
+        vjp.scratch.resize(joint_rows);
+        for (std::size_t k = 0; k < joint_rows; ++k)
+          vjp.scratch[k] = vjp.joint_impulse[static_cast<std::size_t>(projection.order[k])];
+        solve::envelope_solve(projection.solver, vjp.scratch);
+        for (std::size_t k = 0; k < joint_rows; ++k)
+          vjp.joint_impulse[static_cast<std::size_t>(projection.order[k])] = vjp.scratch[k];
+      } else {
+        solve::envelope_solve(projection.solver, vjp.joint_impulse);
+      }
+    } else {
+      if (forward_factorization == nullptr) {
+        solve::compute_responses(rows_t, mass, vjp.solver);
+        if (!solve::envelope_factorize(rows_t, mass, vjp.solver))
+          std::fill(vjp.joint_impulse.begin(), vjp.joint_impulse.end(), 0.0);
+      }
+      const solve::MlcpWorkspace& joint_factors = forward_factorization != nullptr ? *forward_factorization : vjp.solver;
+      solve::envelope_solve(joint_factors, vjp.joint_impulse);
     }
-    const solve::MlcpWorkspace& joint_factors = forward_factorization != nullptr ? *forward_factorization : vjp.solver;
-    solve::envelope_solve(joint_factors, vjp.joint_impulse);
     // G: joint rows at the end state.
     rigid::BodyDynamics& end_bodies = vjp.end_bodies;
     end_bodies.rotation.resize(body_count);

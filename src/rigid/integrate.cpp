@@ -185,6 +185,7 @@ double stabilize_joints(const Model& model, std::span<const solve::ConstraintRow
   std::span<const solve::ConstraintRow> factor_rows = joint_rows;  // in the factorisation's order
   std::vector<double>& impulses = buffers.correction_impulse;      // (rows) in that order
   double error = 0.0;
+  buffers.factorized = false;
   for (int iteration = 0;; ++iteration) {
     for (std::size_t b = 0; b < state.orientation.size(); ++b) buffers.bodies.rotation[b] = state.orientation[b].to_matrix();
     error = joint_position_errors(model, state, buffers.bodies, buffers.errors);
@@ -215,6 +216,8 @@ double stabilize_joints(const Model& model, std::span<const solve::ConstraintRow
     if (!ready) {
       solve::compute_responses(factor_rows, mass, buffers.solver);
       if (!(ready = solve::envelope_factorize(factor_rows, mass, buffers.solver))) break;
+      buffers.factorized = true;
+      buffers.reordered = reordered;
     }
     if (reordered) {
       impulses.resize(rows);

@@ -42,6 +42,9 @@ struct StabilizationBuffers {
   std::vector<std::pair<int, int>> ordered_pattern;
   std::vector<int> order;
   std::vector<solve::ConstraintRow> ordered_rows;
+  // Whether the last call factorised A_t = J_t M⁻¹ J_tᵀ of its rows in `solver` itself, and
+  // in the order `order` (reordered) or the rows' own: the backward pass solves with it.
+  bool factorized = false, reordered = false;
   // The ordering's scratch: the joints (runs of rows on one body pair), their graph, a queue.
   std::vector<int> unit_start, unit_order, candidate, adjacency_start, adjacency, body_first;
   std::vector<char> placed;

@@ -101,7 +101,8 @@ inline std::size_t workspace_bytes(const solve::ConvexWorkspace& w) {
          capacity_bytes(i.bodies) + capacity_bytes(i.group_start) + capacity_bytes(i.groups) +
          capacity_bytes(w.row_velocity) + capacity_bytes(w.row_step) + capacity_bytes(w.y) +
          capacity_bytes(w.island_edges) + capacity_bytes(w.analysed_edges) + w.hessian.buffer_bytes() +
-         capacity_bytes(w.gradient) + capacity_bytes(w.step);
+         capacity_bytes(w.gradient) + capacity_bytes(w.step) + capacity_bytes(w.factored_pieces) +
+         capacity_bytes(w.current_pieces);
 }
 
 inline std::size_t workspace_bytes(const Workspace::Impl& w) {

@@ -272,18 +272,21 @@ bool BodyBlockCholesky::factorize() {
   return true;
 }
 
-void BodyBlockCholesky::solve(std::span<double> x) {
+void BodyBlockCholesky::solve(std::span<double> x) { solve(x, permuted_); }
+
+void BodyBlockCholesky::solve(std::span<double> x, std::vector<double>& permuted) const {
   const auto n = static_cast<std::size_t>(node_count_);
+  permuted.resize(kBlock * n);
   for (std::size_t j = 0; j < n; ++j)
     for (int d = 0; d < kBlock; ++d)
-      permuted_[kBlock * j + static_cast<std::size_t>(d)] = x[kBlock * static_cast<std::size_t>(order_[j]) + static_cast<std::size_t>(d)];
+      permuted[kBlock * j + static_cast<std::size_t>(d)] = x[kBlock * static_cast<std::size_t>(order_[j]) + static_cast<std::size_t>(d)];
   // L y = x.
   for (std::size_t j = 0; j < n; ++j) {
-    double* y = permuted_.data() + kBlock * j;
+    double* y = permuted.data() + kBlock * j;
     forward_block(diagonal_.data() + kBlockSize * j, reciprocal_.data() + kBlock * j, y);
     for (auto e = static_cast<std::size_t>(column_start_[j]); e < static_cast<std::size_t>(column_start_[j + 1]); ++e) {
       const double* block = blocks_.data() + kBlockSize * e;
-      double* target = permuted_.data() + kBlock * static_cast<std::size_t>(rows_[e]);
+      double* target = permuted.data() + kBlock * static_cast<std::size_t>(rows_[e]);
       for (int p = 0; p < kBlock; ++p) {
         double sum = 0.0;
         for (int c = 0; c < kBlock; ++c) sum += block[p * kBlock + c] * y[c];
@@ -293,10 +296,10 @@ void BodyBlockCholesky::solve(std::span<double> x) {
   }
   // Lᵀ x = y.
   for (std::size_t j = n; j-- > 0;) {
-    double* y = permuted_.data() + kBlock * j;
+    double* y = permuted.data() + kBlock * j;
     for (auto e = static_cast<std::size_t>(column_start_[j]); e < static_cast<std::size_t>(column_start_[j + 1]); ++e) {
       const double* block = blocks_.data() + kBlockSize * e;
-      const double* source = permuted_.data() + kBlock * static_cast<std::size_t>(rows_[e]);
+      const double* source = permuted.data() + kBlock * static_cast<std::size_t>(rows_[e]);
       for (int c = 0; c < kBlock; ++c) {
         double sum = 0.0;
         for (int p = 0; p < kBlock; ++p) sum += block[p * kBlock + c] * source[p];
@@ -307,7 +310,7 @@ void BodyBlockCholesky::solve(std::span<double> x) {
   }
   for (std::size_t j = 0; j < n; ++j)
     for (int d = 0; d < kBlock; ++d)
-      x[kBlock * static_cast<std::size_t>(order_[j]) + static_cast<std::size_t>(d)] = permuted_[kBlock * j + static_cast<std::size_t>(d)];
+      x[kBlock * static_cast<std::size_t>(order_[j]) + static_cast<std::size_t>(d)] = permuted[kBlock * j + static_cast<std::size_t>(d)];
 }
 
 }  // namespace diffphys::solve

@@ -54,6 +54,9 @@ class BodyBlockCholesky {
   bool factorize();
   // x ← (L Lᵀ)⁻¹ x, x holding 6 entries per node in node order.
   void solve(std::span<double> x);
+  // The same with the caller's scratch (resized to 6 per node), for a factor shared read-only
+  // (the backward pass solving with the forward solve's factorisation).
+  void solve(std::span<double> x, std::vector<double>& scratch) const;
 
   int node_count() const { return node_count_; }
   // Off-diagonal blocks of L (fill included).

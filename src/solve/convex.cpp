@@ -122,11 +122,14 @@ void build_islands(std::span<const ConstraintRow> rows, const MassBlocks& mass, 
       islands.groups[static_cast<std::size_t>(fill[static_cast<std::size_t>(island)]++)] = static_cast<int>(g);
 }
 
-// y of every row of the island's groups at the row velocities c + α dc.
+// y of every row of the island's groups at the row velocities c + α dc (of the rows of
+// the groups that are not Free only, with `skip_free`: the line search has their terms in
+// closed form).
 void compute_y(std::span<const ConstraintRow> rows, std::span<const int> groups, const ConvexWorkspace& workspace,
-               double alpha, std::vector<double>& y) {
+               double alpha, bool skip_free, std::vector<double>& y) {
   for (const int g : groups) {
     const ConvexGroup& group = workspace.groups[static_cast<std::size_t>(g)];
+    if (skip_free && group.kind == ConvexGroupKind::Free) continue;
     for (int r = group.row; r < group.row + group.size; ++r) {
       const auto i = static_cast<std::size_t>(r);
       y[i] = (rows[i].rhs - workspace.row_velocity[i] - alpha * workspace.row_step[i]) / workspace.compliance[i];
@@ -257,6 +260,28 @@ GroupProjection project_group(const ConvexGroup& group, const double* y) {
   return p;
 }
 
+ProjectionPiece projection_piece(const ConvexGroup& group, const double* y) {
+  switch (group.kind) {
+    case ConvexGroupKind::Free:
+      return ProjectionPiece::Identity;
+    case ConvexGroupKind::NonNegative:
+      return y[0] > 0.0 ? ProjectionPiece::Identity : ProjectionPiece::Zero;
+    case ConvexGroupKind::Box:
+      if (y[0] >= group.bound) return ProjectionPiece::BoxUpper;
+      if (y[0] <= -group.bound) return ProjectionPiece::BoxLower;
+      return ProjectionPiece::Identity;
+    case ConvexGroupKind::Cone: {
+      // The same tests, in the same arithmetic, as project_group's.
+      const double mu = group.bound, n = y[0], t1 = y[1], t2 = y[2];
+      const double s = std::sqrt(t1 * t1 + t2 * t2);
+      if (s <= mu * n) return ProjectionPiece::Identity;
+      if (mu * s <= -n) return ProjectionPiece::Zero;
+      return ProjectionPiece::Sliding;
+    }
+  }
+  return ProjectionPiece::Sliding;
+}
+
 void describe_convex_groups(std::span<const ConstraintRow> rows, std::vector<ConvexGroup>& groups) {
   groups.clear();
   const auto count = static_cast<int>(rows.size());
@@ -362,6 +387,20 @@ std::span<const int> island_groups(const ConvexIslands& islands, int island) {
   const auto first = static_cast<std::size_t>(islands.group_start[static_cast<std::size_t>(island)]);
   const auto last = static_cast<std::size_t>(islands.group_start[static_cast<std::size_t>(island) + 1]);
   return {islands.groups.data() + first, last - first};
+}
+
+// The pieces of the island's groups at workspace.y into `pieces`; false if a cone slides
+// (then ∇²ℓ varies with y within the piece, and no factorisation is reused).
+bool constant_pieces(std::span<const int> groups, const ConvexWorkspace& workspace, std::vector<std::uint8_t>& pieces) {
+  pieces.resize(groups.size());
+  bool constant = true;
+  for (std::size_t k = 0; k < groups.size(); ++k) {
+    const ConvexGroup& group = workspace.groups[static_cast<std::size_t>(groups[k])];
+    const ProjectionPiece piece = projection_piece(group, workspace.y.data() + group.row);
+    pieces[k] = static_cast<std::uint8_t>(piece);
+    constant = constant && piece != ProjectionPiece::Sliding;
+  }
+  return constant;
 }
 
 int island_body_count(const ConvexIslands& islands, int island) {
@@ -508,6 +547,7 @@ MlcpResult solve_convex(std::span<const ConstraintRow> rows, const MassBlocks& m
 
   MlcpResult result;
   result.converged = true;
+  workspace.factor_at_solution_island = -1;
   for (int island = 0; island < islands.count; ++island) {
     const auto first_body = static_cast<std::size_t>(islands.body_start[static_cast<std::size_t>(island)]);
     const auto body_count = static_cast<std::size_t>(island_body_count(islands, island));
@@ -592,7 +632,7 @@ MlcpResult solve_convex(std::span<const ConstraintRow> rows, const MassBlocks& m
         for (int r = group.row; r < group.row + group.size; ++r)
           workspace.row_velocity[static_cast<std::size_t>(r)] = row_times_velocity(rows[static_cast<std::size_t>(r)], velocity);
       }
-      compute_y(rows, groups, workspace, 0.0, workspace.y);
+      compute_y(rows, groups, workspace, 0.0, false, workspace.y);
     };
 
     update_row_velocities();
@@ -612,13 +652,25 @@ MlcpResult solve_convex(std::span<const ConstraintRow> rows, const MassBlocks& m
     double best_residual = residual;
     int last_improvement = 0;
     bool within_rounding = false;  // stopped above the tolerance, within the residual's rounding
-    if (residual > tolerance) analyse_island_hessian(rows, island, workspace);
+    if (residual > tolerance) {
+      analyse_island_hessian(rows, island, workspace);
+      workspace.factor_at_solution_island = -1;
+    }
+    // Whether hessian holds this island's ∇²ℓ factorised at the pieces in factored_pieces
+    // (none sliding). Near the solution the pieces settle (a humanoid standing or lying: every
+    // contact sticking), and Newton's last iterations then solve with the same factor.
+    bool factor_reusable = false;
     while (!within_rounding && residual > tolerance && iteration < max_iterations && std::isfinite(residual) &&
            iteration - last_improvement < kStall) {
       ++iteration;
-      if (!factorize_island_hessian(rows, island, workspace, mass)) {
-        residual = std::numeric_limits<double>::infinity();
-        break;
+      const bool constant = constant_pieces(groups, workspace, workspace.current_pieces);
+      if (!(factor_reusable && constant && workspace.current_pieces == workspace.factored_pieces)) {
+        if (!factorize_island_hessian(rows, island, workspace, mass)) {
+          residual = std::numeric_limits<double>::infinity();
+          break;
+        }
+        factor_reusable = constant;
+        if (constant) workspace.factored_pieces.assign(workspace.current_pieces.begin(), workspace.current_pieces.end());
       }
       for (std::size_t i = 0; i < n; ++i) workspace.step[i] = -workspace.gradient[i];
       workspace.hessian.solve(workspace.step);
@@ -643,20 +695,30 @@ MlcpResult solve_convex(std::span<const ConstraintRow> rows, const MassBlocks& m
           workspace.row_step[static_cast<std::size_t>(r)] =
               local_row_times(rows[static_cast<std::size_t>(r)], islands, workspace.step);
       }
-      // φ'(α) and φ''(α); y at α is written to workspace.y.
+      // A Free group's γ = y(α) = y(0) − α dc/R is linear in α: its terms of φ'(α),
+      // −Σ y(α) dc = −Σ y(0) dc + α Σ dc²/R, and of φ''(α), Σ dc²/R, are summed once per
+      // iteration rather than at every evaluation (the joints' rows are most of a humanoid's).
+      double free_slope = 0.0, free_curvature = 0.0;
+      for (const int gi : groups) {
+        const ConvexGroup& group = workspace.groups[static_cast<std::size_t>(gi)];
+        if (group.kind != ConvexGroupKind::Free) continue;
+        const auto i = static_cast<std::size_t>(group.row);
+        const double dc = workspace.row_step[i];
+        free_slope += workspace.y[i] * dc;
+        free_curvature += dc * (1.0 / workspace.compliance[i]) * dc;
+      }
+      const double line_slope = slope_at_zero_mass - free_slope, line_curvature = mass_step + free_curvature;
+      // φ'(α) and φ''(α); y at α is written to workspace.y for the rows of groups that are not
+      // Free (update_row_velocities below writes every row's at the step taken).
       const auto derivatives = [&](double alpha, double& second) {
-        compute_y(rows, groups, workspace, alpha, workspace.y);
-        double first = slope_at_zero_mass + alpha * mass_step;
-        second = mass_step;
+        compute_y(rows, groups, workspace, alpha, true, workspace.y);
+        double first = line_slope + alpha * line_curvature;
+        second = line_curvature;
         for (const int gi : groups) {
           const ConvexGroup& group = workspace.groups[static_cast<std::size_t>(gi)];
+          if (group.kind == ConvexGroupKind::Free) continue;
           const double inverse_compliance = 1.0 / workspace.compliance[static_cast<std::size_t>(group.row)];
           const double* dc = workspace.row_step.data() + group.row;
-          if (group.kind == ConvexGroupKind::Free) {  // γ = y, ∂Π/∂y = 1
-            first -= workspace.y[static_cast<std::size_t>(group.row)] * dc[0];
-            second += dc[0] * inverse_compliance * dc[0];
-            continue;
-          }
           const GroupProjection projection = project_group(group, workspace.y.data() + group.row);
           for (int r = 0; r < group.size; ++r) {
             first -= projection.gamma[r] * dc[r];
@@ -712,6 +774,14 @@ MlcpResult solve_convex(std::span<const ConstraintRow> rows, const MassBlocks& m
     }
     result.iterations += iteration;
     result.residual = std::max(result.residual, residual);
+    // The factorisation is also ∇²ℓ at the solution if the pieces did not move since (the
+    // backward pass then skips its own); hessian holds only the island factorised last.
+    if (iteration > 0)
+      workspace.factor_at_solution_island =
+          factor_reusable && constant_pieces(groups, workspace, workspace.current_pieces) &&
+                  workspace.current_pieces == workspace.factored_pieces
+              ? island
+              : -1;
     // Converged at the tolerance or within the residual's own rounding error (checked in the
     // loop once the residual is below kRoundOffZone, and here for a solve that ended otherwise).
     if (!(residual <= tolerance) && !within_rounding && !(residual <= residual_rounding())) result.converged = false;

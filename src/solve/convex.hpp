@@ -86,7 +86,19 @@ struct ConvexWorkspace {
   int constant_hessian_island = -1;  // the island whose M + (leading Free groups' JᵀGJ) hessian saved, or −1
   std::vector<double> gradient, step;              // one island's vectors, 6 per body
   std::vector<double> rounding;                    // one island's |J|ᵀ(rounding of y), 6 per body
+  // The projection pieces (ProjectionPiece) of the island's groups at hessian's last
+  // factorisation, and at the current y: while they are equal and no cone slides, ∇²ℓ is the
+  // same matrix bit for bit, and its factorisation is reused instead of repeated.
+  std::vector<std::uint8_t> factored_pieces, current_pieces;
+  // The island whose ∇²ℓ at the returned velocities hessian holds factorised (solve_convex's
+  // last factorisation, still exact there), or −1: the backward pass solves with it.
+  int factor_at_solution_island = -1;
 };
+
+// Which piece of its projection a group's y lies on (project_group's branches). ∂Π/∂y, and
+// with it the group's term of ∇²ℓ, is constant on each piece except a cone's sliding one.
+enum class ProjectionPiece : std::uint8_t { Zero, Identity, BoxUpper, BoxLower, Sliding };
+ProjectionPiece projection_piece(const ConvexGroup& group, const double* y);
 
 // Reads the groups of `rows` (layout above); throws Error on a layout it does not know.
 void describe_convex_groups(std::span<const ConstraintRow> rows, std::vector<ConvexGroup>& groups);
