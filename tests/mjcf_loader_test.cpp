@@ -652,10 +652,10 @@ TEST(MjcfLoader, MocapBodiesAreStaticWithAWarning) {
 TEST(MjcfLoader, CompositeIsRefusedWithElementAndLine) {
   EXPECT_NE(error_of([] {
               parse_mjcf(
-                  "<mujoco><worldbody><body><freejoint/>\n<composite type=\"particle\" count=\"5 1 1\">"
+                  "<mujoco><worldbody><body><freejoint/>\n<composite type=\"grid\" count=\"5 1 1\">"
                   "<geom size=\"0.01\"/></composite></body></worldbody></mujoco>",
-                  "particle.xml");
-            }).find("particle.xml:2: <composite>: <composite type=\"particle\"> is not supported"),
+                  "grid.xml");
+            }).find("grid.xml:2: <composite>: <composite type=\"grid\"> is not supported"),
             std::string::npos);
 }
 
