@@ -1039,6 +1039,68 @@ TEST(ContactGeometry, IrregularHullAgainstEveryShape) {
   }, any);
 }
 
+// An ellipsoid (collision/ellipsoid_contacts.cpp) near a plane, a sphere, a capsule, a box, a
+// hull and another ellipsoid, at random poses and sizes: one contact, whatever feature.
+TEST(ContactGeometry, EllipsoidAgainstEveryShape) {
+  Rng hull_rng(160);
+  std::vector<Vec3> points;
+  for (int i = 0; i < 20; ++i) points.push_back(random_direction(hull_rng) * 0.2);
+  const auto hull = std::make_shared<const ConvexMesh>(convex_hull(points, "round"));
+  const auto ellipsoid = [](Rng& rng, const Vec3& center) {
+    return WorldShape{ShapeType::Ellipsoid, center, random_rotation(rng), random_vector(rng, 0.08, 0.25), nullptr};
+  };
+  // The ellipsoid's centre placed so that its support along `direction` from `center` is at
+  // `reach` (+ a random gap): touching a shape whose support along −direction is `reach`.
+  const auto touching = [&](Rng& rng, const Vec3& direction, double reach) {
+    WorldShape e = ellipsoid(rng, {0, 0, 0});
+    const Mat3 rotation = e.orientation.to_matrix();
+    const Vec3 local = rotation.transpose_times(direction);
+    const double support = norm(Vec3{local.x * e.size.x, local.y * e.size.y, local.z * e.size.z});
+    e.position = direction * (reach + support + random_gap(rng, 0.01));
+    return e;
+  };
+  const auto one = count_is(1);
+  run_case("ellipsoid-plane", 161, 4, [&](Rng& rng) {
+    const Vec3 normal = normalized(Vec3{0, 0, 1} + random_vector(rng, -0.5, 0.5));
+    return std::pair{touching(rng, normal, 0.0), plane(rng, {0, 0, 0}, normal)};
+  }, one);
+  run_case("ellipsoid-sphere", 162, 4, [&](Rng& rng) {
+    const double radius = uniform(rng, 0.05, 0.2);
+    const Vec3 direction = random_direction(rng);
+    return std::pair{touching(rng, direction, radius), sphere({0, 0, 0}, radius)};
+  }, one);
+  run_case("ellipsoid-capsule", 163, 6, [&](Rng& rng) {
+    const double radius = uniform(rng, 0.05, 0.15);
+    const Vec3 axis = random_direction(rng);
+    const Vec3 direction = random_direction(rng);
+    const double reach = radius + 0.15 * std::abs(dot(axis, direction));
+    return std::pair{touching(rng, direction, reach), capsule(rng, {0, 0, 0}, axis, radius, 0.15)};
+  }, one);
+  run_case("ellipsoid-box", 164, 6, [&](Rng& rng) {
+    const Quat orientation = random_rotation(rng);
+    const Vec3 half = random_vector(rng, 0.05, 0.2);
+    const Vec3 direction = random_direction(rng);
+    const Vec3 local = orientation.conjugate().rotate(direction);
+    const double reach = std::abs(local.x) * half.x + std::abs(local.y) * half.y + std::abs(local.z) * half.z;
+    return std::pair{touching(rng, direction, reach), box({0, 0, 0}, orientation, half)};
+  }, one);
+  run_case("ellipsoid-hull", 165, 4, [&](Rng& rng) {
+    const Vec3 direction = random_direction(rng);
+    const WorldShape mesh{ShapeType::ConvexMesh, {0, 0, 0}, random_rotation(rng), {uniform(rng, 0.8, 1.2), 0, 0}, hull};
+    const Mat3 rotation = mesh.orientation.to_matrix();
+    double reach = -1e30;
+    for (const Vec3& v : hull->vertices) reach = std::max(reach, dot(direction, rotation * (v * mesh.size.x)));
+    return std::pair{touching(rng, direction, reach), mesh};
+  }, one);
+  run_case("ellipsoid-ellipsoid", 166, 4, [&](Rng& rng) {
+    const WorldShape other = ellipsoid(rng, {0, 0, 0});
+    const Vec3 direction = random_direction(rng);
+    const Vec3 local = other.orientation.conjugate().rotate(direction);
+    const double reach = norm(Vec3{local.x * other.size.x, local.y * other.size.y, local.z * other.size.z});
+    return std::pair{touching(rng, direction, reach), other};
+  }, one);
+}
+
 // ---------------------------------------------------------------------------------------
 // Through detect_contacts: every contact a step would hold fixed has a Jacobian.
 

@@ -415,6 +415,8 @@ TEST_P(MeshCubeAgainstBox, SameContactsAsTheBoxPrimitive) {
       case ShapeType::Plane:
         other = posed(ShapeType::Plane, {}, other_orientation, {});
         break;
+      case ShapeType::Ellipsoid:  // not a parameter: a cube given as a mesh is compared with the box primitive
+        break;
     }
     if (other_type == ShapeType::Plane) {
       // The cube's centre at (support depth + a gap in [−0.3, 0.05]) over the plane.
@@ -471,6 +473,8 @@ INSTANTIATE_TEST_SUITE_P(EveryShape, MeshCubeAgainstBox,
                                return std::string("Box");
                              case ShapeType::ConvexMesh:
                                return std::string("MeshCube");
+                             case ShapeType::Ellipsoid:
+                               return std::string("Ellipsoid");
                            }
                            return std::string("?");
                          });
@@ -527,6 +531,8 @@ double surface_distance(const PosedShape& shape, const Vec3& point) {
       return local.z;
     case ShapeType::ConvexMesh:
       return face_plane_distance(shape, point);
+    case ShapeType::Ellipsoid:  // no closed form; no caller passes one
+      break;
   }
   return 0.0;
 }
@@ -574,6 +580,8 @@ TEST(ConvexMeshContacts, IrregularHullContactsLieOnBothSurfacesAndMirror) {
           break;
         case ShapeType::Plane:
           other = posed(other_type, {}, random_rotation(rng), {});
+          break;
+        case ShapeType::Ellipsoid:  // not in this test's list
           break;
       }
       const Vec3 direction = random_rotation(rng).rotate({0, 0, 1});

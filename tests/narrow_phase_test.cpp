@@ -625,6 +625,8 @@ double signed_distance(const PosedShape& shape, const Vec3& point) {
       return local.z;
     case ShapeType::ConvexMesh:
       break;  // convex meshes: tests/convex_mesh_test.cpp
+    case ShapeType::Ellipsoid:
+      break;  // no closed form: tests/ellipsoid_shape_test.cpp
   }
   return 0.0;
 }
@@ -781,6 +783,7 @@ PosedShape random_shape(ShapeType type, std::mt19937_64& rng) {
     case ShapeType::Plane:
       return posed(type, {}, orientation, {});
     case ShapeType::ConvexMesh:
+    case ShapeType::Ellipsoid:  // tests/convex_mesh_test.cpp, tests/ellipsoid_shape_test.cpp
       break;
   }
   return {};

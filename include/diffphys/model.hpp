@@ -31,8 +31,9 @@ enum class BodyType { Static, Dynamic };
 // A cylinder's axis is its frame's z axis, from -half_length to +half_length; its mass and
 // inertia are exact, but it collides as the capsule of the same radius and half length
 // (rounded caps that reach `radius` further along the axis) until a cylinder narrow phase
-// exists (docs/robot-formats.md).
-enum class ShapeType { Sphere, Box, Capsule, Plane, ConvexMesh, Cylinder };
+// exists (docs/robot-formats.md). An ellipsoid is centred on its frame's origin with its
+// semi-axes along the frame's x, y and z axes (collision/ellipsoid_contacts.cpp).
+enum class ShapeType { Sphere, Box, Capsule, Plane, ConvexMesh, Cylinder, Ellipsoid };
 
 // Planar: the child translates in the plane through the anchor normal to `axis` and turns
 // about `axis` (3 degrees of freedom; docs/scene-format.md, "Joint types").
@@ -116,9 +117,10 @@ struct Joint {
 };
 
 // Number of size parameters of a shape type: sphere (radius), box (half extents), capsule
-// (radius, half length), plane (none), convex mesh (uniform scale), cylinder (radius, half length).
+// (radius, half length), plane (none), convex mesh (uniform scale), cylinder (radius, half length),
+// ellipsoid (semi-axes).
 // The names of the scene format (docs/scene-format.md): "sphere", "box", "capsule", "plane",
-// "mesh", "cylinder"; "fixed", "revolute", "prismatic", "ball", "universal", "planar".
+// "mesh", "cylinder", "ellipsoid"; "fixed", "revolute", "prismatic", "ball", "universal", "planar".
 const char* type_name(ShapeType type);
 const char* type_name(JointType type);
 
@@ -126,6 +128,7 @@ constexpr int shape_size_count(ShapeType type) {
   switch (type) {
     case ShapeType::Sphere: return 1;
     case ShapeType::Box: return 3;
+    case ShapeType::Ellipsoid: return 3;
     case ShapeType::Capsule: return 2;
     case ShapeType::Cylinder: return 2;
     case ShapeType::Plane: return 0;

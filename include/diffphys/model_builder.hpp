@@ -25,7 +25,7 @@ struct ShapeSpec {
   Vec3 position;                     // in the body frame, m
   Quat orientation;                  // in the body frame
   double radius = 0.0;               // sphere, capsule, cylinder, m
-  Vec3 half_extents;                 // box, m
+  Vec3 half_extents;                 // box: half extents; ellipsoid: semi-axes along x, y, z; m
   double half_length = 0.0;          // capsule: half the segment length along local z, m;
                                      // cylinder: half its height along local z, m
   std::shared_ptr<const ConvexMesh> mesh;  // convex mesh: the hull (load_convex_mesh)

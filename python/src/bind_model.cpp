@@ -42,14 +42,16 @@ void bind_model(py::module_& module) {
                        "Collision shape: Sphere (radius), Box (half extents), Capsule (radius, "
                        "half length along local z), Cylinder (radius, half length along local z), "
                        "Plane (static bodies only, normal +z), ConvexMesh (a hull from an OBJ or STL "
-                       "file in a scene file; its scale is the size parameter).",
+                       "file in a scene file; its scale is the size parameter), Ellipsoid (semi-axes along local "
+                       "x, y, z, in ShapeSpec.half_extents).",
                        "shape type",
                        {{"Sphere", ShapeType::Sphere},
                         {"Box", ShapeType::Box},
                         {"Capsule", ShapeType::Capsule},
                         {"Cylinder", ShapeType::Cylinder},
                         {"Plane", ShapeType::Plane},
-                        {"ConvexMesh", ShapeType::ConvexMesh}});
+                        {"ConvexMesh", ShapeType::ConvexMesh},
+                        {"Ellipsoid", ShapeType::Ellipsoid}});
   bind_enum<JointType>(module, "JointType", "Joint kinds and their degrees of freedom.", "joint type",
                        {{"Fixed", JointType::Fixed},
                         {"Revolute", JointType::Revolute},

@@ -36,7 +36,7 @@ def test_unknown_names(falling_ball):
         dp.BodySpec(masss=1.0)
     with pytest.raises(TypeError, match="JointSpec has no field 'axes'"):
         dp.ModelBuilder().add_joint(name="j", axes=(0, 0, 1))
-    with pytest.raises(dp.Error, match="unknown shape type 'sphear' \\(known: sphere, box, capsule, cylinder, plane, convexmesh\\)"):
+    with pytest.raises(dp.Error, match="unknown shape type 'sphear' \\(known: sphere, box, capsule, cylinder, plane, convexmesh, ellipsoid\\)"):
         dp.ShapeSpec(type="sphear")
     rollout = dp.Rollout(model, params)
     rollout.run(falling_ball.state, steps=2)

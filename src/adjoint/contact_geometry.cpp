@@ -87,6 +87,7 @@ collision::PosedShapeT<GeometryDual> pose_shape_with_tangents(const Model& model
   switch (shape.type) {
     case ShapeType::Sphere: posed.size.x = size_input(0); break;
     case ShapeType::Box:
+    case ShapeType::Ellipsoid:
       for (int k = 0; k < 3; ++k) posed.size[k] = size_input(k);
       break;
     case ShapeType::Capsule:

@@ -2,6 +2,7 @@
 // the look-at orientation, the checker texture and the default appearance (camera.hpp).
 #include "camera/camera_setup.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -98,6 +99,9 @@ void check_appearance(const Model& model, const Appearance& appearance) {
   for (std::size_t s = 0; s < appearance.shapes.size(); ++s) {
     const ShapeLook& look = appearance.shapes[s];
     const std::string& name = model.shapes[s].name;
+    if (model.shapes[s].type == ShapeType::Ellipsoid)
+      throw Error(message("shape '", name, "': the camera cannot draw an ellipsoid yet (its ray caster and outline ",
+                          "derivatives cover planes, spheres, boxes, capsules, cylinders and convex meshes)"));
     if (!is_finite(look.colour)) throw Error(message("shape '", name, "': colour is not finite"));
     if (look.texture < -1 || look.texture >= static_cast<int>(appearance.textures.size()))
       throw Error(message("shape '", name, "': texture index ", look.texture, " is not one of the ",
@@ -141,6 +145,8 @@ double bounding_radius(const RayTarget& target) {
       for (const Vec3& vertex : target.mesh->vertices) farthest = std::max(farthest, norm(vertex));
       return size[0] * farthest;
     }
+    case ShapeType::Ellipsoid:
+      return std::max({size[0], size[1], size[2]});
     case ShapeType::Plane:
       return std::numeric_limits<double>::infinity();
   }

@@ -420,6 +420,8 @@ bool ray_shape(const RayTarget& target, const Vec3& origin, const Vec3& directio
       hit.point = origin + direction * hit.t;
       return true;
     }
+    case ShapeType::Ellipsoid:  // refused by check_appearance (camera_setup.cpp)
+      return false;
   }
   return false;
 }
@@ -487,6 +489,8 @@ void ray_shape_vjp(const RayTarget& target, const Vec3& origin, const Vec3& dire
       size_count = 1;
       break;
     }
+    case ShapeType::Ellipsoid:  // never hit (ray_shape)
+      break;
   }
   surface_vjp(direction, hit, point_bar, cotangent.t, phi_size, size_count, gradient);
 }
@@ -510,6 +514,8 @@ double shape_inside_measure(const RayTarget& target, const Vec3& point) {
         highest = std::max(highest, dot(face.normal, point) - size[0] * face.offset);
       return highest;
     }
+    case ShapeType::Ellipsoid:  // refused by check_appearance (camera_setup.cpp)
+      return kInfinity;
   }
   return kInfinity;
 }

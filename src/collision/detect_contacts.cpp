@@ -68,7 +68,8 @@ PosedShape pose_shape(const Model& model, const Params& params, const State& sta
   const int offset = model.layout.shape_size[static_cast<std::size_t>(shape_index)];
   switch (shape.type) {
     case ShapeType::Sphere: posed.size = {params.at(offset), 0, 0}; break;
-    case ShapeType::Box: posed.size = params.vec3_at(offset); break;
+    case ShapeType::Box:
+    case ShapeType::Ellipsoid: posed.size = params.vec3_at(offset); break;
     case ShapeType::Capsule: posed.size = {params.at(offset), params.at(offset + 1), 0}; break;
     case ShapeType::Cylinder:
       // Collides as the capsule of the same radius and half length (model.hpp).

@@ -29,6 +29,7 @@
 
 #include "collision/contact_kernels.hpp"
 #include "collision/convex_mesh_contacts.hpp"
+#include "collision/ellipsoid_contacts.hpp"
 #include "math/dual.hpp"
 
 namespace diffphys::collision {
@@ -665,6 +666,8 @@ int shape_rank(ShapeType type) {
       return 3;
     case ShapeType::Plane:
       return 4;
+    case ShapeType::Ellipsoid:  // dispatched before the ranks are compared (collide)
+      return 5;
   }
   return 4;
 }
@@ -687,6 +690,8 @@ void collide_ordered(const PosedShapeT<T>& a, const PosedShapeT<T>& b, double ma
           return sphere_plane(a, b, margin, contacts);
         case ShapeType::ConvexMesh:
           return sphere_convex_mesh(a, b, margin, contacts);
+        case ShapeType::Ellipsoid:  // collide dispatches ellipsoids first
+          return;
       }
       return;
     case ShapeType::Capsule:
@@ -702,6 +707,7 @@ void collide_ordered(const PosedShapeT<T>& a, const PosedShapeT<T>& b, double ma
         case ShapeType::ConvexMesh:
           return capsule_convex_mesh(a, b, margin, contacts);
         case ShapeType::Sphere:
+        case ShapeType::Ellipsoid:
           return;
       }
       return;
@@ -715,7 +721,8 @@ void collide_ordered(const PosedShapeT<T>& a, const PosedShapeT<T>& b, double ma
       if (b.type == ShapeType::Plane) return convex_mesh_plane(a, b, margin, contacts);
       return;
     case ShapeType::Plane:
-      return;  // plane–plane: infinite planes have no contact points
+    case ShapeType::Ellipsoid:
+      return;  // plane–plane: infinite planes have no contact points; ellipsoids: see collide
   }
 }
 
@@ -725,6 +732,16 @@ template <typename T>
 int collide(const PosedShapeT<T>& a, const PosedShapeT<T>& b, double margin, ContactPointT<T> out[kMaxPairContacts],
             int max_points) {
   ContactWriter<T> contacts(out, std::clamp(max_points, 1, kMaxPairContacts));
+  // An ellipsoid against anything: ellipsoid_contacts.cpp, with the ellipsoid first.
+  if (a.type == ShapeType::Ellipsoid) {
+    ellipsoid_contact(a, b, margin, contacts);
+    return contacts.count();
+  }
+  if (b.type == ShapeType::Ellipsoid) {
+    ellipsoid_contact(b, a, margin, contacts);
+    for (int i = 0; i < contacts.count(); ++i) out[i].normal = -out[i].normal;
+    return contacts.count();
+  }
   if (shape_rank(a.type) <= shape_rank(b.type)) {
     collide_ordered(a, b, margin, contacts);
     return contacts.count();
@@ -764,6 +781,9 @@ Aabb bounding_box(const PosedShape& shape, double margin) {
     }
     case ShapeType::ConvexMesh:
       return convex_mesh_bounding_box(shape, margin);
+    case ShapeType::Ellipsoid:
+      extent = ellipsoid_extent(shape);
+      break;
   }
   extent += Vec3{margin, margin, margin};
   return {shape.position - extent, shape.position + extent};
@@ -780,6 +800,8 @@ double bounding_radius(const PosedShape& shape) {
       return shape.size.x + shape.size.y;
     case ShapeType::Plane:
       return 0.0;
+    case ShapeType::Ellipsoid:
+      return std::max({shape.size.x, shape.size.y, shape.size.z});
     case ShapeType::ConvexMesh: {
       const Aabb box = convex_mesh_bounding_box(shape, 0.0);
       return norm((box.lower + box.upper) * 0.5 - shape.position) + norm((box.upper - box.lower) * 0.5);

@@ -117,11 +117,15 @@ void MjcfReader::read_body(const XMLElement* element, int parent, const std::str
 
 void MjcfReader::read_children(const XMLElement* element, int body_index, const std::string& child_class) {
   const XMLElement* inertial = nullptr;
-  std::vector<const XMLElement*> geoms, children;
+  std::vector<const XMLElement*> geoms;
+  // Child bodies and composites in file order (MuJoCo numbers their bodies in that order);
+  // a composite is given by its index in `composites`.
+  std::vector<std::pair<const XMLElement*, int>> children;
+  std::vector<Composite> composites;
   for (const XMLElement* child = element->FirstChildElement(); child; child = child->NextSiblingElement()) {
     const std::string tag = child->Name();
     if (tag == "body") {
-      children.push_back(child);
+      children.emplace_back(child, -1);
     } else if (tag == "geom") {
       geoms.push_back(child);
     } else if (tag == "joint" || tag == "freejoint") {
@@ -135,13 +139,9 @@ void MjcfReader::read_children(const XMLElement* element, int body_index, const 
     } else if (tag == "site") {
       warnings_.ignored(child, "<site>", "diffphys has no sites; they only matter to tendons, sensors and actuators");
     } else if (tag == "composite") {
-      // MuJoCo 2.2 expands a composite into many bodies, joints, tendons and equality
-      // constraints (particles with three slides, cloth held by tendons): nothing diffphys can
-      // represent body for body, and ignoring it would leave the model hollow.
-      const std::string type = source_.text(child, "type").value_or("?");
-      source_.fail(child, "<composite type=\"" + type +
-                              "\"> is not supported: diffphys cannot build MuJoCo's generated bodies, joints, "
-                              "tendons and equality constraints");
+      // Rope and loop: bodies and joints (mjcf_composite.cpp); the other types are refused.
+      composites.push_back(read_composite(child, bodies_[static_cast<std::size_t>(body_index)]));
+      children.emplace_back(child, static_cast<int>(composites.size()) - 1);
     } else if (tag == "camera" || tag == "light") {
       warnings_.ignored(child, "<" + tag + ">", "drawing only");
     } else {
@@ -163,6 +163,9 @@ void MjcfReader::read_children(const XMLElement* element, int body_index, const 
       body.is_static = false;
     }
     for (const XMLElement* geom : geoms) body.geoms.push_back(read_geom(geom, class_of(geom, child_class), body));
+    for (const Composite& composite : composites)
+      if (composite.type != "particle")
+        body.geoms.push_back(composite_geom(composite, composite.origin, body));
     const bool geoms_give_inertia =
         compiler_.inertia_from_geom == Compiler::InertiaFromGeom::True ||
         (compiler_.inertia_from_geom == Compiler::InertiaFromGeom::Auto && inertial == nullptr);
@@ -183,7 +186,12 @@ void MjcfReader::read_children(const XMLElement* element, int body_index, const 
       body.principal = io::principal_frame(total, body.world.position, body.world.orientation);
     }
   }
-  for (const XMLElement* child : children) read_body(child, body_index, child_class);
+  for (const auto& [child, composite] : children) {
+    if (composite < 0)
+      read_body(child, body_index, child_class);
+    else
+      build_composite_chain(composites[static_cast<std::size_t>(composite)], body_index);
+  }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -319,6 +327,20 @@ std::optional<SlidesAndHinge> slides_and_hinge(const std::vector<MjcfJoint>& joi
 
 }  // namespace
 
+namespace {
+
+// Moment of inertia of a body about the line through `point` along the unit `axis`, kg·m².
+double inertia_about(const MjcfBody& body, const Vec3& point, const Vec3& axis) {
+  const Vec3 local = body.principal.orientation.inverse_rotate(axis);
+  const Vec3& moments = body.principal.moments;
+  const Vec3 offset = body.principal.position - point;
+  const Vec3 across = offset - axis * dot(offset, axis);
+  return moments.x * local.x * local.x + moments.y * local.y * local.y + moments.z * local.z * local.z +
+         body.mass * dot(across, across);
+}
+
+}  // namespace
+
 void MjcfReader::add_joints(ModelBuilder& builder) {
   int unnamed = 0;
   for (std::size_t b = 1; b < bodies_.size(); ++b) {
@@ -326,6 +348,22 @@ void MjcfReader::add_joints(ModelBuilder& builder) {
     if (body.is_static) continue;
     for (MjcfJoint& joint : body.joints)
       if (joint.name.empty()) joint.name = body.name + "_joint" + std::to_string(unnamed++);
+    // diffphys applies joint damping explicitly (rigid/forces.cpp: v_free = v + h M⁻¹ f), which
+    // diverges when h·d·(1/I_child + 1/I_parent) > 2 about the joint; MuJoCo integrates it
+    // implicitly. Said for every hinge where it happens (a composite rope's light links).
+    const MjcfBody& parent_body = bodies_[static_cast<std::size_t>(body.parent)];
+    for (const MjcfJoint& joint : body.joints) {
+      if (joint.type != "hinge" || !(joint.damping > 0)) continue;
+      double compliance = 1.0 / inertia_about(body, joint.anchor, joint.axis);
+      if (!parent_body.is_static) compliance += 1.0 / inertia_about(parent_body, joint.anchor, joint.axis);
+      const double ratio = builder.dt * joint.damping * compliance;
+      if (ratio > 2.0)
+        warnings_.add(source_, joint.element,
+                      message("damping ", joint.damping, " of hinge '", joint.name, "' is applied explicitly by diffphys, ",
+                              "which is unstable here: h·d·(1/I_child + 1/I_parent) = ", ratio,
+                              " > 2 about the hinge (MuJoCo integrates damping implicitly); the joint diverges once "
+                              "it moves: lower the time step or the damping"));
+    }
     const std::string parent = body.parent == 0 ? "world" : bodies_[static_cast<std::size_t>(body.parent)].name;
     // MuJoCo lets a body collide with a world-welded parent (its filter skips weld 0).
     const bool parent_in_world_weld = bodies_[static_cast<std::size_t>(body.parent)].weld == 0;

@@ -109,7 +109,8 @@ Quat MjcfReader::read_orientation(const XMLElement* element, const std::string& 
 // ---------------------------------------------------------------------------------------
 // Bodies, geoms, joints
 
-MjcfGeom MjcfReader::read_geom(const XMLElement* element, const std::string& class_name, const MjcfBody& body) {
+MjcfGeom MjcfReader::read_geom(const XMLElement* element, const std::string& class_name, const MjcfBody& body,
+                               const Pose* placed) {
   check_attributes(element, "geom");
   MjcfGeom geom;
   geom.element = element;
@@ -141,7 +142,10 @@ MjcfGeom MjcfReader::read_geom(const XMLElement* element, const std::string& cla
       size[2] = half_length;
     }
   }
-  {
+  if (placed) {
+    position = placed->position;
+    orientation = placed->orientation;
+  } else {
     const Pose in_body = in_body_frame({position, orientation}, body);
     position = in_body.position;
     orientation = in_body.orientation;
@@ -185,6 +189,13 @@ MjcfGeom MjcfReader::read_geom(const XMLElement* element, const std::string& cla
     shape.half_extents = h;
     volume = 8.0 * h.x * h.y * h.z;
     unit_moments = Vec3{h.y * h.y + h.z * h.z, h.x * h.x + h.z * h.z, h.x * h.x + h.y * h.y} * (1.0 / 3.0);
+  } else if (type == "ellipsoid") {
+    // Semi-axes a, b, c: volume 4/3 π abc, moments per unit mass (b² + c²)/5, ... (MuJoCo's too).
+    shape.type = ShapeType::Ellipsoid;
+    const Vec3 a{positive(size[0], "size x"), positive(size[1], "size y"), positive(size[2], "size z")};
+    shape.half_extents = a;
+    volume = 4.0 / 3.0 * kPi * a.x * a.y * a.z;
+    unit_moments = Vec3{a.y * a.y + a.z * a.z, a.x * a.x + a.z * a.z, a.x * a.x + a.y * a.y} * (1.0 / 5.0);
   } else if (type == "plane") {
     if (body.parent >= 0 && !body.is_static)
       source_.fail(element, "a plane is infinite and may only belong to the world or a static body");
@@ -194,9 +205,9 @@ MjcfGeom MjcfReader::read_geom(const XMLElement* element, const std::string& cla
     geom.is_mesh = true;
     geom.mesh = attribute(element, "geom", "mesh", class_name).value_or("");
     geom.class_name = class_name;
-  } else if (type == "ellipsoid" || type == "hfield" || type == "sdf") {
-    source_.fail(element,
-                 "geom type '" + type + "' is not supported (supported: sphere, capsule, cylinder, box, plane)");
+  } else if (type == "hfield" || type == "sdf") {
+    source_.fail(element, "geom type '" + type +
+                              "' is not supported (supported: sphere, capsule, cylinder, ellipsoid, box, plane, mesh)");
   } else {
     source_.fail(element, "unknown geom type '" + type + "'");
   }

@@ -6,6 +6,7 @@
 //   mjcf_geoms.cpp     frames (orientations) and geoms with their mass properties (mesh
 //                      geoms' through io/mesh_mass.hpp);
 //   mjcf_bodies.cpp    bodies, joints, inertials, and their mapping onto ModelBuilder;
+//   mjcf_composite.cpp <composite>: particles and rope chains, the other types refused;
 //   mjcf_actuators.cpp <actuator> children.
 #pragma once
 
@@ -132,7 +133,26 @@ class MjcfReader {
   void read_option(const XMLElement* element, ModelBuilder& builder);
   void read_body(const XMLElement* element, int parent, const std::string& child_class);
   void read_children(const XMLElement* element, int body, const std::string& child_class);
-  MjcfGeom read_geom(const XMLElement* element, const std::string& class_name, const MjcfBody& body);
+  // placed: a pose in the body frame that replaces the element's own (a composite's geoms).
+  MjcfGeom read_geom(const XMLElement* element, const std::string& class_name, const MjcfBody& body,
+                     const Pose* placed = nullptr);
+  // <composite> (mjcf_composite.cpp): read and checked inside its body `root`; the root's
+  // geom; the chain of bodies after the root's own children.
+  struct Composite {
+    const XMLElement* element = nullptr;
+    std::string type, prefix;
+    int count = 0, origin = 0;  // elements, and which one the enclosing body is
+    double spacing = 0.0;
+    const XMLElement* geom = nullptr;
+    const XMLElement* joint = nullptr;  // <joint kind="main">, if given
+    int counts[3] = {1, 1, 1};           // particle: per axis
+    Vec3 offset;                         // particle
+  };
+  Composite read_composite(const XMLElement* element, const MjcfBody& root);
+  void read_composite_children(Composite& composite);
+  void build_particles(const Composite& composite);
+  MjcfGeom composite_geom(const Composite& composite, int index, const MjcfBody& body);
+  void build_composite_chain(const Composite& composite, int root_index);
   MjcfJoint read_joint(const XMLElement* element, const std::string& class_name, const MjcfBody& body);
   Quat read_orientation(const XMLElement* element, const std::string& tag, const std::string& class_name) const;
   void read_inertial(const XMLElement* element, MjcfBody& body);
@@ -201,6 +221,7 @@ class MjcfReader {
   std::map<std::string, JointTarget> joint_targets_;
   std::set<std::string> body_names_;
   std::vector<std::pair<std::string, std::string>> exclusions_;  // <contact><exclude>
+
   struct MeshAsset {
     std::filesystem::path file;
     Vec3 scale{1, 1, 1};

@@ -158,6 +158,7 @@ const char* type_name(ShapeType type) {
     case ShapeType::Plane: return "plane";
     case ShapeType::ConvexMesh: return "mesh";
     case ShapeType::Cylinder: return "cylinder";
+    case ShapeType::Ellipsoid: return "ellipsoid";
   }
   return "unknown";
 }

@@ -80,6 +80,13 @@ MassProperties shape_unit_density_properties(const ShapeSpec& shape) {
       moments = {transverse, transverse, p.mass * r * r / 2.0};
       break;
     }
+    case ShapeType::Ellipsoid: {
+      // Volume 4/3 π abc; moments m(b² + c²)/5, m(a² + c²)/5, m(a² + b²)/5.
+      const Vec3 a = shape.half_extents;
+      p.mass = 4.0 / 3.0 * std::numbers::pi * a.x * a.y * a.z;
+      moments = Vec3{a.y * a.y + a.z * a.z, a.x * a.x + a.z * a.z, a.x * a.x + a.y * a.y} * (p.mass / 5.0);
+      break;
+    }
     case ShapeType::Plane: return p;
     case ShapeType::ConvexMesh: {
       // The hull's own mass properties (model/convex_mesh.cpp), scaled: volume s³,
@@ -119,6 +126,11 @@ void validate_shape(const ShapeSpec& shape, const std::string& item, BodyType bo
       positive(shape.half_extents.x, "half_extents.x");
       positive(shape.half_extents.y, "half_extents.y");
       positive(shape.half_extents.z, "half_extents.z");
+      break;
+    case ShapeType::Ellipsoid:
+      positive(shape.half_extents.x, "radii.x");
+      positive(shape.half_extents.y, "radii.y");
+      positive(shape.half_extents.z, "radii.z");
       break;
     case ShapeType::Capsule:
     case ShapeType::Cylinder:
@@ -406,6 +418,10 @@ Scene ModelBuilder::build() const {
           case ShapeType::Sphere: layout.shape_size[shape_index] = add_slice(layout, values, prefix + "radius", {shape.radius}); break;
           case ShapeType::Box:
             layout.shape_size[shape_index] = add_slice(layout, values, prefix + "half_extents",
+                                                       {shape.half_extents.x, shape.half_extents.y, shape.half_extents.z});
+            break;
+          case ShapeType::Ellipsoid:
+            layout.shape_size[shape_index] = add_slice(layout, values, prefix + "radii",
                                                        {shape.half_extents.x, shape.half_extents.y, shape.half_extents.z});
             break;
           case ShapeType::Capsule:

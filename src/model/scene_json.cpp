@@ -328,7 +328,7 @@ BodySpec SceneReader::read_body(const Json& object, const std::string& path) con
 
 ShapeSpec SceneReader::read_shape(const Json& object, const std::string& path) const {
   check_keys(object, path,
-             {"type", "name", "position", "orientation", "euler", "radius", "half_extents",
+             {"type", "name", "position", "orientation", "euler", "radius", "half_extents", "radii",
               "half_length", "length", "file", "scale", "collision_group", "collision_mask"});
   const auto field = [&](const char* key) { return key_path(path, key); };
   ShapeSpec shape;
@@ -339,7 +339,8 @@ ShapeSpec SceneReader::read_shape(const Json& object, const std::string& path) c
                                        {"capsule", ShapeType::Capsule},
                                        {"cylinder", ShapeType::Cylinder},
                                        {"plane", ShapeType::Plane},
-                                       {"mesh", ShapeType::ConvexMesh}});
+                                       {"mesh", ShapeType::ConvexMesh},
+                                       {"ellipsoid", ShapeType::Ellipsoid}});
   }
   if (shape.type != ShapeType::ConvexMesh) {
     const char* reason = "except by a mesh";
@@ -360,6 +361,7 @@ ShapeSpec SceneReader::read_shape(const Json& object, const std::string& path) c
                        : shape.type == ShapeType::Plane      ? "by a plane"
                        : shape.type == ShapeType::Cylinder   ? "by a cylinder"
                        : shape.type == ShapeType::ConvexMesh ? "by a mesh"
+                       : shape.type == ShapeType::Ellipsoid  ? "by an ellipsoid"
                                                              : "by a capsule";
   if (uses_radius) {
     if (object.contains("radius")) shape.radius = read_number(object["radius"], field("radius"));
@@ -371,6 +373,12 @@ ShapeSpec SceneReader::read_shape(const Json& object, const std::string& path) c
       shape.half_extents = read_vec3(object["half_extents"], field("half_extents"));
   } else {
     refuse_key(object, path, "half_extents", reason);
+  }
+  // An ellipsoid's semi-axes along its frame's x, y, z ("radii", MuJoCo's word).
+  if (shape.type == ShapeType::Ellipsoid) {
+    if (object.contains("radii")) shape.half_extents = read_vec3(object["radii"], field("radii"));
+  } else {
+    refuse_key(object, path, "radii", reason);
   }
   if (uses_length) {
     if (object.contains("half_length") && object.contains("length"))

@@ -171,7 +171,8 @@ void append_param_vec3(std::string& out, const char* key, const Params& params, 
 }
 
 // A shape's size keys, by type (the names of the scene format): sphere radius; box
-// half_extents; capsule and cylinder radius and half_length along z; a plane has none.
+// half_extents; capsule and cylinder radius and half_length along z; ellipsoid radii (its
+// semi-axes); a plane has none.
 void append_shape_size(std::string& out, const Model& model, const Params& params, int shape) {
   const Shape& spec = model.shapes[static_cast<std::size_t>(shape)];
   const int offset = model.layout.shape_size[static_cast<std::size_t>(shape)];
@@ -186,6 +187,9 @@ void append_shape_size(std::string& out, const Model& model, const Params& param
     case ShapeType::Cylinder:
       append_param_number(out, "radius", params, offset);
       append_param_number(out, "half_length", params, offset < 0 ? -1 : offset + 1);
+      return;
+    case ShapeType::Ellipsoid:
+      append_param_vec3(out, "radii", params, offset);
       return;
     case ShapeType::Plane: return;
     case ShapeType::ConvexMesh: {

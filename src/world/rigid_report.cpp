@@ -200,6 +200,7 @@ void RigidReport::describe(std::ostream& out, const std::string& heading) const 
         } else {
           const char* meaning = shape.type == ShapeType::Sphere ? "radius"
                                 : shape.type == ShapeType::Box  ? "half extents"
+                                : shape.type == ShapeType::Ellipsoid ? "radii"
                                                                 : "radius, half length";
           out << "  " << meaning << " " << format_values(*size) << " m";
         }

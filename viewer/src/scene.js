@@ -30,6 +30,7 @@ export function shapeHalfExtents(shape) {
   switch (shape.type) {
     case 'sphere': return radius ? [radius, radius, radius] : null;
     case 'box': return Array.isArray(shape.half_extents) ? vector(shape.half_extents, null) : null;
+    case 'ellipsoid': return Array.isArray(shape.radii) ? vector(shape.radii, null) : null;
     case 'capsule': {
       const halfLength = positiveNumber(shape.half_length) ?? 0;
       return radius ? [radius, radius, radius + halfLength] : null;
@@ -108,6 +109,16 @@ export function buildShape(shape, context) {
     case 'box': {
       const half = shapeHalfExtents(shape);
       if (half) object = new THREE.Mesh(new THREE.BoxGeometry(2 * half[0], 2 * half[1], 2 * half[2]), material);
+      break;
+    }
+    case 'ellipsoid': {
+      // A unit sphere scaled by the semi-axes along the shape's x, y, z.
+      const radii = shapeHalfExtents(shape);
+      if (radii) {
+        const geometry = new THREE.SphereGeometry(1, 32, 16);
+        geometry.scale(radii[0], radii[1], radii[2]);
+        object = new THREE.Mesh(geometry, material);
+      }
       break;
     }
     case 'capsule':
