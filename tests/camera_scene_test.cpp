@@ -207,6 +207,14 @@ TEST(CameraScene, SimulateFilmsTheScenesCamerasIntoTheTrajectory) {
   EXPECT_NE(none_code, 0);
   EXPECT_NE(none.find("--cameras films the scene's cameras, and it has none"), std::string::npos) << none;
   EXPECT_FALSE(std::filesystem::exists(folder / "none.json"));
+  // --formulation rebuilds the world (its parameter layout changes): the cameras come along.
+  const std::filesystem::path convex = folder / "convex.json";
+  const auto [convex_code, convex_output] = diffphys::testing::run_cli(
+      "simulate " + scene.string() + " --steps 2 --formulation convex --cameras --quiet --out " + convex.string(),
+      "camera_film_convex");
+  ASSERT_EQ(convex_code, 0) << convex_output;
+  std::ifstream convex_file(convex);
+  EXPECT_EQ(json::parse(convex_file)["cameras"].size(), 2u);
 }
 
 }  // namespace

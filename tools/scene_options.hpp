@@ -46,7 +46,11 @@ inline World load_scene_world(const std::string& path, const SceneOptions& optio
   // The convex formulation adds parameter slices (the rows' compliance): the world's layout is rebuilt.
   Scene rigid = std::move(*world.rigid);
   set_formulation(rigid, options.formulation == "convex" ? Formulation::Convex : Formulation::Complementarity);
-  return World(world.name, world.source, std::move(rigid), std::move(world.soft), world.coupling);
+  World rebuilt(world.name, world.source, std::move(rigid), std::move(world.soft), world.coupling);
+  // The scene's cameras are not part of the layout: they carry over as read.
+  rebuilt.cameras = std::move(world.cameras);
+  rebuilt.camera_appearances = std::move(world.camera_appearances);
+  return rebuilt;
 }
 
 }  // namespace diffphys::cli

@@ -5,7 +5,7 @@
 //   ψ = A (sin πx sin 2πy + ½ sin 2πx sin πy),   A = 0.05 m²/s,
 // differenced on the MAC grid (u = ∂ψ/∂y at the vertical faces, v = −∂ψ/∂x at the horizontal
 // ones from ψ at the cell corners), so it is exactly divergence-free in the discrete sense and
-// zero through the walls; its largest speed is ~0.4 m/s. The dye is observed at steps T/3,
+// zero through the walls; its largest speed is ~0.35 m/s. The dye is observed at steps T/3,
 // 2T/3 and T; the unknown is the initial velocity at every face, started at rest. The loss
 //   L(u₀) = Σ_obs Σ_c (s_t,c(u₀) − ŝ_t,c)² Δx²
 // is minimised by L-BFGS (diffphys/lbfgs.hpp) with the exact gradient dL/du₀ of

@@ -70,9 +70,13 @@ void FluidPart::step(const StepInputs& in, int slot, int status_step) {
       fluid::fluid_step_recorded(model_, params_, in.before.fluid, forces(in.controls), in.after.fluid, workspace_, record(slot));
   // As FluidRollout: a failed step (CFL above max_cfl, a non-finite state, a solve that missed
   // its tolerance) is an error, not a converged step.
+  // Numbered as the rigid and soft reports number steps: from 1, with the time the step ends at
+  // (status_step is a slot, 0 for every step of a WorldSimulator, so the time says which).
   if (!status.converged)
-    throw Error(message("fluid '", model_.name, "': ", status_step >= 0 ? "step " + std::to_string(status_step) : std::string("a recomputed step"),
-                        " (t = ", in.before.fluid.time, " s) failed: ", status.message));
+    throw Error(message("fluid '", model_.name, "': ",
+                        status_step >= 0 ? "step " + std::to_string(std::llround(in.before.fluid.time / model_.dt) + 1)
+                                         : std::string("a recomputed step"),
+                        " (t = ", in.before.fluid.time + model_.dt, " s) failed: ", status.message));
   if (status_step >= 0) statuses_[static_cast<std::size_t>(status_step)] = status;
 }
 

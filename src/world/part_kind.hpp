@@ -37,8 +37,8 @@ struct PartHealthSummary {
   std::string_view stage_prefix;  // before its first_non_finite_stage in the combined health ("soft: ")
 };
 
-// What a kind of part provides to the world's shared code. Plain function pointers, so the
-// table is built at compile time and nothing in it allocates when called per step.
+// What a kind of part provides to the world's shared code. Plain function pointers: the table
+// is filled once (part_kinds(), at its first call) and nothing in it allocates when called per step.
 struct PartKind {
   // "rigid", "soft", "fluid": the name of its report section, its trajectory document under
   // "parts" and its entry in WorldLayout::parts.
