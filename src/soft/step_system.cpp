@@ -252,14 +252,13 @@ SoftStepStatus soft_step(const SoftModel& model, const SoftParams& params, const
     if (system.is_pinned_dof(k)) out.positions[k] = model.rest_positions[k];
   if (!std::isfinite(system.objective(out.positions)))
     throw Error("soft step: the state is infeasible (a node on or inside an obstacle, or an inverted element)");
-  const SoftStepStatus status = options.solver == SoftSolver::Newton
-                                    ? newton_minimise(system, out.positions, options.objective_history)
-                                    : adam_minimise(system, out.positions, options.adam, options.objective_history);
+  SoftStepStatus status = options.solver == SoftSolver::Newton
+                              ? newton_minimise(system, out.positions, options.objective_history)
+                              : adam_minimise(system, out.positions, options.adam, options.objective_history);
   for (std::size_t k = 0; k < dofs; ++k) out.velocities[k] = (out.positions[k] - in.positions[k]) / model.dt;
   out.time = in.time + model.dt;
-  SoftStepStatus checked = status;
-  check_soft_state_health(model, out, checked);
-  return checked;
+  check_soft_state_health(model, out, status);
+  return status;
 }
 
 SoftStepStatus solve_soft_static(const SoftModel& model, const SoftParams& params, std::span<double> positions,
