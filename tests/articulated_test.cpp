@@ -178,7 +178,9 @@ TEST(Articulated, CheckpointingAndStepRecordsGiveTheSameBits) {
   const auto loss = [](int, const State& state, std::span<double> gradient) {
     for (std::size_t k = 0; k < gradient.size(); ++k) gradient[k] += 1e-3 * static_cast<double>(k % 7) * state.position[k / 12 % state.position.size()].x;
   };
-  Rollout with_records(scene.model, scene.params);
+  RolloutOptions workspaces;
+  workspaces.keep_step_workspaces = true;
+  Rollout with_records(scene.model, scene.params, workspaces);
   with_records.run(scene.state, {}, 200);
   const Gradients a = with_records.backward(loss);
   RolloutOptions options;
@@ -187,7 +189,7 @@ TEST(Articulated, CheckpointingAndStepRecordsGiveTheSameBits) {
   Rollout checkpointed(scene.model, scene.params, options);
   checkpointed.run(scene.state, {}, 200);
   const Gradients b = checkpointed.backward(loss);
-  EXPECT_GT(with_records.stored_record_bytes(), 0u);
+  EXPECT_GT(with_records.stored_workspace_bytes(), 0u);
   ASSERT_EQ(a.params.size(), b.params.size());
   EXPECT_EQ(0, std::memcmp(a.params.data(), b.params.data(), a.params.size() * sizeof(double)));
   EXPECT_EQ(0, std::memcmp(a.initial_state.data(), b.initial_state.data(), a.initial_state.size() * sizeof(double)));

@@ -359,94 +359,116 @@ TEST(Gradient, BouncingBallBetweenContactsMatchesCentralDifferences) {
 
 TEST(Gradient, CheckpointingGivesTheSameGradientsAsStoringEveryState) {
   const Scene scene = hinge_chain(3, 0.3, 0.5, 0.7).build();
-  // Four ways to the same numbers: every state and every step's record kept; every state,
-  // steps re-run; checkpoints with one segment's records at a time; checkpoints, re-run.
-  RolloutOptions every_state, every_state_rerun, checkpoints, checkpoints_rerun;
-  every_state_rerun.keep_step_records = false;
-  checkpoints.checkpoint_interval = checkpoints_rerun.checkpoint_interval = 7;
-  checkpoints_rerun.keep_step_records = false;
-  Rollout stored(scene.model, scene.params, every_state), stored_rerun(scene.model, scene.params, every_state_rerun),
-      recomputed(scene.model, scene.params, checkpoints), recomputed_rerun(scene.model, scene.params, checkpoints_rerun);
-  for (Rollout* rollout : {&stored, &stored_rerun, &recomputed, &recomputed_rerun}) rollout->run(scene.state, {}, 100);
-  EXPECT_EQ(stored.checkpoint_interval(), 1);
-  EXPECT_GT(stored.stored_record_bytes(), 0u);
-  EXPECT_EQ(stored_rerun.stored_record_bytes(), 0u);
-  EXPECT_EQ(recomputed.stored_record_bytes(), 0u);
-  EXPECT_LT(recomputed.stored_state_bytes(), stored.stored_state_bytes() / 5);
+  // Six ways to the same numbers: every state or a checkpoint every 7 steps, each with the
+  // default records (the steps' solutions, replayed: of the whole run, or of one recomputed
+  // segment at a time), with whole Workspaces (keep_step_workspaces), or re-run with no record.
+  struct Way {
+    const char* name;
+    int interval;
+    bool records, workspaces;
+  };
+  const Way ways[] = {{"every state, solutions", 0, true, false},  {"every state, workspaces", 0, true, true},
+                      {"every state, re-run", 0, false, false},    {"checkpoints, segment solutions", 7, true, false},
+                      {"checkpoints, segment workspaces", 7, true, true}, {"checkpoints, re-run", 7, false, false}};
   const auto loss = [](int t, const State&, std::span<double> out) {
     if (t % 10 == 0) out[kTangent * 3 + 0] += 1.0;
   };
-  const Gradients a = stored.backward(loss);
-  for (const Rollout* other : {&stored_rerun, &recomputed, &recomputed_rerun}) {
-    const Gradients b = other->backward(loss);
-    EXPECT_EQ(a.initial_state, b.initial_state);
-    EXPECT_EQ(a.params, b.params);
+  std::vector<Gradients> gradients;
+  for (const Way& way : ways) {
+    SCOPED_TRACE(way.name);
+    RolloutOptions options;
+    options.checkpoint_interval = way.interval;
+    options.keep_step_records = way.records;
+    options.keep_step_workspaces = way.workspaces;
+    Rollout rollout(scene.model, scene.params, options);
+    rollout.run(scene.state, {}, 100);
+    EXPECT_EQ(rollout.checkpoint_interval(), way.interval == 0 ? 1 : 7);
+    // The forward pass keeps records only beside every state (a segment's are the backward's).
+    EXPECT_EQ(rollout.stored_solution_bytes() > 0, way.interval == 0 && way.records);
+    EXPECT_EQ(rollout.stored_workspace_bytes() > 0, way.interval == 0 && way.workspaces);
+    gradients.push_back(rollout.backward(loss));
+    if (way.interval == 0 && way.workspaces) {
+      // A second run of the same Rollout reuses its records' buffers and gives the same bits.
+      rollout.run(scene.state, {}, 100);
+      EXPECT_EQ(rollout.backward(loss).params, gradients.back().params);
+    }
   }
-  // A second run of the same Rollout reuses its records' buffers and gives the same bits.
-  stored.run(scene.state, {}, 100);
-  EXPECT_EQ(stored.backward(loss).params, a.params);
+  for (std::size_t k = 1; k < gradients.size(); ++k) {
+    SCOPED_TRACE(ways[k].name);
+    EXPECT_EQ(gradients[0].initial_state, gradients[k].initial_state);
+    EXPECT_EQ(gradients[0].params, gradients[k].params);
+  }
 }
 
-TEST(Gradient, StepRecordsAreDroppedWhenTheyOutgrowTheMemoryBudget) {
+TEST(Gradient, StepWorkspacesAreDroppedWhenTheyOutgrowTheMemoryBudget) {
   const Scene scene = hinge_chain(3, 0.3, 0.5, 0.7).build();
-  RolloutOptions small;
-  small.memory_budget = 200 * 1024;  // the 101 states fit, their records do not
+  RolloutOptions small, unlimited_options;
+  small.keep_step_workspaces = unlimited_options.keep_step_workspaces = true;
+  small.memory_budget = 200 * 1024;  // the 101 states and their solutions fit, their Workspaces do not
   Rollout rollout(scene.model, scene.params, small);
   rollout.run(scene.state, {}, 100);
   EXPECT_EQ(rollout.checkpoint_interval(), 1);
-  EXPECT_EQ(rollout.stored_record_bytes(), 0u);
-  Rollout unlimited(scene.model, scene.params);
+  EXPECT_EQ(rollout.stored_workspace_bytes(), 0u);
+  EXPECT_GT(rollout.stored_solution_bytes(), 0u);
+  Rollout unlimited(scene.model, scene.params, unlimited_options);
   unlimited.run(scene.state, {}, 100);
-  EXPECT_GT(unlimited.stored_record_bytes(), small.memory_budget);
+  EXPECT_GT(unlimited.stored_workspace_bytes(), small.memory_budget);
   const auto loss = [](int t, const State&, std::span<double> out) {
     if (t == 100) out[kTangent * 2 + 2] += 1.0;
   };
   EXPECT_EQ(rollout.backward(loss).params, unlimited.backward(loss).params);
 }
 
-// Contacts: with records dropped, backward replays each step from its stored solution (λ, v⁺)
-// instead of solving it again; the gradients are those of the kept records, bit for bit, with
-// either solver, and those of full re-runs (a budget too small for the solutions too).
+// Contacts: by default backward replays each step from its stored solution (λ, v⁺) instead of
+// solving it again; the gradients are those of whole step Workspaces, bit for bit, with either
+// solver and either formulation, and those of full re-runs (no records).
 TEST(Gradient, ReplayedStepsGiveTheSameGradientsAsStepRecords) {
-  for (const SolverType solver : {SolverType::ProjectedGaussSeidel, SolverType::InteriorPoint}) {
-    SCOPED_TRACE(solver == SolverType::ProjectedGaussSeidel ? "PGS" : "interior point");
-    ModelBuilder builder;
-    builder.solver.type = solver;
-    builder.add_ground_plane();
-    builder.add_body(sphere_body("low", {0, 0, 0.095}, 0.1, 1.0));
-    BodySpec upper = sphere_body("high", {0.03, 0.01, 0.29}, 0.1, 0.5);
-    upper.linear_velocity = {0.2, 0, 0};
-    upper.friction = 0.4;
-    builder.add_body(upper);
-    const Scene scene = builder.build();
-    RolloutOptions replayed, rerun;
-    replayed.keep_step_records = false;
-    rerun.keep_step_records = false;
-    rerun.memory_budget = 30 * 1024;  // the 41 states fit, their solutions (×2 for the half-budget rule) do not
-    Rollout stored(scene.model, scene.params), replaying(scene.model, scene.params, replayed),
-        rerunning(scene.model, scene.params, rerun);
-    for (Rollout* rollout : {&stored, &replaying, &rerunning}) rollout->run(scene.state, {}, 40);
-    EXPECT_GT(stored.stored_record_bytes(), 0u);
-    EXPECT_EQ(replaying.stored_record_bytes(), 0u);
-    EXPECT_GT(replaying.stored_solution_bytes(), 0u);
-    EXPECT_EQ(rerunning.checkpoint_interval(), 1);
-    EXPECT_EQ(rerunning.stored_solution_bytes(), 0u);
-    const auto loss = [](int t, const State&, std::span<double> out) {
-      if (t % 8 == 0) {
-        out[kTangent * 2 + 0] += 1.0;
-        out[kTangent * 1 + 2] += 0.5;
+  for (const Formulation formulation : {Formulation::Complementarity, Formulation::Convex})
+    for (const SolverType solver : {SolverType::ProjectedGaussSeidel, SolverType::InteriorPoint}) {
+      if (formulation == Formulation::Convex && solver == SolverType::ProjectedGaussSeidel) continue;
+      SCOPED_TRACE(formulation == Formulation::Convex             ? "convex"
+                   : solver == SolverType::ProjectedGaussSeidel ? "PGS"
+                                                                : "interior point");
+      ModelBuilder builder;
+      builder.solver.type = solver;
+      builder.solver.formulation = formulation;
+      builder.add_ground_plane();
+      builder.add_body(sphere_body("low", {0, 0, 0.095}, 0.1, 1.0));
+      BodySpec upper = sphere_body("high", {0.03, 0.01, 0.29}, 0.1, 0.5);
+      upper.linear_velocity = {0.2, 0, 0};
+      upper.friction = 0.4;
+      builder.add_body(upper);
+      const Scene scene = builder.build();
+      RolloutOptions workspaces, rerun, segments, segments_rerun;
+      workspaces.keep_step_workspaces = true;
+      rerun.keep_step_records = segments_rerun.keep_step_records = false;
+      segments.checkpoint_interval = segments_rerun.checkpoint_interval = 7;  // one segment's solutions replayed
+      Rollout stored(scene.model, scene.params, workspaces), replaying(scene.model, scene.params),
+          rerunning(scene.model, scene.params, rerun), segment_replaying(scene.model, scene.params, segments),
+          segment_rerunning(scene.model, scene.params, segments_rerun);
+      for (Rollout* rollout : {&stored, &replaying, &rerunning, &segment_replaying, &segment_rerunning})
+        rollout->run(scene.state, {}, 40);
+      EXPECT_GT(stored.stored_workspace_bytes(), 0u);
+      EXPECT_EQ(replaying.stored_workspace_bytes(), 0u);
+      EXPECT_GT(replaying.stored_solution_bytes(), 0u);
+      EXPECT_EQ(rerunning.checkpoint_interval(), 1);
+      EXPECT_EQ(rerunning.stored_record_bytes(), 0u);
+      const auto loss = [](int t, const State&, std::span<double> out) {
+        if (t % 8 == 0) {
+          out[kTangent * 2 + 0] += 1.0;
+          out[kTangent * 1 + 2] += 0.5;
+        }
+      };
+      const Gradients a = stored.backward(loss);
+      bool nonzero = false;
+      for (const double g : a.params) nonzero = nonzero || g != 0.0;
+      EXPECT_TRUE(nonzero);
+      for (const Rollout* other : {&replaying, &rerunning, &segment_replaying, &segment_rerunning}) {
+        const Gradients b = other->backward(loss);
+        EXPECT_EQ(a.initial_state, b.initial_state);
+        EXPECT_EQ(a.params, b.params);
       }
-    };
-    const Gradients a = stored.backward(loss);
-    bool nonzero = false;
-    for (const double g : a.params) nonzero = nonzero || g != 0.0;
-    EXPECT_TRUE(nonzero);
-    for (const Rollout* other : {&replaying, &rerunning}) {
-      const Gradients b = other->backward(loss);
-      EXPECT_EQ(a.initial_state, b.initial_state);
-      EXPECT_EQ(a.params, b.params);
     }
-  }
 }
 
 // u_t = k0·x + k1·vx of the pendulum's bob (body 1): a linear feedback whose gains are the

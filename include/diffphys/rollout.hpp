@@ -48,11 +48,17 @@ struct RolloutOptions {
   std::size_t memory_budget = std::size_t{256} << 20;
   double gradient_decay = 1.0;  // α ∈ (0, 1]: x̄_t ← α x̄_t per step back (Degrave et al. 2019)
   double gradient_clip = 0.0;   // clip |x̄_t| to this norm per step (0: off)
-  // Keep each step's solver record (its Workspace: rows, contacts, factorisation) when they
-  // fit the memory budget beside the states, so that backward() reverses the steps without
-  // re-running them. Otherwise backward re-runs each step, or keeps the records of one
-  // checkpoint segment at a time.
+  // Keep a record of each step for backward(): its solution (λ, v⁺: ~2 KB a step for a
+  // humanoid in contact), so that backward re-runs the step without its velocity solve; when
+  // checkpointing, the solutions of one recomputed segment at a time. Kept while they fit the
+  // memory budget beside the states. Off: backward re-runs every step with its solve.
   bool keep_step_records = true;
+  // With keep_step_records: the record of a step is its whole solver Workspace (rows,
+  // contacts, factorisations; ~140 KB a step for that humanoid), so that backward reverses
+  // the steps without re-running them at all: ~10 % less CPU per gradient on contact-rich
+  // convex scenes, none on others, at 20–250× the memory and its page faults on a first run
+  // (docs/gradients.md, "Memory and long horizons").
+  bool keep_step_workspaces = false;
   // dL/dθ too. Off: Gradients::params stays empty, for users who need dL/dx_0 and dL/du_t
   // only (trajectory optimisation, MPC); the backward pass in joint coordinates then skips
   // the parameter terms (the maximal-coordinate one computes and drops them).
@@ -157,11 +163,15 @@ class Rollout {
   State state(int step) const;
   int checkpoint_interval() const { return interval_; }
   std::size_t stored_state_bytes() const;
-  // Bytes of the step records kept by the last run() (0 if it did not keep them).
-  std::size_t stored_record_bytes() const { return record_bytes_; }
-  // Bytes of the step solutions (λ, v⁺) kept instead of records that did not fit: backward
-  // then re-runs each step without its velocity solve. 0 when none are kept.
+  // Bytes of the step records kept by the last run() (0 if it kept none): the two below.
+  std::size_t stored_record_bytes() const { return stored_solution_bytes() + stored_workspace_bytes(); }
+  // Bytes of the step solutions (λ, v⁺) kept: backward re-runs each step without its
+  // velocity solve. 0 when none are kept (checkpoints, a budget they do not fit, or
+  // keep_step_records off).
   std::size_t stored_solution_bytes() const { return solutions_kept_ ? solutions_.size() * sizeof(double) : 0; }
+  // Bytes of the whole step Workspaces kept (RolloutOptions::keep_step_workspaces): backward
+  // then re-runs no step.
+  std::size_t stored_workspace_bytes() const { return record_bytes_; }
 
   Gradients backward(const LossGradient& loss_gradient) const;
 
@@ -185,13 +195,14 @@ class Rollout {
   int first_unhealthy_step_ = -1;  // 1-based, as GradientHealth counts
   StepStatus first_unhealthy_status_;
   State final_state_;
-  std::vector<Workspace> records_;  // (steps) each step's Workspace, when kept (see RolloutOptions)
+  std::vector<Workspace> records_;  // (steps) each step's Workspace, when kept (keep_step_workspaces)
   bool records_kept_ = false;
   std::size_t record_bytes_ = 0;
   std::size_t largest_record_bytes_ = 0;  // one step's Workspace, the largest seen
-  // Records too large to keep (a pile: ~1 MB a step): each step's solution (λ, v⁺) instead,
-  // when they fit in half the budget beside the states, so that backward re-runs a step
-  // without its velocity solve (the step's replay, src/rigid/step_workspace.hpp).
+  std::size_t largest_solution_bytes_ = 0;  // one step's solution (λ, v⁺), the largest seen
+  // Each step's solution (λ, v⁺), when they fit in half the budget beside the states, so
+  // that backward re-runs a step without its velocity solve (the step's replay,
+  // src/rigid/step_workspace.hpp): the record of RolloutOptions::keep_step_records.
   std::vector<double> solutions_;
   std::vector<std::size_t> solution_start_;  // (steps + 1) offsets in solutions_
   bool solutions_kept_ = false;

@@ -21,6 +21,11 @@ std::size_t state_bytes(const State& state) {
   return state.position.size() * (sizeof(Vec3) * 3 + sizeof(Quat)) + sizeof(State);
 }
 
+// A step's solution record: its impulses λ and velocities v⁺ (what the step's replay takes).
+std::size_t solution_record_bytes(const Workspace::Impl& solved) {
+  return (solved.lambda.size() + solved.velocity.size()) * sizeof(double);
+}
+
 }  // namespace
 
 std::span<const double> Gradients::param(const Model& model, std::string_view name) const {
@@ -114,13 +119,15 @@ void Rollout::forward(const State& initial, std::span<const double> controls, in
   all_converged_ = true;
   first_unhealthy_step_ = -1;
   std::uint64_t previous_signature = 0;
-  // Step records: one Workspace per step, reused by later runs of this Rollout (no
-  // allocation once grown), dropped as soon as they outgrow the budget beside the states.
+  // Step records: each step's solution (λ, v⁺), appended to one buffer whose capacity later
+  // runs reuse; with keep_step_workspaces also one Workspace per step, reused by later runs
+  // (no allocation once grown) and dropped as soon as they outgrow the budget beside the states.
   const std::size_t state_storage = (total_steps / static_cast<std::size_t>(interval_) + 1) * bytes;
-  records_kept_ = options_.keep_step_records && interval_ == 1 && steps > 0;
+  records_kept_ = options_.keep_step_records && options_.keep_step_workspaces && interval_ == 1 && steps > 0;
   record_bytes_ = 0;
+  largest_solution_bytes_ = 0;
   if (records_.size() > total_steps) records_.resize(total_steps);  // grown one step at a time below
-  solutions_kept_ = interval_ == 1 && steps > 0;
+  solutions_kept_ = options_.keep_step_records && interval_ == 1 && steps > 0;
   solutions_.clear();  // keeps its capacity: later runs do not allocate
   solution_start_.assign(1, 0);
   State current = initial, next = initial;
@@ -150,12 +157,17 @@ void Rollout::forward(const State& initial, std::span<const double> controls, in
       if (logs_kept_) contact_changes_.push_back(t);
     }
     previous_signature = signature;
+    const std::size_t solution_bytes = solution_record_bytes(step_workspace.impl());
+    largest_solution_bytes_ = std::max(largest_solution_bytes_, solution_bytes);
     if (t == 0 && options_.checkpoint_interval == 0 && interval_ > 1 && options_.keep_step_records) {
       // The states do not all fit: space the checkpoints so that one segment's records fit
       // beside them (estimated from this step's, with room for contacts to come), so that
-      // the backward pass re-runs each step once rather than twice.
-      const int spacing = adjoint::checkpoint_spacing_with_records(
-          steps, bytes, workspace_bytes(step_workspace.impl()) / 4 * 5, budget);
+      // the backward pass re-runs each step once, with its solve, rather than twice.
+      // (Joint coordinates record Workspaces: their steps have no solution to replay.)
+      const std::size_t record = options_.keep_step_workspaces || model_.solver.coordinates == Coordinates::Reduced
+                                     ? workspace_bytes(step_workspace.impl())
+                                     : solution_bytes;
+      const int spacing = adjoint::checkpoint_spacing_with_records(steps, bytes, record / 4 * 5, budget);
       if (spacing > 0 && spacing != interval_) {
         interval_ = spacing;
         checkpoints_.resize((total_steps + static_cast<std::size_t>(interval_) - 1) / static_cast<std::size_t>(interval_));
@@ -319,55 +331,77 @@ Gradients Rollout::backward(const LossGradient& loss_gradient) const {
     }
   } else {
     // Segment by segment: recompute the segment's states x_s .. x_e from its checkpoint,
-    // keeping each step's record when a segment's worth fits the budget (else re-run each
-    // step for its record just before reversing it).
-    // (The forward pass spaced the checkpoints for this from its first step's record; the
-    // run's largest record decides.)
-    const bool segment_records =
-        options_.keep_step_records && interval_ > 1 &&
-        adjoint::segment_record_layout_bytes(steps_, interval_, state_bytes(checkpoints_.front()), largest_record_bytes_) <=
-            static_cast<double>(state_budget_);
+    // keeping each step's record when a segment's worth fits the budget — its solution
+    // (λ, v⁺), replayed just before the step is reversed, or with keep_step_workspaces (and in
+    // joint coordinates, whose steps have no solution to replay) its whole Workspace — else
+    // re-run each step with its solve just before reversing it. (The forward pass spaced the
+    // checkpoints for this from its first step's record; the run's largest record decides.)
+    const bool workspace_records = options_.keep_step_workspaces || reduced;
+    const auto segment_fits = [&](std::size_t record_bytes) {
+      return options_.keep_step_records && interval_ > 1 &&
+             adjoint::segment_record_layout_bytes(steps_, interval_, state_bytes(checkpoints_.front()), record_bytes) <=
+                 static_cast<double>(state_budget_);
+    };
+    const bool segment_records = workspace_records && segment_fits(largest_record_bytes_);
+    const bool segment_solutions = !segment_records && !reduced && segment_fits(largest_solution_bytes_);
     std::vector<Workspace> records(segment_records ? static_cast<std::size_t>(interval_) : 0);
+    std::vector<double> segment_solution;             // the segment's λ, v⁺ per step, in order
+    std::vector<std::size_t> segment_solution_start;  // (steps in segment + 1) offsets into it
     Workspace workspace;
     std::vector<State> segment;
     State next;
+    const std::size_t dof = static_cast<std::size_t>(6 * model_.body_count());
+    // Step t again from state_t, taking `stored` (λ first, then v⁺) instead of solving.
+    const auto replay = [&](int t, const State& state_t, std::span<const double> stored) {
+      if (stored.size() >= dof) {
+        workspace.impl().replay_lambda = stored.first(stored.size() - dof);
+        workspace.impl().replay_velocity = stored.last(dof);
+      }
+      next = state_t;
+      step(model_, params_, state_t,
+           std::span<const double>(controls_).subspan(static_cast<std::size_t>(t) * actuators, actuators), next,
+           workspace);
+    };
     for (int segment_start = ((steps_ - 1) / interval_) * interval_; segment_start >= 0 && steps_ > 0;
          segment_start -= interval_) {
       const int segment_end = std::min(segment_start + interval_, steps_);
       segment.assign(1, checkpoints_[static_cast<std::size_t>(segment_start / interval_)]);
-      const int recomputed_end = segment_records ? segment_end : segment_end - 1;
+      segment_solution.clear();
+      segment_solution_start.assign(1, 0);
+      const int recomputed_end = segment_records || segment_solutions ? segment_end : segment_end - 1;
       for (int t = segment_start; t < recomputed_end; ++t) {
         next = segment.back();
+        Workspace& step_workspace = segment_records ? records[static_cast<std::size_t>(t - segment_start)] : workspace;
         step(model_, params_, segment.back(),
              std::span<const double>(controls_).subspan(static_cast<std::size_t>(t) * actuators, actuators), next,
-             segment_records ? records[static_cast<std::size_t>(t - segment_start)] : workspace);
+             step_workspace);
+        if (segment_solutions) {
+          const Workspace::Impl& solved = step_workspace.impl();
+          segment_solution.insert(segment_solution.end(), solved.lambda.begin(), solved.lambda.end());
+          segment_solution.insert(segment_solution.end(), solved.velocity.begin(), solved.velocity.end());
+          segment_solution_start.push_back(segment_solution.size());
+        }
         segment.push_back(next);
       }
       for (int t = segment_end - 1; t >= segment_start; --t) {
-        const State& state_t = segment[static_cast<std::size_t>(t - segment_start)];
+        const auto in_segment = static_cast<std::size_t>(t - segment_start);
+        const State& state_t = segment[in_segment];
         if (segment_records) {
-          const State& next_state =
-              t + 1 < segment_end ? segment[static_cast<std::size_t>(t + 1 - segment_start)] : segment.back();
-          reverse_step(t, state_t, records[static_cast<std::size_t>(t - segment_start)], next_state);
-        } else {
-          next = state_t;
-          if (solutions_kept_ && interval_ == 1) {
-            // Replay step t with its stored solution: the rows, contacts and integration are
-            // rebuilt, the velocity solve is skipped (λ first, then v⁺).
-            const std::span<const double> stored(solutions_.data() + solution_start_[static_cast<std::size_t>(t)],
-                                                 solution_start_[static_cast<std::size_t>(t) + 1] -
-                                                     solution_start_[static_cast<std::size_t>(t)]);
-            const std::size_t dof = static_cast<std::size_t>(6 * model_.body_count());
-            if (stored.size() >= dof) {
-              workspace.impl().replay_lambda = stored.first(stored.size() - dof);
-              workspace.impl().replay_velocity = stored.last(dof);
-            }
-          }
-          step(model_, params_, state_t,
-               std::span<const double>(controls_).subspan(static_cast<std::size_t>(t) * actuators, actuators), next,
-               workspace);
-          reverse_step(t, state_t, workspace, next);
+          const State& next_state = t + 1 < segment_end ? segment[in_segment + 1] : segment.back();
+          reverse_step(t, state_t, records[in_segment], next_state);
+          continue;
         }
+        std::span<const double> stored;
+        if (segment_solutions)
+          stored = std::span<const double>(segment_solution)
+                       .subspan(segment_solution_start[in_segment],
+                                segment_solution_start[in_segment + 1] - segment_solution_start[in_segment]);
+        else if (solutions_kept_ && interval_ == 1)
+          stored = std::span<const double>(solutions_).subspan(
+              solution_start_[static_cast<std::size_t>(t)],
+              solution_start_[static_cast<std::size_t>(t) + 1] - solution_start_[static_cast<std::size_t>(t)]);
+        replay(t, state_t, stored);
+        reverse_step(t, state_t, workspace, next);
       }
     }
   }
