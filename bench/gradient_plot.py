@@ -5,7 +5,8 @@ ratios and the plot docs/img/gradient_vs_finite_differences.png.
 Reads the Google Benchmark JSON that scripts/bench-gradients writes (out/gradient_bench.json)
 and, optionally, the peak-memory JSON objects of `diffphys_gradient_bench
 --peak_memory_budget_mb=B` (one file per budget), and prints from that one run:
-  1. forward + backward against forward alone for each 1,000-step rollout (BM_Rollout);
+  1. forward + backward against forward alone for each 1,000-step rollout (BM_Rollout), and
+     the step records as solutions against whole Workspaces, on a reused and a fresh Rollout;
   2. the gradient with respect to every link mass of an N-link chain, analytic against
      central finite differences, in milliseconds and in units of one forward rollout
      (BM_MassGradient), with the growth exponents of t ∝ N^p;
@@ -74,6 +75,36 @@ def rollout_table(times, markdown):
     print(f"Forward + backward against forward alone (whole rollout; target ≤ {FORWARD_BACKWARD_TARGET:g}×)\n")
     print_table(["model", "step ×T", "Rollout::run", "run + backward", "backward", "backward per step",
                  "(run+backward) / run", "(run+backward) / step", "≤ 3×"], table, markdown)
+    print()
+
+
+def real_seconds(row):
+    """The real (wall) time of a row, in seconds."""
+    return row[1]["real_time"] * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[row[1].get("time_unit", "ns")]
+
+
+def records_table(times, markdown):
+    """A step's record as its solution (the default) against its whole Workspace
+    (keep_step_workspaces), on a reused Rollout and on a fresh one (real time: page faults)."""
+    rows = rows_of(times, ROLLOUT_FAMILY)
+    table = []
+    for name, (seconds, entry) in rows.items():
+        model, _, phase = name.partition("/")
+        if phase != "run_backward":
+            continue
+        workspaces = rows.get(f"{model}/run_backward_workspaces")
+        fresh = rows.get(f"{model}/fresh_run_backward")
+        fresh_workspaces = rows.get(f"{model}/fresh_run_backward_workspaces")
+        if not (workspaces and fresh and fresh_workspaces):
+            continue
+        table.append([model, format_time(seconds), format_time(workspaces[0]), f"{seconds / workspaces[0]:.2f}×",
+                      format_time(real_seconds(fresh)), format_time(real_seconds(fresh_workspaces)),
+                      f"{entry.get('records_MiB', 0):.2f} MiB", f"{workspaces[1].get('records_MiB', 0):.1f} MiB"])
+    if not table:
+        return
+    print("Step records: solutions (default) against whole Workspaces (keep_step_workspaces)\n")
+    print_table(["model", "run + backward", "with workspaces", "ratio", "fresh Rollout (real)",
+                 "fresh, workspaces (real)", "solutions kept", "workspaces kept"], table, markdown)
     print()
 
 
@@ -299,6 +330,7 @@ def main(argv):
           f"{context.get('num_cpus', '?')} CPUs at {context.get('mhz_per_cpu', '?')} MHz, load average at start "
           f"{', '.join(f'{x:.2f}' for x in context.get('load_avg', [])) or '?'})\n")
     rollout_table(times, markdown)
+    records_table(times, markdown)
     mass_table(times, markdown)
     chain_table(times, markdown)
     contact_table(times, load_spread(argv[1]), markdown)

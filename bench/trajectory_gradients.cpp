@@ -3,8 +3,11 @@
 // (trajectory_gradients.hpp says what each is).
 #include "trajectory_gradients.hpp"
 
+#include <malloc.h>  // malloc_trim (glibc)
+
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <utility>
 
 namespace diffphys::bench {
@@ -88,7 +91,11 @@ RolloutProblem held_controls_problem(Scene scene, int steps) {
 
 namespace {
 
-enum class RolloutPhase { Step, Run, RunBackward };
+// RunBackwardWorkspaces: with RolloutOptions::keep_step_workspaces (whole step Workspaces as
+// records instead of the solutions). Fresh*: a new Rollout every iteration after the previous
+// one's memory went back to the system, as a program that differentiates once pays (its
+// records' first allocation and page faults; real time counts).
+enum class RolloutPhase { Step, Run, RunBackward, RunBackwardWorkspaces, FreshRunBackward, FreshRunBackwardWorkspaces };
 
 void report_rollout_counters(benchmark::State& bench_state, const RolloutProblem& problem) {
   const Model& model = problem.scene.model;
@@ -114,22 +121,34 @@ void time_rollout(benchmark::State& bench_state, const RolloutProblem& problem, 
     bench_state.counters["loss"] = loss;
     return;
   }
-  Rollout rollout(model, params);
+  RolloutOptions options;
+  options.keep_step_workspaces =
+      phase == RolloutPhase::RunBackwardWorkspaces || phase == RolloutPhase::FreshRunBackwardWorkspaces;
+  const bool fresh = phase == RolloutPhase::FreshRunBackward || phase == RolloutPhase::FreshRunBackwardWorkspaces;
+  auto rollout = std::make_unique<Rollout>(model, params, options);
   Gradients gradients;
   for (auto _ : bench_state) {
-    rollout.run(initial, problem.controls, problem.steps);
-    if (phase == RolloutPhase::RunBackward) {
-      gradients = rollout.backward(position_loss_gradient(model));
+    if (fresh) {
+      // The previous Rollout's memory back to the system first, so that this one's records
+      // fault their pages in as in a new process (else the allocator hands the old pages back).
+      rollout.reset();
+      malloc_trim(0);
+      rollout = std::make_unique<Rollout>(model, params, options);
+    }
+    rollout->run(initial, problem.controls, problem.steps);
+    if (phase != RolloutPhase::Run) {
+      gradients = rollout->backward(position_loss_gradient(model));
       benchmark::DoNotOptimize(gradients.params.data());
     }
   }
-  bench_state.counters["checkpoint_interval"] = rollout.checkpoint_interval();
-  bench_state.counters["stored_MiB"] = static_cast<double>(rollout.stored_state_bytes()) / (1 << 20);
-  bench_state.counters["records_MiB"] = static_cast<double>(rollout.stored_record_bytes()) / (1 << 20);
-  const auto statuses = rollout.statuses();
+  const Rollout& last = *rollout;
+  bench_state.counters["checkpoint_interval"] = last.checkpoint_interval();
+  bench_state.counters["stored_MiB"] = static_cast<double>(last.stored_state_bytes()) / (1 << 20);
+  bench_state.counters["records_MiB"] = static_cast<double>(last.stored_record_bytes()) / (1 << 20);
+  const auto statuses = last.statuses();
   bench_state.counters["unconverged_steps"] = static_cast<double>(
       std::count_if(statuses.begin(), statuses.end(), [](const StepStatus& status) { return !status.converged; }));
-  if (phase == RolloutPhase::RunBackward) {
+  if (phase != RolloutPhase::Run) {
     bench_state.counters["contact_changes"] = static_cast<double>(gradients.health.contact_changes.size());
     bench_state.counters["solver_converged"] = gradients.health.solver_converged ? 1 : 0;
     if (!all_finite(gradients.params) || !all_finite(gradients.controls) || !all_finite(gradients.initial_state))
@@ -143,8 +162,16 @@ void register_rollout_benchmarks(const std::string& model, const RolloutProblem&
   const struct {
     const char* name;
     RolloutPhase phase;
-  } phases[] = {{"step", RolloutPhase::Step}, {"run", RolloutPhase::Run}, {"run_backward", RolloutPhase::RunBackward}};
+  } phases[] = {{"step", RolloutPhase::Step},
+                {"run", RolloutPhase::Run},
+                {"run_backward", RolloutPhase::RunBackward},
+                {"run_backward_workspaces", RolloutPhase::RunBackwardWorkspaces},
+                {"fresh_run_backward", RolloutPhase::FreshRunBackward},
+                {"fresh_run_backward_workspaces", RolloutPhase::FreshRunBackwardWorkspaces}};
   for (const auto& [name, phase] : phases) {
+    // The pile's rows take minutes each: its own three phases only.
+    if (run_once && phase != RolloutPhase::Step && phase != RolloutPhase::Run && phase != RolloutPhase::RunBackward)
+      continue;
     auto* family = benchmark::RegisterBenchmark(
         ("BM_Rollout/" + model + "/" + name).c_str(),
         [problem, which = phase](benchmark::State& bench_state) { time_rollout(bench_state, problem(), which); });

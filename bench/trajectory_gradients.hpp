@@ -63,7 +63,9 @@ Gradients time_run_and_backward(benchmark::State& bench_state, const RolloutProb
                                 bool parameter_gradients);
 
 // BM_Rollout/<model>/{step, run, run_backward} for one problem: plain stepping with a reused
-// Workspace (loss summed on the way), Rollout::run, and Rollout::run + Rollout::backward of L.
+// Workspace (loss summed on the way), Rollout::run, and Rollout::run + Rollout::backward of L;
+// and, but for run_once problems, run_backward_workspaces (RolloutOptions::keep_step_workspaces)
+// and fresh_run_backward[_workspaces] (a new Rollout each iteration: the records' first allocation).
 // `run_once`: one iteration and one repetition whatever the command line says (minutes).
 void register_rollout_benchmarks(const std::string& model, const RolloutProblem& (*problem)(), bool run_once);
 
