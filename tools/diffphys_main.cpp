@@ -21,7 +21,6 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <exception>
 #include <iostream>
 #include <limits>
@@ -36,6 +35,7 @@
 #include "diffphys/world_report.hpp"
 #include "diffphys/world_simulator.hpp"
 #include "model/nearest_name.hpp"
+#include "world/part_report.hpp"
 #include "camera_film.hpp"
 #include "world_trajectory.hpp"
 
@@ -51,15 +51,7 @@ constexpr int kExitSuccess = 0;
 constexpr int kExitError = 1;
 constexpr int kExitNotConverged = 2;
 
-std::string format_number(double value, int significant_digits = 6) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*g", significant_digits, value);
-  return buffer;
-}
-
-std::string plural(long long count, const char* singular, const char* plural_form) {
-  return std::to_string(count) + " " + (count == 1 ? singular : plural_form);
-}
+using report::plural;
 
 // A CLI11 check that an option is an integer >= lowest (and <= highest, when given: the
 // option's type may hold no more), with a plain message.
@@ -82,7 +74,7 @@ CLI::Validator integer_at_least(long long lowest, long long highest = std::numer
 // A CLI11 check that an option is a finite number above `lowest` (or at least it, when
 // `inclusive`): NaN, infinity and out-of-range values are refused, not run with.
 CLI::Validator finite_number_above(double lowest, bool inclusive) {
-  const std::string bound = (inclusive ? ">= " : "> ") + format_number(lowest);
+  const std::string bound = (inclusive ? ">= " : "> ") + significant(lowest);
   return CLI::Validator(
       [lowest, inclusive, bound](std::string& text) -> std::string {
         char* end = nullptr;
@@ -92,7 +84,7 @@ CLI::Validator finite_number_above(double lowest, bool inclusive) {
           return "expected a finite number " + bound + ", got " + text;
         return "";
       },
-      (inclusive ? "NUMBER>=" : "NUMBER>") + format_number(lowest));
+      (inclusive ? "NUMBER>=" : "NUMBER>") + significant(lowest));
 }
 
 // CLI11 answers a mistyped subcommand with only "A subcommand is required": the first word
@@ -154,8 +146,8 @@ void refuse_recording_beyond_memory(const World& world, long long steps, long lo
     remedy = message("record fewer frames with --every ", least_every, " or more, or ", remedy);
   }
   throw Error(message("simulate: recording ", frames_at(every), " frames (--steps ", steps, ", --every ", every, ") of ", estimate.size,
-                      " would hold about ", format_number(bytes / 1e9, 3), " GB in memory (limit ",
-                      format_number(kMaxRecordingBytes / 1e9), " GB); ", remedy));
+                      " would hold about ", significant(bytes / 1e9, 3), " GB in memory (limit ",
+                      significant(kMaxRecordingBytes / 1e9), " GB); ", remedy));
 }
 
 int run_simulate(const SimulateOptions& options) {

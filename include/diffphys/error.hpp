@@ -30,6 +30,15 @@ void append_piece(std::ostringstream& stream, const Piece& piece) {
 }
 }  // namespace detail
 
+// A measured value to `digits` significant digits, as printf's "%.*g" (1019.98, not
+// 1019.9800000000046): for values computed by the engine, where the shortest exact form
+// above would print their round-off.
+inline std::string significant(double value, int digits = 6) {
+  char buffer[64];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::general, digits);
+  return std::string(buffer, result.ptr);
+}
+
 // Builds a message from streamable pieces: throw Error(message("body '", name, "': ..."));
 template <typename... Pieces>
 std::string message(const Pieces&... pieces) {

@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <cstddef>
-#include <cstdio>
 #include <string>
 
 #include "diffphys/error.hpp"
@@ -34,13 +33,6 @@ bool first_non_finite(const Quat& q, double& value) {
   return false;
 }
 
-// A measured value to 6 significant digits (1019.98, not 1019.9800000000046): the bound it is
-// compared with prints exactly.
-std::string six_digits(double value) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.6g", value);
-  return buffer;
-}
 
 }  // namespace state_health
 
@@ -64,9 +56,9 @@ std::string health_message(const Model& model, const StepStatus& status) {
   if (status.health == StateHealth::NonFinite)
     return message(body, ": non-finite state (", status.health_value, ") after the step");
   if (status.health_angular)
-    return message(body, ": angular speed ", state_health::six_digits(status.health_value), " rad/s above solver.max_angular_speed ",
+    return message(body, ": angular speed ", significant(status.health_value), " rad/s above solver.max_angular_speed ",
                    model.solver.max_angular_speed, " rad/s");
-  return message(body, ": linear speed ", state_health::six_digits(status.health_value), " m/s above solver.max_speed ", model.solver.max_speed,
+  return message(body, ": linear speed ", significant(status.health_value), " m/s above solver.max_speed ", model.solver.max_speed,
                  " m/s");
 }
 

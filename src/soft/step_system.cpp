@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "diffphys/error.hpp"
 
@@ -216,9 +215,8 @@ void check_soft_state_health(const SoftModel& model, const SoftState& state, Sof
       status.health_node = node;
       status.health_value = std::sqrt(speed_squared);
       status.converged = false;
-      char speed[32];  // 6 significant digits, as the rigid bodies' message (1019.98, not 1019.9800000000046)
-      std::snprintf(speed, sizeof speed, "%.6g", status.health_value);
-      status.message = message("node ", node, ": speed ", speed, " m/s above max_speed ", model.max_speed, " m/s");
+      status.message = message("node ", node, ": speed ", significant(status.health_value), " m/s above max_speed ",
+                               model.max_speed, " m/s");
       return;
     }
   }

@@ -5,9 +5,9 @@
 #include "diffphys/world_report.hpp"
 
 #include <cmath>
-#include <cstdio>
 #include <ostream>
 
+#include "diffphys/error.hpp"
 #include "world/part_kind.hpp"
 #include "world/part_report.hpp"
 
@@ -15,11 +15,7 @@ namespace diffphys {
 
 namespace report {
 
-std::string number(double value, int digits) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*g", digits, value);
-  return buffer;
-}
+std::string number(double value, int digits) { return significant(value, digits); }
 
 std::string number_or_zero(double value, int digits) { return number(std::abs(value) < 1e-12 ? 0.0 : value, digits); }
 
