@@ -411,6 +411,93 @@ TEST(World, CoupledGradientsMatchCentralDifferences) {
   }, 1e-6);
 }
 
+// The rigid part of a coupled world records each substep's solution and replays it in the
+// backward pass (world/rigid_part.cpp): with a puck sliding on the ground beside the pendulum
+// (contacts and friction in every one of the 4 rigid substeps of a world step), the gradients
+// match central differences of the whole rollout and are the same bits whether every step's
+// record was kept, recomputed by checkpoints, or re-run.
+TEST(World, CoupledRigidContactsReplayedFromTheirSolutions) {
+  std::ifstream file(example("soft/cloth_on_pendulum.json"));
+  std::stringstream text;
+  text << file.rdbuf();
+  std::string scene = text.str();
+  const std::string bodies = "\"bodies\": [";
+  const std::size_t at = scene.find(bodies);
+  ASSERT_NE(at, std::string::npos);
+  scene.insert(at + bodies.size(),
+               R"({"name": "puck", "position": [0.8, 0.5, 0.0499], "linear_velocity": [0.6, 0.1, 0], "mass": 0.3,
+                   "friction": 0.4, "shapes": [{"type": "sphere", "radius": 0.05}]}, )");
+  scene.insert(scene.find("\"bodies\""), "\"ground\": true, ");
+  World world = parse_world(scene, "puck_and_pendulum.json", example("soft"));
+  world.soft->model.newton.tolerance = 1e-12;
+  world.rigid->model.solver.tolerance = 1e-13;
+  ASSERT_EQ(world.rigid_steps_per_step(), 4);
+  const int steps = 3;
+  const WorldParams params = world.default_params();
+  const WorldState x0 = world.initial_state();
+  const auto loss_gradient = [&](int t, const WorldState& x, WorldStateGradient& g) {
+    const std::vector<double> packed = pack_state(world, x);
+    for (std::size_t i = 0; i < static_cast<std::size_t>(world.layout().soft_state_offset); ++i) {
+      const double w = weight(i + static_cast<std::size_t>(t));
+      if (i % 13 < 3) g.rigid[12 * (i / 13) + i % 13] += w;
+      else if (i % 13 >= 7) g.rigid[12 * (i / 13) + i % 13 - 1] += w;
+    }
+  };
+  const auto rigid_loss = [&](const WorldRollout& r) {
+    double loss = 0.0;
+    for (int t = 0; t <= r.steps(); ++t) {
+      const std::vector<double> x = pack_state(world, r.state(t));
+      for (std::size_t i = 0; i < static_cast<std::size_t>(world.layout().soft_state_offset); ++i)
+        if (i % 13 < 3 || i % 13 >= 7) loss += weight(i + static_cast<std::size_t>(t)) * x[i];
+    }
+    return loss;
+  };
+  const auto gradients = [&](int interval, bool keep) {
+    WorldRolloutOptions options;
+    options.rollout.checkpoint_interval = interval;
+    options.rollout.keep_step_records = keep;
+    WorldRollout rollout(world, params, options);
+    rollout.run(x0, {}, steps);
+    EXPECT_TRUE(rollout.status(steps - 1).rigid.back().contact_count > 0);
+    return rollout.backward(loss_gradient);
+  };
+  const WorldGradients kept = gradients(0, true);
+  ASSERT_TRUE(kept.solver_converged);
+  for (const auto& [interval, keep] : {std::pair{2, true}, std::pair{0, false}}) {
+    const WorldGradients other = gradients(interval, keep);
+    EXPECT_EQ(other.initial_state, kept.initial_state) << interval << keep;
+    EXPECT_EQ(other.params, kept.params) << interval << keep;
+  }
+  const auto check = [&](const std::string& what, double gradient, const auto& loss_at, double h) {
+    const double numeric = (loss_at(h) - loss_at(-h)) / (2 * h);
+    EXPECT_NEAR(gradient, numeric, 1e-5 * std::max(1.0, std::abs(numeric))) << what;
+  };
+  for (const char* name : {"body/puck/mass", "body/puck/friction", "body/pendulum/mass"}) {
+    const NamedSlice& slice = WorldLayout::find(world.layout().params, name, "parameter");
+    const auto index = static_cast<std::size_t>(slice.offset);
+    check(name, kept.params[index], [&](double d) {
+      WorldParams moved = params;
+      moved.values[index] += d;
+      WorldRollout r(world, moved);
+      r.run(x0, {}, steps);
+      return rigid_loss(r);
+    }, 1e-6 * std::max(std::abs(params.values[index]), 1e-2));
+  }
+  const int puck = 1;  // bodies: the puck inserted first, then the pendulum
+  ASSERT_EQ(world.rigid->model.bodies[puck].name, "puck");
+  const std::vector<double> packed0 = pack_state(world, x0);
+  for (const auto& [what, packed, tangent] : {std::tuple{"x0/puck/linear_velocity[0]", 13 * puck + 7, 12 * puck + 6},
+                                              std::tuple{"x0/puck/position[1]", 13 * puck + 1, 12 * puck + 1}}) {
+    check(what, kept.initial_state[static_cast<std::size_t>(tangent)], [&, p = packed](double d) {
+      std::vector<double> moved = packed0;
+      moved[static_cast<std::size_t>(p)] += d;
+      WorldRollout r(world, params);
+      r.run(unpack_state(world, moved), {}, steps);
+      return rigid_loss(r);
+    }, 1e-6);
+  }
+}
+
 // The soft part collides with copies of the rigid colliders' shapes, sized when the scene was
 // read: a rollout refuses other sizes, and the gradient names those slices as incomplete.
 TEST(World, ColliderSizesAreFixedInACoupledWorld) {

@@ -1,6 +1,6 @@
 // world/rigid_part.cpp — RigidPart (rigid_part.hpp): the rigid bodies' world step (the
-// coupling's substeps with one step θ) and its reverse, substep by substep through
-// adjoint::step_vjp, for the world's schedule.
+// coupling's substeps with one step θ) and its reverse, substep by substep: each replayed from
+// its recorded solution, then reversed through adjoint::step_vjp, for the world's schedule.
 #include "world/rigid_part.hpp"
 
 #include <algorithm>
@@ -48,8 +48,8 @@ void RigidPart::release_records() { std::vector<Record>().swap(records_); }
 
 std::size_t RigidPart::record_bytes(int slot) const {
   const Record& r = record(slot);
-  std::size_t bytes = sizeof(Record) + r.params.values.capacity() * sizeof(double);
-  for (const Workspace& workspace : r.workspaces) bytes += workspace_bytes(workspace.impl());
+  std::size_t bytes = sizeof(Record) + (r.params.values.capacity() + r.solutions.capacity()) * sizeof(double) +
+                      r.solution_end.capacity() * sizeof(std::size_t);
   for (const State& state : r.between) bytes += rigid_state_bytes(state);
   return bytes;
 }
@@ -64,8 +64,9 @@ void RigidPart::reset_step_params(int slot) {
 void RigidPart::step(const StepInputs& in, int slot, int status_step) {
   Record& r = record(slot);
   const auto substeps = static_cast<std::size_t>(substeps_);
-  if (r.workspaces.size() != substeps) r.workspaces.resize(substeps);
+  if (r.solution_end.size() != substeps) r.solution_end.resize(substeps);
   if (r.between.size() != substeps - 1) r.between.resize(substeps - 1);
+  r.solutions.clear();  // keeps its capacity: later runs do not allocate
   const std::span<const double> controls =
       in.controls.empty() ? std::span<const double>(default_controls_) : in.controls.first(control_size_);
   const State* current = &in.before.rigid;
@@ -73,11 +74,15 @@ void RigidPart::step(const StepInputs& in, int slot, int status_step) {
     State& next = k + 1 == substeps ? in.after.rigid : r.between[k];
     if (next.position.size() != current->position.size()) next = *current;
     const StepStatus status =
-        diffphys::step(model_, r.params, *current, controls.subspan(k * actuators_, actuators_), next, r.workspaces[k]);
+        diffphys::step(model_, r.params, *current, controls.subspan(k * actuators_, actuators_), next, workspace_);
+    const Workspace::Impl& solved = workspace_.impl();
+    r.solutions.insert(r.solutions.end(), solved.lambda.begin(), solved.lambda.end());
+    r.solutions.insert(r.solutions.end(), solved.velocity.begin(), solved.velocity.end());
+    r.solution_end[k] = r.solutions.size();
     if (status_step >= 0) {
       const std::size_t i = static_cast<std::size_t>(status_step) * substeps + k;
       statuses_[i] = status;
-      contact_signatures_[i] = adjoint::contact_signature(r.workspaces[k].contacts());
+      contact_signatures_[i] = adjoint::contact_signature(workspace_.contacts());
     }
     current = &next;
   }
@@ -93,9 +98,21 @@ std::span<double> RigidPart::step_vjp(const StepAdjoints& out, int step, int slo
   for (std::size_t k = substeps; k-- > 0;) {
     const State& start = k == 0 ? out.before.rigid : r.between[k - 1];
     const State& end = k + 1 == substeps ? out.after.rigid : r.between[k];
+    const std::span<const double> controls = out.controls.subspan(k * actuators_, actuators_);
+    // Substep k again with its recorded solution in place of the solve (joint-only problems
+    // and joint coordinates solve again: their steps take no replay), for its record.
+    const std::size_t first = k == 0 ? 0 : r.solution_end[k - 1];
+    const std::span<const double> stored(r.solutions.data() + first, r.solution_end[k] - first);
+    const std::size_t dof = static_cast<std::size_t>(6 * model_.body_count());
+    if (stored.size() >= dof) {
+      workspace_.impl().replay_lambda = stored.first(stored.size() - dof);
+      workspace_.impl().replay_velocity = stored.last(dof);
+    }
+    if (replayed_.position.size() != start.position.size()) replayed_ = start;
+    diffphys::step(model_, r.params, start, controls, replayed_, workspace_);
     std::fill(previous_.begin(), previous_.end(), 0.0);
-    adjoint::step_vjp(model_, r.params, start, out.controls.subspan(k * actuators_, actuators_), r.workspaces[k], end,
-                      running_, previous_, out.controls_bar.subspan(k * actuators_, actuators_), param_bar_, vjp_);
+    adjoint::step_vjp(model_, r.params, start, controls, workspace_, end, running_, previous_,
+                      out.controls_bar.subspan(k * actuators_, actuators_), param_bar_, vjp_);
     if (!all_finite(previous_) && result_ != nullptr)
       note_non_finite(step, vjp_.non_finite_stage.empty() ? "step" : vjp_.non_finite_stage.c_str(), *result_);
     if (result_ != nullptr && model_.solver.coordinates != Coordinates::Reduced)  // per rigid step

@@ -19,11 +19,8 @@ class RigidPart final : public Part {
   // The step θ of record `slot` (couplings add their terms to it).
   Params& step_params(int slot) { return record(slot).params; }
   const Params& step_params(int slot) const { return record(slot).params; }
-  // The contacts of the last substep taken into `slot` (none before the first step).
-  std::span<const Contact> contacts(int slot) const {
-    const Record& r = record(slot);
-    return r.workspaces.empty() ? std::span<const Contact>() : r.workspaces.back().contacts();
-  }
+  // The contacts of the last substep taken (none before the first step).
+  std::span<const Contact> contacts() const { return workspace_.contacts(); }
 
   std::string_view kind() const override { return "rigid"; }
   int tangent_offset() const override { return 0; }
@@ -46,11 +43,14 @@ class RigidPart final : public Part {
   void fill_status(int step, WorldStepStatus& status) const override;
 
  private:
-  // One world step's record: its θ, each substep's Workspace, the states between substeps.
+  // One world step's record: its θ, each substep's solution (λ, v⁺: the backward pass
+  // replays the substep with it in place of its velocity solve, as the rigid Rollout does;
+  // docs/gradients.md, "Step records") and the states between substeps.
   struct Record {
     Params params;
-    std::vector<Workspace> workspaces;  // (substeps)
-    std::vector<State> between;         // (substeps − 1)
+    std::vector<double> solutions;          // each substep's λ then v⁺, in order
+    std::vector<std::size_t> solution_end;  // (substeps) where each substep's ends in `solutions`
+    std::vector<State> between;             // (substeps − 1)
   };
   Record& record(int slot) { return slot < 0 ? scratch_ : records_[static_cast<std::size_t>(slot)]; }
   const Record& record(int slot) const { return slot < 0 ? scratch_ : records_[static_cast<std::size_t>(slot)]; }
@@ -62,6 +62,8 @@ class RigidPart final : public Part {
   Params params_;                         // the world's rigid θ of this run
   std::vector<Record> records_;
   Record scratch_;
+  Workspace workspace_;  // every substep, forward and replayed, steps in it
+  State replayed_;       // a replayed substep's end state (the recorded one, bit for bit)
   std::vector<StepStatus> statuses_;               // (steps × substeps) of the last run
   std::vector<std::uint64_t> contact_signatures_;  // (steps × substeps)
   std::vector<double> running_, previous_, param_bar_;

@@ -115,7 +115,7 @@ WorldStepStatus Schedule::step(WorldState& state, std::span<const double> contro
 
 std::span<const Contact> Schedule::rigid_contacts() const {
   for (const auto& part : parts_)
-    if (const auto* rigid = dynamic_cast<const RigidPart*>(part.get())) return rigid->contacts(kScratchSlot);
+    if (const auto* rigid = dynamic_cast<const RigidPart*>(part.get())) return rigid->contacts();
   return {};
 }
 
