@@ -65,8 +65,9 @@ void expect_like_mujoco(const std::filesystem::path& file) {
     // (flag.xml's enclosing body has no joint: static, welded to the world, no mass in θ.)
     const bool moving = model.bodies[static_cast<std::size_t>(b)].type == BodyType::Dynamic;
     EXPECT_EQ(moving, m->body_weldid[i] != 0);
-    if (moving)
+    if (moving) {
       EXPECT_NEAR(scene.params.at(model.layout.body_mass[static_cast<std::size_t>(b)]), m->body_mass[i], 1e-15);
+    }
     // Its principal moments (a cloth's flatinertia: a thin box's), sorted.
     if (moving) {
       const int inertia = model.layout.body_inertia[static_cast<std::size_t>(b)];
@@ -160,7 +161,9 @@ void expect_like_mujoco(const std::filesystem::path& file) {
       EXPECT_NEAR(equality.length, m->tendon_length0[tendon] + m->eq_data[mjNEQDATA * e], 1e-12);
     }
   }
-  if (m->neq > 0) EXPECT_EQ(model.solver.formulation, Formulation::Convex);
+  if (m->neq > 0) {
+    EXPECT_EQ(model.solver.formulation, Formulation::Convex);
+  }
   mj_deleteData(d);
   mj_deleteModel(m);
 }
@@ -442,6 +445,64 @@ TEST(MjcfComposite, OtherTypesAreRefusedWithElementAndLine) {
             }).find("r.xml:2: <composite>: the body holding a rope must be named B<k>"),
             std::string::npos);
 }
+
+}  // namespace composite_test
+}  // namespace
+}  // namespace diffphys
+
+namespace diffphys {
+namespace {
+namespace composite_test {
+
+#ifdef DIFFPHYS_TESTS_HAVE_MUJOCO  // world_point
+// <equality><connect> and <equality><tendon> on a two-site spatial tendon, from a file: their
+// bodies, points, lengths and solref/solimp as the loader maps them (io/mjcf_loader.cpp), and
+// what is refused or reported with its line.
+TEST(MjcfEquality, ConnectAndTendonAreReadAndBadOnesRefusedWithTheirLine) {
+  const auto file = [](const std::string& equality, const std::string& tendon = "") {
+    return "<mujoco><option timestep=\"0.002\"/><worldbody>\n"
+           "<body name=\"a\" pos=\"0 0 1\"><freejoint/><geom size=\"0.05\"/><site name=\"sa\" pos=\"0.1 0 0\"/></body>\n"
+           "<body name=\"b\" pos=\"0.5 0 1\"><freejoint/><geom size=\"0.05\"/><site name=\"sb\" pos=\"0 0.2 0\"/></body>\n"
+           "</worldbody><tendon>\n<spatial name=\"t\"><site site=\"sa\"/><site site=\"sb\"/></spatial>\n" +
+           tendon + "</tendon><equality>\n" + equality + "</equality></mujoco>";
+  };
+  const Scene scene = parse_mjcf(file("<connect body1=\"a\" body2=\"b\" anchor=\"0.25 0 0\" solref=\"0.03 0.8\" "
+                                      "solimp=\"0.9 0.99 0.001\"/>\n<tendon tendon1=\"t\" polycoef=\"0.01 1 0 0 0\"/>\n"
+                                      "<weld body1=\"a\" body2=\"b\"/>\n"),
+                                 "eq.xml");
+  const Model& model = scene.model;
+  EXPECT_EQ(model.solver.formulation, Formulation::Convex);
+  ASSERT_EQ(model.equality_count(), 2);
+  const Equality& connect = model.equalities[0];
+  EXPECT_EQ(connect.name, "equality0");
+  EXPECT_EQ(connect.type, EqualityType::Connect);
+  EXPECT_NEAR(norm(world_point(scene.state, connect.body_a, connect.anchor_a) - Vec3{0.25, 0, 1}), 0.0, 1e-15);
+  EXPECT_NEAR(norm(world_point(scene.state, connect.body_b, connect.anchor_b) - Vec3{0.25, 0, 1}), 0.0, 1e-15);
+  EXPECT_NEAR(scene.params.at(model.layout.equality_time_constant[0]), 0.03 * std::sqrt(1 - 0.99), 1e-15);
+  EXPECT_EQ(scene.params.at(model.layout.equality_damping_ratio[0]), 0.8);
+  const Equality& tendon = model.equalities[1];
+  EXPECT_EQ(tendon.type, EqualityType::Distance);
+  EXPECT_NEAR(tendon.length, std::hypot(0.4, 0.2) + 0.01, 1e-15);  // length0 + polycoef[0]
+  EXPECT_NEAR(scene.params.at(model.layout.equality_time_constant[1]), 0.02 * std::sqrt(1 - 0.95), 1e-15);
+  EXPECT_TRUE(testing::any_warning_contains(scene, "eq.xml:7: <connect> attribute solimp's dmin and width ignored"));
+  EXPECT_TRUE(testing::any_warning_contains(scene, "eq.xml:9: <weld>: unsupported element ignored"));
+  EXPECT_FALSE(testing::any_warning_contains(scene, "<site> ignored"));  // both ends of a held tendon
+  const auto refusal = [&](const std::string& equality, const std::string& tendon_text = "") {
+    return testing::error_of([&] { parse_mjcf(file(equality, tendon_text), "bad.xml"); });
+  };
+  EXPECT_NE(refusal("<tendon tendon1=\"f\"/>\n", "<fixed name=\"f\"><joint joint=\"x\" coef=\"1\"/></fixed>\n")
+                .find("bad.xml:8: <tendon>: tendon 'f' is not a named spatial tendon between two sites"),
+            std::string::npos);
+  EXPECT_NE(refusal("<connect body1=\"nobody\" anchor=\"0 0 0\"/>\n").find("bad.xml:7: <connect>: unknown body 'nobody'"),
+            std::string::npos);
+  EXPECT_NE(refusal("<connect body1=\"a\" anchor=\"0 0 0\" solref=\"-100 -10\"/>\n")
+                .find("bad.xml:7: <connect>: solref must be a positive time constant and damping ratio"),
+            std::string::npos);
+  EXPECT_NE(refusal("<tendon tendon1=\"t\" tendon2=\"t\"/>\n").find("bad.xml:7: <tendon>: <tendon> attribute tendon2 is not supported"),
+            std::string::npos);
+}
+
+#endif
 
 }  // namespace composite_test
 }  // namespace

@@ -229,7 +229,7 @@ void MjcfReader::read_solref(const XMLElement* element, MjcfEquality& equality) 
       source_.fail(element, message("solimp's dmax must lie in (0, 1), got ", solimp[1]));
     equality.impedance = solimp[1];
     if (solimp[0] != solimp[1])
-      warnings_.ignored(element, "solimp dmin and width",
+      warnings_.ignored(element, "<" + std::string(element->Name()) + "> attribute solimp's dmin and width",
                         "diffphys's spring takes MuJoCo's impedance beyond the width, dmax, at every error");
   }
 }
