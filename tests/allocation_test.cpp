@@ -1,6 +1,6 @@
 // tests/allocation_test.cpp — the step allocates nothing once its buffers have grown.
 // Counts calls of the global operator new while stepping a scene with joints (a planar one), servos,
-// contacts and friction (both solvers of the complementarity formulation and the convex
+// soft equalities (convex), contacts and friction (both solvers of the complementarity formulation and the convex
 // formulation's Newton), convex mesh bodies included, and a fast ball whose contacts are
 // found speculatively (collision/detect_contacts.hpp).
 #include <gtest/gtest.h>
@@ -110,6 +110,23 @@ TEST(Step, AllocatesNothingAfterWarmUp) {
     servo.max_velocity = 1;
     servo.control = 0.3;
     builder.add_actuator(servo);
+    if (formulation == Formulation::Convex) {
+      // Soft equalities (convex only): a distance between two boxes, a connect between two others.
+      EqualitySpec tether;
+      tether.name = "tether";
+      tether.type = EqualityType::Distance;
+      tether.body_a = "box0";
+      tether.body_b = "box1";
+      tether.anchor_a = {0.0, 1.0, -1.9};
+      tether.anchor_b = {0.5, 1.0, -1.8};
+      builder.add_equality(tether);
+      EqualitySpec pin;
+      pin.name = "pin";
+      pin.body_a = "box2";
+      pin.body_b = "box3";
+      pin.anchor = {1.25, 1.0, -1.65};
+      builder.add_equality(pin);
+    }
     const Scene scene = builder.build();
     State current = scene.state, next = scene.state;
     Workspace workspace;

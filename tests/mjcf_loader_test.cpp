@@ -35,7 +35,7 @@ using testing::kRobotData;
 using testing::world_inertia;
 const std::filesystem::path kSamples = "/usr/share/mujoco/model";
 // How many of libmujoco-samples' 18 models load today (docs/robot-formats.md lists them).
-constexpr int kSamplesExpectedToLoad = 12;
+constexpr int kSamplesExpectedToLoad = 15;
 
 // Writes `text` to `path` (creating its folder) for tests that need files on disk.
 void write_file(const std::filesystem::path& path, const std::string& text) {

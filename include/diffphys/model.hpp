@@ -163,6 +163,27 @@ constexpr int joint_constraint_count(JointType type) {
   return 0;
 }
 
+// Equality constraints (docs/simulation.md, "Equality constraints"): soft, each a spring–damper
+// of its own time constant and damping ratio (θ's "equality/<name>/time_constant" and
+// ".../damping_ratio", MuJoCo's solref), posed as compliant rows of the convex formulation and
+// never projected. Connect (3 rows): a point of body_a coincides with a point of body_b,
+// φ = p_a + R_a r_a − (p_b + R_b r_b) (MJCF <equality connect>). Distance (1 row): two body
+// points stay `length` apart, φ = |p_b + R_b r_b − p_a − R_a r_a| − length (MJCF <equality
+// tendon> on a spatial tendon between two sites). Either body may be the world (body 0).
+enum class EqualityType { Connect, Distance };
+
+constexpr int equality_constraint_count(EqualityType type) { return type == EqualityType::Connect ? 3 : 1; }
+
+struct Equality {
+  std::string name;
+  EqualityType type = EqualityType::Connect;
+  int body_a = 0, body_b = 0;
+  Vec3 anchor_a;  // the point in body_a's frame (origin = centre of mass), m
+  Vec3 anchor_b;  // the point in body_b's frame, m
+  double length = 0.0;  // distance only: the held length, m (> 0)
+};
+const char* type_name(EqualityType type);  // "connect", "distance"
+
 struct Actuator {
   std::string name;
   ActuatorType type = ActuatorType::Motor;
@@ -250,6 +271,8 @@ struct ParamLayout {
   std::vector<int> actuator_gain;          // (nactuator) servo 1: 1/s
   std::vector<int> actuator_max_torque;    // (nactuator) 1: N·m or N (motor: control clip)
   std::vector<int> actuator_max_velocity;  // (nactuator) servo 1: rad/s or m/s
+  std::vector<int> equality_time_constant;  // (nequality) 1: τ, s
+  std::vector<int> equality_damping_ratio;  // (nequality) 1: ζ
   // Formulation::Convex only (−1 otherwise), one per RowClass: the time constant τ (s) and
   // damping ratio ζ of that class's compliant rows (docs/simulation.md, "The convex formulation").
   int compliance_time_constant[kRowClassCount] = {-1, -1, -1, -1};
@@ -270,6 +293,7 @@ class Model {
   std::vector<Shape> shapes;
   std::vector<Joint> joints;
   std::vector<Actuator> actuators;
+  std::vector<Equality> equalities;
   // Body pairs (a < b, sorted, unique) whose shapes never collide, beyond the pairs joined by
   // a joint without collide_connected: what a robot file excludes (MJCF <contact><exclude>,
   // MuJoCo's weld and parent filters). ModelBuilder::exclude_collision adds to it.
@@ -281,6 +305,7 @@ class Model {
   int shape_count() const { return static_cast<int>(shapes.size()); }
   int joint_count() const { return static_cast<int>(joints.size()); }
   int actuator_count() const { return static_cast<int>(actuators.size()); }
+  int equality_count() const { return static_cast<int>(equalities.size()); }
   int param_count() const { return layout.size; }
 
   // Lookups by name; each throws diffphys::Error naming the kind and the unknown name.

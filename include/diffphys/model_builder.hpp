@@ -89,6 +89,22 @@ struct ActuatorSpec {
   double control = 0.0;       // initial control (motor torque or servo target)
 };
 
+// A soft equality constraint (model.hpp, Equality). Points are given in the world frame at
+// build time and carried by their bodies from then on. Connect: `anchor`, shared by both
+// bodies. Distance: `anchor_a` on body_a and `anchor_b` on body_b, held `length` apart
+// (default: their distance at build time). Needs solver.formulation == Convex.
+struct EqualitySpec {
+  std::string name;
+  EqualityType type = EqualityType::Connect;
+  std::string body_a = "world";
+  std::string body_b;
+  Vec3 anchor;                   // connect, world frame, m
+  Vec3 anchor_a, anchor_b;       // distance, world frame, m
+  std::optional<double> length;  // distance, m, > 0
+  double time_constant = 0.02;   // τ, s, > 0 (MuJoCo's default solref 0.02 1)
+  double damping_ratio = 1.0;    // ζ, > 0
+};
+
 struct Scene {
   Model model;
   Params params;
@@ -123,6 +139,7 @@ class ModelBuilder {
   int add_ground_plane(Vec3 normal = {0, 0, 1}, double offset = 0.0);
   int add_joint(JointSpec spec);
   int add_actuator(ActuatorSpec spec);
+  int add_equality(EqualitySpec spec);
   // The shapes of these two bodies never collide with each other (by body name).
   void exclude_collision(std::string body_a, std::string body_b);
 
@@ -134,6 +151,7 @@ class ModelBuilder {
   std::vector<ShapeSpec> world_shapes_;
   std::vector<JointSpec> joints_;
   std::vector<ActuatorSpec> actuators_;
+  std::vector<EqualitySpec> equalities_;
   std::vector<std::pair<std::string, std::string>> collision_exclusions_;
 };
 

@@ -8,6 +8,7 @@
 #include <numbers>
 
 #include "adjoint/contact_geometry.hpp"
+#include "adjoint/equality_vjp.hpp"
 #include "adjoint/joints_vjp.hpp"
 #include "adjoint/time_of_impact_vjp.hpp"
 #include "math/dual.hpp"
@@ -356,7 +357,8 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
     rigid::Softness softness_of[kRowClassCount];
     for (int c = 0; c < kRowClassCount; ++c)
       softness_of[c] = rigid::softness(h, rigid::row_compliance(model, params, static_cast<RowClass>(c)));
-    for (std::size_t i = 0; i < record.rows.size(); ++i) {
+    // (The equality rows after the contacts have their own compliance: below.)
+    for (std::size_t i = 0; i < record.equality_rows_begin; ++i) {
       const double kappa_adjoint = vjp.row_adjoints[i].softness;
       if (kappa_adjoint == 0.0) continue;
       const auto c = static_cast<int>(rigid::row_class(joint_rows, record.limit_rows_end, record.first_contact_row, i));
@@ -378,6 +380,20 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
       PoseAdjoint parent, child;
       joint_rows_vjp(model, state_in, j, std::span<const RowAdjoint>(vjp.row_adjoints.data() + row, count), parent, child);
       add_pose_adjoints(joint, parent, child);
+      row += count;
+    }
+  }
+  {
+    // Soft equality rows (rigid/equality_rows.hpp): J entries, spring targets, softness.
+    std::size_t row = record.equality_rows_begin;
+    for (int e = 0; e < model.equality_count(); ++e) {
+      const Equality& equality = model.equalities[static_cast<std::size_t>(e)];
+      const auto count = static_cast<std::size_t>(equality_constraint_count(equality.type));
+      PoseAdjoint body_a, body_b;
+      equality_rows_vjp(model, params, state_in, e, std::span<const RowAdjoint>(vjp.row_adjoints.data() + row, count),
+                        body_a, body_b, param_adjoint);
+      out.add_pose(equality.body_a, body_a);
+      out.add_pose(equality.body_b, body_b);
       row += count;
     }
   }

@@ -137,9 +137,9 @@ void MjcfReader::read_children(const XMLElement* element, int body_index, const 
       if (inertial) source_.fail(child, "a body has at most one <inertial>");
       inertial = child;
     } else if (tag == "site") {
-      warnings_.ignored(child, "<site>", "diffphys has no sites; they only matter to tendons, sensors and actuators");
+      read_site(child, body_index);  // an end of a spatial tendon, perhaps (mjcf_loader.cpp)
     } else if (tag == "composite") {
-      // Rope and loop: bodies and joints (mjcf_composite.cpp); the other types are refused.
+      // Rope, loop and cloth: bodies, joints, equalities (mjcf_composite.cpp).
       composites.push_back(read_composite(child, bodies_[static_cast<std::size_t>(body_index)]));
       children.emplace_back(child, static_cast<int>(composites.size()) - 1);
     } else if (tag == "camera" || tag == "light") {
@@ -165,7 +165,8 @@ void MjcfReader::read_children(const XMLElement* element, int body_index, const 
     for (const XMLElement* geom : geoms) body.geoms.push_back(read_geom(geom, class_of(geom, child_class), body));
     for (const Composite& composite : composites)
       if (composite.type != "particle")
-        body.geoms.push_back(composite_geom(composite, composite.origin, body));
+        body.geoms.push_back(
+            composite_geom(composite, composite.origin, body, composite.type == "cloth" ? composite.origin_y : -1));
     const bool geoms_give_inertia =
         compiler_.inertia_from_geom == Compiler::InertiaFromGeom::True ||
         (compiler_.inertia_from_geom == Compiler::InertiaFromGeom::Auto && inertial == nullptr);
@@ -185,6 +186,8 @@ void MjcfReader::read_children(const XMLElement* element, int body_index, const 
       body.mass = total.mass;
       body.principal = io::principal_frame(total, body.world.position, body.world.orientation);
     }
+    for (const Composite& composite : composites)
+      if (composite.type == "cloth" && body_index != 0) apply_flat_inertia(composite, body);
   }
   for (const auto& [child, composite] : children) {
     if (composite < 0)
@@ -342,6 +345,23 @@ double inertia_about(const MjcfBody& body, const Vec3& point, const Vec3& axis) 
 }  // namespace
 
 void MjcfReader::add_joints(ModelBuilder& builder) {
+  // Per body, the damped hinges acting on it (its own and its children's) and its largest
+  // rotational compliance 1/I_min: what bounds a chain's fastest damped motion (below).
+  std::vector<int> damped_hinges(bodies_.size(), 0);
+  for (std::size_t b = 1; b < bodies_.size(); ++b) {
+    if (bodies_[b].is_static) continue;
+    for (const MjcfJoint& joint : bodies_[b].joints)
+      if (joint.type == "hinge" && joint.damping > 0) {
+        ++damped_hinges[b];
+        ++damped_hinges[static_cast<std::size_t>(bodies_[b].parent)];
+      }
+  }
+  const auto compliance_bound = [&](std::size_t b) {
+    const MjcfBody& body = bodies_[b];
+    if (body.is_static || b == 0) return 0.0;
+    const Vec3& moments = body.principal.moments;
+    return damped_hinges[b] / std::min({moments.x, moments.y, moments.z});
+  };
   int unnamed = 0;
   for (std::size_t b = 1; b < bodies_.size(); ++b) {
     MjcfBody& body = bodies_[b];
@@ -349,20 +369,32 @@ void MjcfReader::add_joints(ModelBuilder& builder) {
     for (MjcfJoint& joint : body.joints)
       if (joint.name.empty()) joint.name = body.name + "_joint" + std::to_string(unnamed++);
     // diffphys applies joint damping explicitly (rigid/forces.cpp: v_free = v + h M⁻¹ f), which
-    // diverges when h·d·(1/I_child + 1/I_parent) > 2 about the joint; MuJoCo integrates it
-    // implicitly. Said for every hinge where it happens (a composite rope's light links).
+    // diverges when r = h·d·(1/I_child + 1/I_parent) > 2 about the joint (the hinge's relative
+    // rate is multiplied by 1 − r each step); MuJoCo integrates it implicitly (by 1/(1 + r)).
+    // Such a hinge's damping is lowered to 1/(h B), B = Σ over its two bodies of (damped hinges
+    // acting on the body) / (its smallest principal moment): a Gershgorin bound on the
+    // compliance of a chain's fastest damped motion (the pair's r misses that each link feels
+    // its neighbours' joints: loop.xml's ring, r = 2.6, reached 14,600 rad/s in 17 steps of free
+    // fall with its 0.005, and still diverged after 62 steps with d lowered to r = ½). With
+    // h d B ≤ 1 every such motion loses its rate in about one step, as MuJoCo's implicit
+    // damping nearly does when r is large. Said for every hinge where it happens.
     const MjcfBody& parent_body = bodies_[static_cast<std::size_t>(body.parent)];
-    for (const MjcfJoint& joint : body.joints) {
+    const double chain_bound = compliance_bound(b) + compliance_bound(static_cast<std::size_t>(body.parent));
+    for (MjcfJoint& joint : body.joints) {
       if (joint.type != "hinge" || !(joint.damping > 0)) continue;
       double compliance = 1.0 / inertia_about(body, joint.anchor, joint.axis);
       if (!parent_body.is_static) compliance += 1.0 / inertia_about(parent_body, joint.anchor, joint.axis);
       const double ratio = builder.dt * joint.damping * compliance;
-      if (ratio > 2.0)
+      if (ratio > 2.0) {
+        const double lowered = std::min(joint.damping, 1.0 / (builder.dt * chain_bound));
         warnings_.add(source_, joint.element,
                       message("damping ", joint.damping, " of hinge '", joint.name, "' is applied explicitly by diffphys, ",
                               "which is unstable here: h·d·(1/I_child + 1/I_parent) = ", ratio,
-                              " > 2 about the hinge (MuJoCo integrates damping implicitly); the joint diverges once "
-                              "it moves: lower the time step or the damping"));
+                              " > 2 about the hinge (MuJoCo integrates damping implicitly); lowered to ", lowered,
+                              ", which damps the fastest motion of a chain of such links in about one step, as MuJoCo's "
+                              "implicit damping nearly does"));
+        joint.damping = lowered;
+      }
     }
     const std::string parent = body.parent == 0 ? "world" : bodies_[static_cast<std::size_t>(body.parent)].name;
     // MuJoCo lets a body collide with a world-welded parent (its filter skips weld 0).

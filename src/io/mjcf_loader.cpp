@@ -22,10 +22,29 @@
 // - actuators: <motor> → Motor (control = gear × ctrl), <position> → Servo (gain from kp);
 // - <include> (spliced in place), repeated sections (all read), coordinate="global", mass
 //   from mesh geoms (io/mesh_mass.hpp), mocap bodies (static, with a warning);
-// - <composite> is refused: MuJoCo expands it into bodies, joints and constraints diffphys
-//   cannot build.
+// - <composite> of type particle, rope, loop and cloth (io/mjcf_composite.cpp); the others refused;
+// - <equality> connect and tendon (on a two-site spatial tendon) as soft equality constraints,
+//   which put the model in the convex formulation (below).
 // Everything else is refused (structure diffphys cannot represent) or reported in
-// Scene::warnings with its line (tendons, sites, sensors, muscles, solver tuning, ...).
+// Scene::warnings with its line (other tendons and equalities, sensors, muscles, solver tuning, ...).
+//
+// Sites, <tendon> and <equality> as far as diffphys's soft equality
+// constraints represent them (rigid/equality_rows.hpp, docs/robot-formats.md):
+// - <site name pos>: a point of its body, kept to anchor tendons; a site no held tendon uses is
+//   reported as ignored (sensors and actuators on sites are not supported).
+// - <tendon><spatial> of exactly two <site> children: its length is the distance between them.
+//   Any other tendon (fixed, wrapping geoms, more sites) is reported as ignored, and refused,
+//   with its element and line, when an equality would hold it.
+// - <equality><connect body1 body2 anchor>: anchor in body1's frame (MuJoCo), body2 default the
+//   world: a soft connect. <equality><tendon tendon1 polycoef>: the tendon held at its
+//   reference length plus polycoef[0] (MuJoCo's L − L₀ = c₀ without tendon2): a soft distance.
+//   solref "timeconst dampratio" (default 0.02 1) and solimp's dmax d (default 0.95) → the
+//   equality's damping ratio and the time constant max(τ, 2 dt) √(1 − d), the spring whose
+//   static deflection under a load is MuJoCo's (add_equalities); solimp's dmin and width are
+//   reported as ignored. Weld, joint and distance equalities are reported as ignored (not
+//   built), as before.
+// A file with equalities is built in the convex formulation (its equality rows are compliant
+// rows of that formulation; the complementarity formulation has none).
 #include <tinyxml2.h>
 
 #include <algorithm>
@@ -65,7 +84,7 @@ Scene MjcfReader::read() {
   bodies_.push_back(world);
   // Sections may repeat (several <worldbody>, <actuator>, <contact>, <asset>, <default>):
   // MuJoCo reads each in turn into the one model, so each is read here and nothing replaced.
-  std::vector<const XMLElement*> actuator_sections;
+  std::vector<const XMLElement*> actuator_sections, tendon_sections, equality_sections;
   for (const XMLElement* element = root->FirstChildElement(); element; element = element->NextSiblingElement()) {
     const std::string tag = element->Name();
     if (tag == "compiler" || tag == "default") continue;
@@ -91,7 +110,11 @@ Scene MjcfReader::read() {
       warnings_.ignored(element, "<" + tag + ">", "drawing only");
     } else if (tag == "size") {
       warnings_.ignored(element, "<size>", "MuJoCo memory sizes; diffphys sizes itself");
-    } else if (tag == "tendon" || tag == "sensor" || tag == "equality" || tag == "keyframe" || tag == "custom" ||
+    } else if (tag == "tendon") {
+      tendon_sections.push_back(element);  // after the bodies: tendons end at their sites
+    } else if (tag == "equality") {
+      equality_sections.push_back(element);
+    } else if (tag == "sensor" || tag == "keyframe" || tag == "custom" ||
                tag == "extension" || tag == "deformable" || tag == "skin") {
       note_unsupported(element, "diffphys has no " + tag + " elements");
       for (const XMLElement* child = element->FirstChildElement(); child; child = child->NextSiblingElement())
@@ -100,8 +123,11 @@ Scene MjcfReader::read() {
       note_unsupported(element, "unknown top-level element");
     }
   }
+  for (const XMLElement* section : tendon_sections) read_tendons(section);
+  for (const XMLElement* section : equality_sections) read_equalities(section);
   add_bodies(builder);
   add_joints(builder);
+  add_equalities(builder);
   add_collision_filters(builder);
   read_actuators(actuator_sections, builder);
 
@@ -151,6 +177,166 @@ void MjcfReader::read_assets(const XMLElement* element) {
                             source_.vec3(child, "scale").value_or(Vec3{1, 1, 1})};
     } else
       note_unsupported(child, "asset not used by diffphys");
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Sites, tendons and equalities (see the file comment)
+void MjcfReader::read_site(const XMLElement* element, int body_index) {
+  const auto name = source_.text(element, "name");
+  if (!name) {
+    unnamed_sites_.push_back(element);
+    return;
+  }
+  const MjcfBody& body = bodies_[static_cast<std::size_t>(body_index)];
+  const Pose given{source_.vec3(element, "pos").value_or(Vec3{}), Quat{}};
+  const Pose local = in_body_frame(given, body);
+  MjcfSite site{element, body_index, body.world.position + body.world.orientation.rotate(local.position), false};
+  if (!sites_.emplace(*name, site).second) source_.fail(element, "duplicate site name '" + *name + "'");
+}
+
+void MjcfReader::read_tendons(const XMLElement* section) {
+  bool unsupported = false;
+  for (const XMLElement* child = section->FirstChildElement(); child; child = child->NextSiblingElement()) {
+    const std::string tag = child->Name();
+    int site_count = 0, other_count = 0;
+    for (const XMLElement* part = child->FirstChildElement(); part; part = part->NextSiblingElement())
+      (std::string_view(part->Name()) == "site" ? site_count : other_count) += 1;
+    const auto name = source_.text(child, "name");
+    if (tag == "spatial" && site_count == 2 && other_count == 0 && name) {
+      if (!tendons_.emplace(*name, child).second) source_.fail(child, "duplicate tendon name '" + *name + "'");
+      continue;
+    }
+    unsupported = true;
+    note_unsupported(child, "diffphys builds a tendon only as a named spatial tendon between two sites, held by an "
+                            "<equality tendon>");
+  }
+  if (unsupported) note_unsupported(section, "diffphys has tendons only as held two-site spatial tendons");
+}
+
+void MjcfReader::read_solref(const XMLElement* element, MjcfEquality& equality) {
+  if (const auto given = source_.text(element, "solref")) {
+    const std::vector<double> solref = source_.parse_numbers(element, "solref", *given, {2});
+    if (!(solref[0] > 0 && solref[1] > 0))
+      source_.fail(element, message("solref must be a positive time constant and damping ratio, got ", solref[0], " ",
+                                    solref[1], " (MuJoCo's direct stiffness and damping, negative, are not supported)"));
+    equality.spec.time_constant = solref[0];
+    equality.spec.damping_ratio = solref[1];
+  }
+  if (const auto given = source_.text(element, "solimp")) {
+    const std::vector<double> solimp = source_.parse_numbers(element, "solimp", *given, {3, 5});
+    if (!(solimp[1] > 0 && solimp[1] < 1))
+      source_.fail(element, message("solimp's dmax must lie in (0, 1), got ", solimp[1]));
+    equality.impedance = solimp[1];
+    if (solimp[0] != solimp[1])
+      warnings_.ignored(element, "<" + std::string(element->Name()) + "> attribute solimp's dmin and width",
+                        "diffphys's spring takes MuJoCo's impedance beyond the width, dmax, at every error");
+  }
+}
+
+void MjcfReader::read_equalities(const XMLElement* section) {
+  for (const XMLElement* child = section->FirstChildElement(); child; child = child->NextSiblingElement()) {
+    const std::string tag = child->Name();
+    if (tag != "connect" && tag != "tendon") {
+      note_unsupported(child, "diffphys builds <connect> and <tendon> equalities only");
+      continue;
+    }
+    for (const tinyxml2::XMLAttribute* a = child->FirstAttribute(); a; a = a->Next()) {
+      const std::string name = a->Name();
+      if (name == "name" || name == "solref" || name == "active") continue;
+      if (tag == "connect" && (name == "body1" || name == "body2" || name == "anchor")) continue;
+      if (tag == "tendon" && (name == "tendon1" || name == "polycoef")) continue;
+      if (name == "solimp") continue;
+      source_.fail(child, "<" + tag + "> attribute " + name + " is not supported");
+    }
+    if (source_.text(child, "active").value_or("true") == "false") {
+      warnings_.add(source_, child, "inactive equality (active=\"false\") skipped");
+      continue;
+    }
+    MjcfEquality equality;
+    equality.element = child;
+    equality.spec.name = source_.text(child, "name").value_or("");
+    read_solref(child, equality);
+    const auto body_named = [&](const std::string& name) -> const MjcfBody& {
+      for (const MjcfBody& body : bodies_)
+        if (body.name == name) return body;
+      source_.fail(child, "unknown body '" + name + "'");
+    };
+    if (tag == "connect") {
+      const MjcfBody& first = body_named(source_.required_text(child, "body1"));
+      const std::string second = source_.text(child, "body2").value_or("world");
+      body_named(second);
+      const Vec3 anchor = source_.vec3(child, "anchor").value_or(Vec3{});
+      equality.spec.type = EqualityType::Connect;
+      equality.spec.body_a = first.name;
+      equality.spec.body_b = second;
+      equality.spec.anchor = compiler_.global ? anchor : first.world.position + first.world.orientation.rotate(anchor);
+    } else {
+      const std::string tendon = source_.required_text(child, "tendon1");
+      const auto found = tendons_.find(tendon);
+      if (found == tendons_.end())
+        source_.fail(child, "tendon '" + tendon +
+                                "' is not a named spatial tendon between two sites, the only tendon diffphys can hold");
+      const XMLElement* spatial = found->second;
+      for (const tinyxml2::XMLAttribute* a = spatial->FirstAttribute(); a; a = a->Next()) {
+        const std::string name = a->Name();
+        if (name == "name" || name == "class" || name == "width" || name == "rgba" || name == "material" ||
+            name == "group")
+          continue;
+        warnings_.ignored(spatial, "<spatial> attribute " + name,
+                          "diffphys models a tendon only as the length its equality holds");
+      }
+      const MjcfSite* ends[2] = {nullptr, nullptr};
+      int k = 0;
+      for (const XMLElement* part = spatial->FirstChildElement(); part; part = part->NextSiblingElement(), ++k) {
+        const std::string site = source_.required_text(part, "site");
+        const auto at = sites_.find(site);
+        if (at == sites_.end()) source_.fail(part, "unknown site '" + site + "'");
+        at->second.used = true;
+        ends[k] = &at->second;
+      }
+      const double coefficient =
+          source_.parse_numbers(child, "polycoef", source_.text(child, "polycoef").value_or("0 1 0 0 0"), {5})[0];
+      const double length = norm(ends[1]->world - ends[0]->world) + coefficient;
+      if (!(length > 0))
+        source_.fail(child, message("the held length of tendon '", tendon, "' must be positive, got ", length));
+      equality.spec.type = EqualityType::Distance;
+      equality.spec.body_a = bodies_[static_cast<std::size_t>(ends[0]->body)].name;
+      equality.spec.body_b = bodies_[static_cast<std::size_t>(ends[1]->body)].name;
+      equality.spec.anchor_a = ends[0]->world;
+      equality.spec.anchor_b = ends[1]->world;
+      equality.spec.length = length;
+      held_tendons_.insert(tendon);
+    }
+    equalities_.push_back(equality);
+  }
+}
+
+void MjcfReader::add_equalities(ModelBuilder& builder) {
+  for (const auto& [name, spatial] : tendons_)
+    if (!held_tendons_.contains(name))
+      note_unsupported(spatial, "a tendon no <equality tendon> holds has no effect in diffphys");
+  for (const auto& [name, site] : sites_)
+    if (!site.used && site.element && std::string_view(site.element->Name()) == "site")
+      warnings_.ignored(site.element, "<site>", "diffphys uses sites only as the ends of held spatial tendons");
+  for (const XMLElement* site : unnamed_sites_)
+    warnings_.ignored(site, "<site>", "diffphys uses sites only as the ends of held spatial tendons");
+  if (equalities_.empty()) return;
+  builder.solver.formulation = Formulation::Convex;
+  for (std::size_t e = 0; e < equalities_.size(); ++e) {
+    MjcfEquality& equality = equalities_[e];
+    // MuJoCo names nothing here; equality<k> as unnamed bodies are body<k>.
+    if (equality.spec.name.empty()) equality.spec.name = "equality" + std::to_string(e);
+    // MuJoCo's refsafe raises a time constant below 2 dt to 2 dt. Its impedance d (solimp's
+    // dmax) then scales the static deflection under a load to (1 − d) times that of the spring
+    // of its solref (MuJoCo 2.2: a 2 kg body hanging on a connect of solref 0.05 1 sags
+    // 1.226 mm = 0.05 g τ², and g τ² = 24.5 mm with d → 0). diffphys's row is the spring alone,
+    // so it gets the time constant of the same static stiffness, τ √(1 − d); its free relaxation
+    // is then faster than MuJoCo's by 1/√(1 − d) (MjcfEquality.HangingMassSagsAsInMujoco).
+    equality.spec.time_constant =
+        std::max(equality.spec.time_constant, 2.0 * builder.dt) * std::sqrt(1.0 - equality.impedance);
+    item_lines_.note("equality '" + equality.spec.name + "'", equality.element);
+    builder.add_equality(equality.spec);
   }
 }
 

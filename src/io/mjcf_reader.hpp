@@ -1,12 +1,14 @@
 // io/mjcf_reader.hpp — the MJCF reader's shared state (internal to src/io): the compiler
 // settings, default classes, the bodies, joints and geoms read so far, and the MjcfReader
 // class whose members are defined by concern in
-//   mjcf_loader.cpp    the top level: sections, their order, parse_mjcf/load_mjcf;
+//   mjcf_loader.cpp    the top level: sections, their order, parse_mjcf/load_mjcf; sites,
+//                      <tendon> (spatial, two sites) and <equality> (connect, tendon);
 //   mjcf_settings.cpp  attribute rules, <compiler>, <option>, <default>;
 //   mjcf_geoms.cpp     frames (orientations) and geoms with their mass properties (mesh
 //                      geoms' through io/mesh_mass.hpp);
 //   mjcf_bodies.cpp    bodies, joints, inertials, and their mapping onto ModelBuilder;
-//   mjcf_composite.cpp <composite>: particles and rope chains, the other types refused;
+//   mjcf_composite.cpp <composite>: particles, rope and loop chains, cloth trees with their
+//                      tendon equalities, the other types refused;
 //   mjcf_actuators.cpp <actuator> children.
 #pragma once
 
@@ -110,6 +112,21 @@ struct MjcfBody {
   double mass = 0.0;
 };
 
+// A named <site>: where it sits (world frame at the reference pose) and on which body.
+struct MjcfSite {
+  const XMLElement* element = nullptr;  // the <site>, or the composite that made it
+  int body = 0;
+  Vec3 world;
+  bool used = false;  // an end of a tendon that an equality holds
+};
+
+// A soft equality constraint on its way to the builder (world-frame points, body names).
+struct MjcfEquality {
+  const XMLElement* element = nullptr;
+  EqualitySpec spec;  // time_constant: MuJoCo's solref[0] until add_equalities maps it
+  double impedance = 0.95;  // MuJoCo's solimp[1] (dmax), default 0.95
+};
+
 // Where a MJCF joint went: the diffphys joint and coordinate an actuator drives.
 struct JointTarget {
   std::string joint;
@@ -147,12 +164,29 @@ class MjcfReader {
     const XMLElement* joint = nullptr;  // <joint kind="main">, if given
     int counts[3] = {1, 1, 1};           // particle: per axis
     Vec3 offset;                         // particle
+    // cloth: counts[0] × counts[1] elements, the enclosing body element (origin, origin_y)
+    int origin_y = 0;
+    double flat_inertia = 0.0;           // cloth: flatinertia (0: the geom's inertia)
+    bool shear = false;                  // cloth: <tendon kind="shear"> given
   };
   Composite read_composite(const XMLElement* element, const MjcfBody& root);
   void read_composite_children(Composite& composite);
   void build_particles(const Composite& composite);
-  MjcfGeom composite_geom(const Composite& composite, int index, const MjcfBody& body);
+  // A chain element's geom (index_y < 0) or a cloth element's (index, index_y).
+  MjcfGeom composite_geom(const Composite& composite, int index, const MjcfBody& body, int index_y = -1);
+  // flatinertia > 0: a cloth element's inertia is a box s × s × (flatinertia·s) of its mass.
+  void apply_flat_inertia(const Composite& composite, MjcfBody& body) const;
   void build_composite_chain(const Composite& composite, int root_index);
+  void build_cloth(const Composite& composite, int root_index);
+  void read_cloth_tendon(const XMLElement* element, Composite& composite);
+  // Sites, tendons and equalities (mjcf_loader.cpp).
+  void read_site(const XMLElement* element, int body_index);
+  void read_tendons(const XMLElement* section);
+  void read_equalities(const XMLElement* section);
+  // An equality's solref (MuJoCo: "timeconst dampratio") and solimp's dmax; add_equalities
+  // maps them onto the diffphys spring (see mjcf_loader.cpp).
+  void read_solref(const XMLElement* element, MjcfEquality& equality);
+  void add_equalities(ModelBuilder& builder);
   MjcfJoint read_joint(const XMLElement* element, const std::string& class_name, const MjcfBody& body);
   Quat read_orientation(const XMLElement* element, const std::string& tag, const std::string& class_name) const;
   void read_inertial(const XMLElement* element, MjcfBody& body);
@@ -221,6 +255,11 @@ class MjcfReader {
   std::map<std::string, JointTarget> joint_targets_;
   std::set<std::string> body_names_;
   std::vector<std::pair<std::string, std::string>> exclusions_;  // <contact><exclude>
+  std::map<std::string, MjcfSite> sites_;                         // named sites
+  std::vector<const XMLElement*> unnamed_sites_;
+  std::map<std::string, const XMLElement*> tendons_;  // two-site spatial tendons by name
+  std::set<std::string> held_tendons_;                // those an equality holds
+  std::vector<MjcfEquality> equalities_;
 
   struct MeshAsset {
     std::filesystem::path file;

@@ -107,6 +107,10 @@ void validate_params(const Model& model, const Params& params) {
     positive(layout.compliance_time_constant[c], 1);
     positive(layout.compliance_damping_ratio[c], 1);
   }
+  for (std::size_t e = 0; e < layout.equality_time_constant.size(); ++e) {
+    positive(layout.equality_time_constant[e], 1);
+    positive(layout.equality_damping_ratio[e], 1);
+  }
   for (int s = 0; s < model.shape_count(); ++s) {
     positive(layout.shape_size[static_cast<std::size_t>(s)], shape_size_count(model.shapes[static_cast<std::size_t>(s)].type));
   }
@@ -171,6 +175,10 @@ const char* row_class_name(RowClass row_class) {
     case RowClass::Servo: return "servo";
   }
   return "unknown";
+}
+
+const char* type_name(EqualityType type) {
+  return type == EqualityType::Connect ? "connect" : "distance";
 }
 
 const char* type_name(JointType type) {

@@ -177,6 +177,63 @@ void add_compliance_slices(Scene& scene, const ModelBuilder::RowCompliance (&com
   }
 }
 
+// Equalities: points move into their bodies' frames at the build-time pose; θ gets each one's
+// time constant and damping ratio (before the compliance slices, which come last).
+void build_equalities(const std::vector<EqualitySpec>& specs, Formulation formulation, const State& state,
+                      Model& model, std::vector<double>& values) {
+  ParamLayout& layout = model.layout;
+  std::set<std::string> names;
+  for (const EqualitySpec& spec : specs) {
+    const std::string item = "equality '" + spec.name + "'";
+    if (spec.name.empty()) throw Error(message("equality #", model.equalities.size(), ": an equality needs a name"));
+    if (!names.insert(spec.name).second) throw Error(message(item, ": duplicate equality name"));
+    if (formulation != Formulation::Convex)
+      throw Error(message(item, ": equality constraints are soft rows of the convex formulation; set "
+                                "solver.formulation to convex (the complementarity formulation has no soft rows)"));
+    Equality equality;
+    equality.name = spec.name;
+    equality.type = spec.type;
+    const auto body_named = [&](const std::string& body_name, const char* role) {
+      for (int b = 0; b < model.body_count(); ++b)
+        if (model.bodies[static_cast<std::size_t>(b)].name == body_name) return b;
+      throw Error(message(item, ": unknown ", role, " '", body_name, "'"));
+    };
+    equality.body_a = body_named(spec.body_a, "body_a");
+    equality.body_b = body_named(spec.body_b, "body_b");
+    if (equality.body_a == equality.body_b)
+      throw Error(message(item, ": body_a and body_b are the same body '", spec.body_a, "'"));
+    if (model.bodies[static_cast<std::size_t>(equality.body_a)].type != BodyType::Dynamic &&
+        model.bodies[static_cast<std::size_t>(equality.body_b)].type != BodyType::Dynamic)
+      throw Error(message(item, ": both bodies are static; one must be dynamic"));
+    const auto a = static_cast<std::size_t>(equality.body_a), b = static_cast<std::size_t>(equality.body_b);
+    const auto local = [&](std::size_t body, const Vec3& world_point) {
+      return state.orientation[body].inverse_rotate(world_point - state.position[body]);
+    };
+    if (spec.type == EqualityType::Connect) {
+      require_finite(spec.anchor, item, "anchor");
+      equality.anchor_a = local(a, spec.anchor);
+      equality.anchor_b = local(b, spec.anchor);
+    } else {
+      require_finite(spec.anchor_a, item, "anchor_a");
+      require_finite(spec.anchor_b, item, "anchor_b");
+      equality.anchor_a = local(a, spec.anchor_a);
+      equality.anchor_b = local(b, spec.anchor_b);
+      equality.length = spec.length.value_or(norm(spec.anchor_b - spec.anchor_a));
+      if (!(finite(equality.length) && equality.length > 0))
+        throw Error(message(item, ": length must be positive (a distance row has no direction at 0), got ",
+                            equality.length));
+    }
+    if (!(finite(spec.time_constant) && spec.time_constant > 0))
+      throw Error(message(item, ": time_constant must be positive, got ", spec.time_constant));
+    if (!(finite(spec.damping_ratio) && spec.damping_ratio > 0))
+      throw Error(message(item, ": damping_ratio must be positive, got ", spec.damping_ratio));
+    model.equalities.push_back(equality);
+    const std::string prefix = "equality/" + spec.name + "/";
+    layout.equality_time_constant.push_back(add_slice(layout, values, prefix + "time_constant", {spec.time_constant}));
+    layout.equality_damping_ratio.push_back(add_slice(layout, values, prefix + "damping_ratio", {spec.damping_ratio}));
+  }
+}
+
 }  // namespace
 
 Vec3 default_plane_direction(const Vec3& normal) {
@@ -218,6 +275,11 @@ int ModelBuilder::add_joint(JointSpec spec) {
 int ModelBuilder::add_actuator(ActuatorSpec spec) {
   actuators_.push_back(std::move(spec));
   return static_cast<int>(actuators_.size()) - 1;
+}
+
+int ModelBuilder::add_equality(EqualitySpec spec) {
+  equalities_.push_back(std::move(spec));
+  return static_cast<int>(equalities_.size()) - 1;
 }
 
 void ModelBuilder::exclude_collision(std::string body_a, std::string body_b) {
@@ -550,6 +612,8 @@ Scene ModelBuilder::build() const {
     scene.controls.push_back(spec.control);
   }
 
+  build_equalities(equalities_, solver.formulation, state, model, values);
+
   for (const auto& [name_a, name_b] : collision_exclusions_) {
     const auto body_named = [&](const std::string& body_name) {
       for (int b = 0; b < body_total; ++b)
@@ -573,6 +637,10 @@ Scene ModelBuilder::build() const {
 }
 
 void set_formulation(Scene& scene, Formulation formulation) {
+  if (formulation != Formulation::Convex && !scene.model.equalities.empty())
+    throw Error(message("equality '", scene.model.equalities.front().name,
+                        "': equality constraints are soft rows of the convex formulation; the scene cannot switch "
+                        "to the complementarity formulation"));
   scene.model.solver.formulation = formulation;
   if (formulation == Formulation::Convex && scene.model.layout.compliance_time_constant[0] < 0) {
     add_compliance_slices(scene, ModelBuilder{}.compliance);

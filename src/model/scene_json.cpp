@@ -97,6 +97,7 @@ class SceneReader : json::Reader {
   void read_mesh(const Json& object, const std::string& path, ShapeSpec& shape) const;
   JointSpec read_joint(const Json& object, const std::string& path) const;
   ActuatorSpec read_actuator(const Json& object, const std::string& path) const;
+  EqualitySpec read_equality(const Json& object, const std::string& path) const;
 
   // The builder may refuse an item as it is added (e.g. a repeated name); say where.
   template <typename Add>
@@ -120,7 +121,7 @@ ModelBuilder SceneReader::read(const Json& root, ItemLocations& locations) const
   // "cameras" is read by load_world / parse_world beside the model (camera/camera_json.cpp).
   check_keys(root, "",
              {"name", "description", "dt", "gravity", "solver", "world", "ground", "bodies",
-              "joints", "actuators", "cameras"});
+              "joints", "actuators", "equalities", "cameras"});
   ModelBuilder builder;
   if (root.contains("name")) builder.name = read_string(root["name"], "name");
   if (root.contains("description")) read_string(root["description"], "description");
@@ -157,6 +158,13 @@ ModelBuilder SceneReader::read(const Json& root, ItemLocations& locations) const
                        locations.note("actuator '" + spec.name + "'", path);
                        add_to_builder(path, [&] { builder.add_actuator(std::move(spec)); });
                      });
+  }
+  if (root.contains("equalities")) {
+    for_each_element(root["equalities"], "equalities", [&](const Json& equality, const std::string& path) {
+      EqualitySpec spec = read_equality(equality, path);
+      locations.note("equality '" + spec.name + "'", path);
+      add_to_builder(path, [&] { builder.add_equality(std::move(spec)); });
+    });
   }
   return builder;
 }
@@ -517,6 +525,40 @@ ActuatorSpec SceneReader::read_actuator(const Json& object, const std::string& p
   if (object.contains("control"))
     actuator.control = read_number(object["control"], field("control"));
   return actuator;
+}
+
+EqualitySpec SceneReader::read_equality(const Json& object, const std::string& path) const {
+  check_keys(object, path,
+             {"name", "type", "body_a", "body_b", "anchor", "anchor_a", "anchor_b", "length", "time_constant",
+              "damping_ratio"});
+  require_key(object, path, "name");
+  require_key(object, path, "type");
+  require_key(object, path, "body_b");
+  const auto field = [&](const char* key) { return key_path(path, key); };
+  EqualitySpec equality;
+  equality.name = read_string(object["name"], field("name"));
+  equality.type = read_enum<EqualityType>(object["type"], field("type"), "equality type",
+                                          {{"connect", EqualityType::Connect}, {"distance", EqualityType::Distance}});
+  if (object.contains("body_a")) equality.body_a = read_string(object["body_a"], field("body_a"));
+  equality.body_b = read_string(object["body_b"], field("body_b"));
+  if (equality.type == EqualityType::Connect) {
+    require_key(object, path, "anchor");
+    equality.anchor = read_vec3(object["anchor"], field("anchor"));
+    for (const char* key : {"anchor_a", "anchor_b", "length"})
+      refuse_key(object, path, key, "by a connect equality (its one point is \"anchor\")");
+  } else {
+    require_key(object, path, "anchor_a");
+    require_key(object, path, "anchor_b");
+    equality.anchor_a = read_vec3(object["anchor_a"], field("anchor_a"));
+    equality.anchor_b = read_vec3(object["anchor_b"], field("anchor_b"));
+    if (object.contains("length")) equality.length = read_number(object["length"], field("length"));
+    refuse_key(object, path, "anchor", "by a distance equality (its points are \"anchor_a\" and \"anchor_b\")");
+  }
+  if (object.contains("time_constant"))
+    equality.time_constant = read_number(object["time_constant"], field("time_constant"));
+  if (object.contains("damping_ratio"))
+    equality.damping_ratio = read_number(object["damping_ratio"], field("damping_ratio"));
+  return equality;
 }
 
 }  // namespace

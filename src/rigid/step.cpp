@@ -14,6 +14,7 @@
 #include "rigid/articulated.hpp"
 #include "rigid/body_dynamics.hpp"
 #include "rigid/compliance.hpp"
+#include "rigid/equality_rows.hpp"
 #include "rigid/forces.hpp"
 #include "rigid/inequality_rows.hpp"
 #include "rigid/integrate.hpp"
@@ -52,6 +53,7 @@ void store_contact_impulses(const Model& model, std::span<const solve::Constrain
 }
 
 // The convex formulation: each row's softness κ from its class's compliance (rigid/compliance.hpp).
+// (Not the equality rows after `rows`: each has its own, set as they are appended.)
 void assign_softness(const Model& model, const Params& params, std::span<solve::ConstraintRow> rows,
                      const rigid::RowBlocks& blocks) {
   double kappa[kRowClassCount];
@@ -75,6 +77,9 @@ StepStatus step(const Model& model, const Params& params, const State& state_in,
     if (!std::isfinite(controls[a]))
       throw Error(message("step: control of actuator '", model.actuators[a].name, "' must be finite, got ", controls[a]));
   if (&state_in == &state_out) throw Error("step: state_in and state_out must be different objects");
+  if (model.solver.coordinates == Coordinates::Reduced && !model.equalities.empty())
+    throw Error(message("step: equality '", model.equalities.front().name,
+                        "' needs maximal coordinates (reduced coordinates have no constraint rows)"));
   Workspace::Impl& ws = workspace.impl();
   if (model.solver.coordinates == Coordinates::Reduced) {
     // Joint coordinates (rigid/articulated.hpp): no contacts, no rows, joints exact.
@@ -84,6 +89,9 @@ StepStatus step(const Model& model, const Params& params, const State& state_in,
     rigid::check_state_health(model, state_out, status);
     return status;
   }
+  if (model.solver.formulation != Formulation::Convex && !model.equalities.empty())
+    throw Error(message("step: equality '", model.equalities.front().name, "' of the model '", model.name,
+                        "' is a soft row of the convex formulation; set solver.formulation to convex"));
   if (model.solver.formulation == Formulation::Convex && model.layout.compliance_time_constant[0] < 0)
     throw Error(message("step: the model '", model.name,
                         "' was built for the complementarity formulation and has no compliance parameters in θ; set "
@@ -108,13 +116,16 @@ StepStatus step(const Model& model, const Params& params, const State& state_in,
   ws.first_contact_row = first_contact_row;
   rigid::append_contact_rows(model, params, state_in, ws.contacts, ws.free_velocity, ws.rows, ws.impacts);
   rigid::assign_body_impact_times(model, ws.contacts, ws.impacts);
+  // Soft equality constraints last, with their own targets and softness (rigid/equality_rows.hpp).
+  ws.equality_rows_begin = ws.rows.size();
+  rigid::append_equality_rows(model, params, state_in, ws.bodies, ws.rows);
 
   ws.lambda.assign(ws.rows.size(), 0.0);
   // PGS starts from the previous step's impulses (rigid/warm_start.hpp); the interior point
   // from zero, so that its answer depends on this step's inputs only.
   const rigid::RowBlocks row_blocks{ws.joint_rows, ws.limit_rows_end, ws.first_contact_row};
   const bool convex = model.solver.formulation == Formulation::Convex;
-  if (convex) assign_softness(model, params, ws.rows, row_blocks);
+  if (convex) assign_softness(model, params, std::span(ws.rows.data(), ws.equality_rows_begin), row_blocks);
   const bool project_joints = rigid::projects_joints(model, params);
   if (!project_joints)
     rigid::set_joint_spring_targets(

@@ -30,8 +30,9 @@ struct Workspace::Impl {
   std::vector<solve::ConstraintRow> rows;
   std::vector<double> lambda;         // (rows) impulses, N·s (γ rows: m/s)
   // Row blocks, in order: joints [0, joint_rows), limits [joint_rows, limit_rows_end),
-  // servos (3 per servo actuator) [limit_rows_end, first_contact_row), contacts after.
-  std::size_t joint_rows = 0, limit_rows_end = 0, first_contact_row = 0;
+  // servos (3 per servo actuator) [limit_rows_end, first_contact_row), contacts
+  // [first_contact_row, equality_rows_begin), equalities (rigid/equality_rows.hpp) after.
+  std::size_t joint_rows = 0, limit_rows_end = 0, first_contact_row = 0, equality_rows_begin = 0;
   std::vector<rigid::LimitRowSource> limit_sources;  // (limit rows) joint, dof, side of each
   rigid::ImpactRecord impacts;  // times of impact of this step's bounces (rigid/time_of_impact.hpp)
   solve::MlcpWorkspace solver;
