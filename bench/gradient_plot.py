@@ -99,11 +99,11 @@ def records_table(times, markdown):
             continue
         table.append([model, format_time(seconds), format_time(workspaces[0]), f"{seconds / workspaces[0]:.2f}×",
                       format_time(real_seconds(fresh)), format_time(real_seconds(fresh_workspaces)),
-                      f"{entry.get('records_MiB', 0):.2f} MiB", f"{workspaces[1].get('records_MiB', 0):.1f} MiB"])
+                      f"{entry.get('solutions_MiB', 0):.2f} MiB", f"{workspaces[1].get('workspaces_MiB', 0):.1f} MiB"])
     if not table:
         return
     print("Step records: solutions (default) against whole Workspaces (keep_step_workspaces)\n")
-    print_table(["model", "run + backward", "with workspaces", "ratio", "fresh Rollout (real)",
+    print_table(["model", "run + backward", "with workspaces", "solutions / workspaces (CPU)", "fresh Rollout (real)",
                  "fresh, workspaces (real)", "solutions kept", "workspaces kept"], table, markdown)
     print()
 

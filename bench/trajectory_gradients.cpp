@@ -129,10 +129,13 @@ void time_rollout(benchmark::State& bench_state, const RolloutProblem& problem, 
   Gradients gradients;
   for (auto _ : bench_state) {
     if (fresh) {
-      // The previous Rollout's memory back to the system first, so that this one's records
-      // fault their pages in as in a new process (else the allocator hands the old pages back).
+      // The previous Rollout's memory back to the system first (untimed), so that this one's
+      // records fault their pages in as in a new process (else the allocator hands the old
+      // pages back).
+      bench_state.PauseTiming();
       rollout.reset();
       malloc_trim(0);
+      bench_state.ResumeTiming();
       rollout = std::make_unique<Rollout>(model, params, options);
     }
     rollout->run(initial, problem.controls, problem.steps);
@@ -145,6 +148,8 @@ void time_rollout(benchmark::State& bench_state, const RolloutProblem& problem, 
   bench_state.counters["checkpoint_interval"] = last.checkpoint_interval();
   bench_state.counters["stored_MiB"] = static_cast<double>(last.stored_state_bytes()) / (1 << 20);
   bench_state.counters["records_MiB"] = static_cast<double>(last.stored_record_bytes()) / (1 << 20);
+  bench_state.counters["solutions_MiB"] = static_cast<double>(last.stored_solution_bytes()) / (1 << 20);
+  bench_state.counters["workspaces_MiB"] = static_cast<double>(last.stored_workspace_bytes()) / (1 << 20);
   const auto statuses = last.statuses();
   bench_state.counters["unconverged_steps"] = static_cast<double>(
       std::count_if(statuses.begin(), statuses.end(), [](const StepStatus& status) { return !status.converged; }));

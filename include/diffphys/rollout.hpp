@@ -50,14 +50,17 @@ struct RolloutOptions {
   double gradient_clip = 0.0;   // clip |x̄_t| to this norm per step (0: off)
   // Keep a record of each step for backward(): its solution (λ, v⁺: ~2 KB a step for a
   // humanoid in contact), so that backward re-runs the step without its velocity solve; when
-  // checkpointing, the solutions of one recomputed segment at a time. Kept while they fit the
-  // memory budget beside the states. Off: backward re-runs every step with its solve.
+  // checkpointing, the solutions of one recomputed segment at a time. Kept while the states and
+  // the solutions together fit in half the budget left after the per-step logs. Off: backward
+  // re-runs every step with its solve.
   bool keep_step_records = true;
   // With keep_step_records: the record of a step is its whole solver Workspace (rows,
   // contacts, factorisations; ~140 KB a step for that humanoid), so that backward reverses
-  // the steps without re-running them at all: ~10 % less CPU per gradient on contact-rich
-  // convex scenes, none on others, at 20–250× the memory and its page faults on a first run
-  // (docs/gradients.md, "Memory and long horizons").
+  // the steps without re-running them at all: up to ~15 % less CPU per gradient (joint-only
+  // chains, whose steps are solved again otherwise; the humanoid in a quiet run), about none
+  // on other scenes, at 33–246× the memory and its page faults on a first run
+  // (docs/gradients.md, "Memory and long horizons"). The solutions are kept as well: the
+  // fallback should the Workspaces outgrow the budget during the run.
   bool keep_step_workspaces = false;
   // dL/dθ too. Off: Gradients::params stays empty, for users who need dL/dx_0 and dL/du_t
   // only (trajectory optimisation, MPC); the backward pass in joint coordinates then skips
