@@ -84,8 +84,9 @@ def real_seconds(row):
 
 
 def records_table(times, markdown):
-    """A step's record as its solution (the default) against its whole Workspace
-    (keep_step_workspaces), on a reused Rollout and on a fresh one (real time: page faults)."""
+    """A step's record as by default (its solution; a Workspace for problems of joint rows
+    only) against its whole Workspace (keep_step_workspaces), on a reused Rollout and on a
+    fresh one (real time: page faults)."""
     rows = rows_of(times, ROLLOUT_FAMILY)
     table = []
     for name, (seconds, entry) in rows.items():
@@ -99,12 +100,12 @@ def records_table(times, markdown):
             continue
         table.append([model, format_time(seconds), format_time(workspaces[0]), f"{seconds / workspaces[0]:.2f}×",
                       format_time(real_seconds(fresh)), format_time(real_seconds(fresh_workspaces)),
-                      f"{entry.get('solutions_MiB', 0):.2f} MiB", f"{workspaces[1].get('workspaces_MiB', 0):.1f} MiB"])
+                      f"{entry.get('records_MiB', 0):.2f} MiB", f"{workspaces[1].get('workspaces_MiB', 0):.1f} MiB"])
     if not table:
         return
-    print("Step records: solutions (default) against whole Workspaces (keep_step_workspaces)\n")
-    print_table(["model", "run + backward", "with workspaces", "solutions / workspaces (CPU)", "fresh Rollout (real)",
-                 "fresh, workspaces (real)", "solutions kept", "workspaces kept"], table, markdown)
+    print("Step records: the default (solutions; Workspaces for joint rows only) against whole Workspaces (keep_step_workspaces)\n")
+    print_table(["model", "run + backward", "with workspaces", "default / workspaces (CPU)", "fresh Rollout (real)",
+                 "fresh, workspaces (real)", "kept by default", "workspaces kept"], table, markdown)
     print()
 
 

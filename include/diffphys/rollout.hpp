@@ -56,11 +56,12 @@ struct RolloutOptions {
   bool keep_step_records = true;
   // With keep_step_records: the record of a step is its whole solver Workspace (rows,
   // contacts, factorisations; ~140 KB a step for that humanoid), so that backward reverses
-  // the steps without re-running them at all: up to ~15 % less CPU per gradient (joint-only
-  // chains, whose steps are solved again otherwise; the humanoid in a quiet run), about none
-  // on other scenes, at 33–246× the memory and its page faults on a first run
-  // (docs/gradients.md, "Memory and long horizons"). The solutions are kept as well: the
-  // fallback should the Workspaces outgrow the budget during the run.
+  // the steps without re-running them at all: ~10 % less CPU per gradient for the humanoid in
+  // a quiet run, about none on other scenes, at 42–246× the memory and its page faults on a
+  // first run (docs/gradients.md, "Memory and long horizons"). The solutions are kept as
+  // well: the fallback should the Workspaces outgrow the budget during the run. A rollout
+  // whose first step has joint rows only keeps Workspaces whatever this says: no replay skips
+  // such a step's solve, which also factorises the joint projection.
   bool keep_step_workspaces = false;
   // dL/dθ too. Off: Gradients::params stays empty, for users who need dL/dx_0 and dL/du_t
   // only (trajectory optimisation, MPC); the backward pass in joint coordinates then skips
@@ -200,6 +201,9 @@ class Rollout {
   State final_state_;
   std::vector<Workspace> records_;  // (steps) each step's Workspace, when kept (keep_step_workspaces)
   bool records_kept_ = false;
+  // The records are Workspaces (keep_step_workspaces, or a first step of joint rows only, whose
+  // solve no replay skips: it also gives the joint projection its factorisation).
+  bool workspace_records_ = false;
   std::size_t record_bytes_ = 0;
   std::size_t largest_record_bytes_ = 0;  // one step's Workspace, the largest seen
   std::size_t largest_solution_bytes_ = 0;  // one step's solution (λ, v⁺), the largest seen

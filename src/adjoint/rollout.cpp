@@ -143,8 +143,20 @@ void Rollout::forward(const State& initial, std::span<const double> controls, in
                               model_.actuators[a].name, "' at step ", t));
     }
     if (records_kept_ && records_.size() <= static_cast<std::size_t>(t)) records_.emplace_back();
-    Workspace& step_workspace = records_kept_ ? records_[static_cast<std::size_t>(t)] : workspace;
-    const StepStatus status = step(model_, params_, current, controls_t, next, step_workspace);
+    Workspace* step_workspace_at = records_kept_ ? &records_[static_cast<std::size_t>(t)] : &workspace;
+    const StepStatus status = step(model_, params_, current, controls_t, next, *step_workspace_at);
+    if (t == 0) {
+      // A problem of joint rows only is never replayed (its solve also factorises the joint
+      // projection): such a rollout's records are Workspaces, step 0's the one just written.
+      workspace_records_ = options_.keep_step_workspaces || step_workspace_at->impl().joint_factorization_valid;
+      if (!records_kept_ && workspace_records_ && options_.keep_step_records && interval_ == 1) {
+        records_kept_ = true;
+        if (records_.empty()) records_.emplace_back();
+        std::swap(records_[0], workspace);
+        step_workspace_at = &records_[0];
+      }
+    }
+    Workspace& step_workspace = *step_workspace_at;
     if (logs_kept_) statuses_[static_cast<std::size_t>(t)] = status;
     all_converged_ = all_converged_ && status.converged;
     if (status.health != StateHealth::Ok && first_unhealthy_step_ < 0) {
@@ -164,7 +176,7 @@ void Rollout::forward(const State& initial, std::span<const double> controls, in
       // beside them (estimated from this step's, with room for contacts to come), so that
       // the backward pass re-runs each step once, with its solve, rather than twice.
       // (Joint coordinates record Workspaces: their steps have no solution to replay.)
-      const std::size_t record = options_.keep_step_workspaces || model_.solver.coordinates == Coordinates::Reduced
+      const std::size_t record = workspace_records_ || model_.solver.coordinates == Coordinates::Reduced
                                      ? workspace_bytes(step_workspace.impl())
                                      : solution_bytes;
       const int spacing = adjoint::checkpoint_spacing_with_records(steps, bytes, record / 4 * 5, budget);
@@ -333,10 +345,10 @@ Gradients Rollout::backward(const LossGradient& loss_gradient) const {
     // Segment by segment: recompute the segment's states x_s .. x_e from its checkpoint,
     // keeping each step's record when a segment's worth fits the budget — its solution
     // (λ, v⁺), replayed just before the step is reversed, or with keep_step_workspaces (and in
-    // joint coordinates, whose steps have no solution to replay) its whole Workspace — else
+    // joint coordinates and joint-only problems, which no replay skips) its whole Workspace — else
     // re-run each step with its solve just before reversing it. (The forward pass spaced the
     // checkpoints for this from its first step's record; the run's largest record decides.)
-    const bool workspace_records = options_.keep_step_workspaces || reduced;
+    const bool workspace_records = workspace_records_ || reduced;
     const auto segment_fits = [&](std::size_t record_bytes) {
       return options_.keep_step_records && interval_ > 1 &&
              adjoint::segment_record_layout_bytes(steps_, interval_, state_bytes(checkpoints_.front()), record_bytes) <=
