@@ -57,7 +57,7 @@ struct RolloutOptions {
   // With keep_step_records: the record of a step is its whole solver Workspace (rows,
   // contacts, factorisations; ~140 KB a step for that humanoid), so that backward reverses
   // the steps without re-running them at all: ~10 % less CPU per gradient for the humanoid in
-  // a quiet run, about none on other scenes, at 42–246× the memory and its page faults on a
+  // a quiet run, about none on other scenes, at 41–246× the memory and its page faults on a
   // first run (docs/gradients.md, "Memory and long horizons"). The solutions are kept as
   // well: the fallback should the Workspaces outgrow the budget during the run. A rollout
   // whose first step has joint rows only keeps Workspaces whatever this says: no replay skips
