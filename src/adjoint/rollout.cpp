@@ -12,6 +12,7 @@
 #include "diffphys/error.hpp"
 #include "math/finite.hpp"
 #include "rigid/articulated.hpp"
+#include "rigid/step_solution.hpp"
 #include "rigid/step_workspace.hpp"
 
 namespace diffphys {
@@ -19,11 +20,6 @@ namespace {
 
 std::size_t state_bytes(const State& state) {
   return state.position.size() * (sizeof(Vec3) * 3 + sizeof(Quat)) + sizeof(State);
-}
-
-// A step's solution record: its impulses λ and velocities v⁺ (what the step's replay takes).
-std::size_t solution_record_bytes(const Workspace::Impl& solved) {
-  return (solved.lambda.size() + solved.velocity.size()) * sizeof(double);
 }
 
 }  // namespace
@@ -169,7 +165,7 @@ void Rollout::forward(const State& initial, std::span<const double> controls, in
       if (logs_kept_) contact_changes_.push_back(t);
     }
     previous_signature = signature;
-    const std::size_t solution_bytes = solution_record_bytes(step_workspace.impl());
+    const std::size_t solution_bytes = rigid::solution_bytes(step_workspace.impl());
     largest_solution_bytes_ = std::max(largest_solution_bytes_, solution_bytes);
     if (t == 0 && options_.checkpoint_interval == 0 && interval_ > 1 && options_.keep_step_records) {
       // The states do not all fit: space the checkpoints so that one segment's records fit
@@ -186,16 +182,12 @@ void Rollout::forward(const State& initial, std::span<const double> controls, in
       }
     }
     if (solutions_kept_) {
-      const Workspace::Impl& solved = step_workspace.impl();
       // From the first step, the whole run's solutions are estimated (with room for contacts
       // to come); kept only when they fit in half the budget beside the states.
-      const std::size_t step_values = solved.lambda.size() + solved.velocity.size();
-      if (t == 0 && state_storage + step_values * sizeof(double) * total_steps / 4 * 5 > budget / 2) {
+      if (t == 0 && state_storage + solution_bytes * total_steps / 4 * 5 > budget / 2) {
         solutions_kept_ = false;
       } else {
-        solutions_.insert(solutions_.end(), solved.lambda.begin(), solved.lambda.end());
-        solutions_.insert(solutions_.end(), solved.velocity.begin(), solved.velocity.end());
-        solution_start_.push_back(solutions_.size());
+        solution_start_.push_back(rigid::append_solution(step_workspace.impl(), solutions_));
         if (state_storage + solutions_.capacity() * sizeof(double) > budget / 2) {
           solutions_kept_ = false;
           std::vector<double>().swap(solutions_);
@@ -365,10 +357,7 @@ Gradients Rollout::backward(const LossGradient& loss_gradient) const {
     const std::size_t dof = static_cast<std::size_t>(6 * model_.body_count());
     // Step t again from state_t, taking `stored` (λ first, then v⁺) instead of solving.
     const auto replay = [&](int t, const State& state_t, std::span<const double> stored) {
-      if (stored.size() >= dof) {
-        workspace.impl().replay_lambda = stored.first(stored.size() - dof);
-        workspace.impl().replay_velocity = stored.last(dof);
-      }
+      rigid::set_replay(workspace.impl(), stored, dof);
       next = state_t;
       step(model_, params_, state_t,
            std::span<const double>(controls_).subspan(static_cast<std::size_t>(t) * actuators, actuators), next,
@@ -387,12 +376,8 @@ Gradients Rollout::backward(const LossGradient& loss_gradient) const {
         step(model_, params_, segment.back(),
              std::span<const double>(controls_).subspan(static_cast<std::size_t>(t) * actuators, actuators), next,
              step_workspace);
-        if (segment_solutions) {
-          const Workspace::Impl& solved = step_workspace.impl();
-          segment_solution.insert(segment_solution.end(), solved.lambda.begin(), solved.lambda.end());
-          segment_solution.insert(segment_solution.end(), solved.velocity.begin(), solved.velocity.end());
-          segment_solution_start.push_back(segment_solution.size());
-        }
+        if (segment_solutions)
+          segment_solution_start.push_back(rigid::append_solution(step_workspace.impl(), segment_solution));
         segment.push_back(next);
       }
       for (int t = segment_end - 1; t >= segment_start; --t) {

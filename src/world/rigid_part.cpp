@@ -8,6 +8,7 @@
 #include "adjoint/rollout_health.hpp"
 #include "math/finite.hpp"
 #include "rigid/articulated.hpp"
+#include "rigid/step_solution.hpp"
 #include "rigid/step_workspace.hpp"
 
 namespace diffphys::world {
@@ -75,10 +76,7 @@ void RigidPart::step(const StepInputs& in, int slot, int status_step) {
     if (next.position.size() != current->position.size()) next = *current;
     const StepStatus status =
         diffphys::step(model_, r.params, *current, controls.subspan(k * actuators_, actuators_), next, workspace_);
-    const Workspace::Impl& solved = workspace_.impl();
-    r.solutions.insert(r.solutions.end(), solved.lambda.begin(), solved.lambda.end());
-    r.solutions.insert(r.solutions.end(), solved.velocity.begin(), solved.velocity.end());
-    r.solution_end[k] = r.solutions.size();
+    r.solution_end[k] = rigid::append_solution(workspace_.impl(), r.solutions);
     if (status_step >= 0) {
       const std::size_t i = static_cast<std::size_t>(status_step) * substeps + k;
       statuses_[i] = status;
@@ -103,11 +101,7 @@ std::span<double> RigidPart::step_vjp(const StepAdjoints& out, int step, int slo
     // and joint coordinates solve again: their steps take no replay), for its record.
     const std::size_t first = k == 0 ? 0 : r.solution_end[k - 1];
     const std::span<const double> stored(r.solutions.data() + first, r.solution_end[k] - first);
-    const std::size_t dof = static_cast<std::size_t>(6 * model_.body_count());
-    if (stored.size() >= dof) {
-      workspace_.impl().replay_lambda = stored.first(stored.size() - dof);
-      workspace_.impl().replay_velocity = stored.last(dof);
-    }
+    rigid::set_replay(workspace_.impl(), stored, static_cast<std::size_t>(6 * model_.body_count()));
     if (replayed_.position.size() != start.position.size()) replayed_ = start;
     diffphys::step(model_, r.params, start, controls, replayed_, workspace_);
     std::fill(previous_.begin(), previous_.end(), 0.0);
