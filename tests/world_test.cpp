@@ -20,6 +20,7 @@
 #include "diffphys/scene.hpp"
 #include "diffphys/soft_scene.hpp"
 #include "diffphys/world.hpp"
+#include "adjoint/checkpoint_spacing.hpp"
 #include "world/schedule.hpp"
 
 namespace diffphys {
@@ -127,7 +128,7 @@ TEST(World, RefusesBadInputByName) {
 TEST(World, RigidWorldIsTheRigidRollout) {
   const Scene scene = load_scene(example("scenes/servo_arm.json"));
   const World world = load_world(example("scenes/servo_arm.json"));
-  const int steps = 60;
+  const int steps = 400;
   std::vector<double> controls;
   for (int t = 0; t < steps; ++t)
     for (int a = 0; a < scene.model.actuator_count(); ++a) controls.push_back(0.3 * std::sin(0.1 * t + a));
@@ -314,6 +315,87 @@ TEST(World, CoupledCheckpointsGiveTheSameGradients) {
     EXPECT_EQ(got.params, all.params);
     EXPECT_EQ(got_middle, middle);
   }
+}
+
+// A coupled world under a budget too small for its per-step logs (#22 item 4): the statuses
+// are recomputed on demand and equal the kept ones, the summaries are the same, the gradients
+// the same bits; and where the states do not all fit, the checkpoints are spaced so that one
+// segment's step records fit beside them.
+TEST(World, CoupledPerStepLogsStayInsideTheMemoryBudget) {
+  // A small two-way coupled world whose logs are large beside its states: a pendulum taking 10
+  // rigid substeps per world step, one cloth cell hanging from its bob.
+  const World world = parse_world(R"({
+    "rigid": {"name": "pendulum", "dt": 0.001,
+      "bodies": [{"name": "arm", "position": [0.2, 0, 1.2], "mass": 1, "inertia": [0.001, 0.01, 0.01],
+                  "shapes": [{"type": "box", "half_extents": [0.2, 0.05, 0.02]}]}],
+      "joints": [{"name": "hinge", "type": "revolute", "parent": "world", "child": "arm", "anchor": [0, 0, 1.2], "axis": [0, 1, 0]}]},
+    "soft": {"name": "flag", "dt": 0.01,
+      "cloth_materials": [{"name": "silk", "stretch_modulus": 60, "poisson_ratio": 0.3, "bending_stiffness": 0.0002, "areal_density": 0.1}],
+      "cloth_rectangles": [{"material": "silk", "origin": [0.4, -0.05, 1.18], "edge_u": [0, 0.1, 0], "edge_v": [0, 0, -0.1], "cells": [1, 1]}]},
+    "coupling": {"two_way": true,
+      "attachments": [{"body": "arm", "region": {"min": [0.39, -0.1, 1.17], "max": [0.41, 0.1, 1.19]}, "stiffness": 500}]}
+  })", "logs.json");
+  const WorldParams params = world.default_params();
+  const int steps = 400;
+  const auto loss = [&](int t, const WorldState&, WorldStateGradient& g) {
+    for (std::size_t i = 0; i < g.all.size(); ++i) g.all[i] += weight(i + static_cast<std::size_t>(t));
+  };
+  const auto options_with = [](std::size_t budget) {
+    WorldRolloutOptions options;
+    options.rollout.memory_budget = budget;
+    return options;
+  };
+  WorldRollout kept(world, params, options_with(std::size_t{256} << 20));
+  kept.run(world.initial_state(), {}, steps);
+  const WorldGradients expected = kept.backward(loss);
+  ASSERT_TRUE(expected.per_step_kept);
+  ASSERT_EQ(expected.rigid_health.state_gradient_norm.size(), static_cast<std::size_t>(steps) + 1);
+  const std::size_t state_bytes = kept.stored_state_bytes() / (static_cast<std::size_t>(steps) + 1);
+  const std::size_t record_bytes = kept.stored_record_bytes() / static_cast<std::size_t>(steps);
+  ASSERT_GT(state_bytes, 0u);
+  ASSERT_GT(record_bytes, 0u);
+
+  // A budget whose quarter holds half the run's logs (each step's at least a rigid and a soft
+  // status), in which the states do not all fit but checkpoints with one segment's records do.
+  const std::size_t budget = 2 * static_cast<std::size_t>(steps) * (sizeof(StepStatus) + sizeof(soft::SoftStepStatus));
+  ASSERT_GT((static_cast<std::size_t>(steps) + 1) * state_bytes, budget);
+  const int best = adjoint::checkpoint_spacing_with_records(steps, state_bytes, record_bytes / 4 * 5, budget);
+  ASSERT_GT(best, 1) << "no spacing fits: S " << state_bytes << ", R " << record_bytes << ", budget " << budget;
+  WorldRollout lean(world, params, options_with(budget));
+  lean.run(world.initial_state(), {}, steps);
+  EXPECT_GT(lean.checkpoint_interval(), 1);
+  EXPECT_LE(static_cast<double>(lean.stored_state_bytes() +
+                                static_cast<std::size_t>(lean.checkpoint_interval()) * (record_bytes + state_bytes)),
+            static_cast<double>(budget));
+  EXPECT_EQ(lean.converged(), kept.converged());
+  for (const int t : {0, 1, 17, steps - 1}) {
+    SCOPED_TRACE(t);
+    const WorldStepStatus a = kept.status(t);
+    const auto rigid = std::vector<StepStatus>(a.rigid.begin(), a.rigid.end());
+    const soft::SoftStepStatus soft = *a.soft;
+    const WorldStepStatus b = lean.status(t);
+    ASSERT_EQ(b.rigid.size(), rigid.size());
+    for (std::size_t k = 0; k < rigid.size(); ++k) {
+      EXPECT_EQ(b.rigid[k].iterations, rigid[k].iterations);
+      EXPECT_EQ(b.rigid[k].residual, rigid[k].residual);
+      EXPECT_EQ(b.rigid[k].contact_count, rigid[k].contact_count);
+      EXPECT_EQ(b.rigid[k].joint_error, rigid[k].joint_error);
+    }
+    EXPECT_EQ(b.soft->iterations, soft.iterations);
+    EXPECT_EQ(b.soft->residual, soft.residual);
+    EXPECT_EQ(b.soft->objective, soft.objective);
+  }
+  const WorldGradients got = lean.backward(loss);
+  EXPECT_FALSE(got.per_step_kept);
+  EXPECT_FALSE(got.rigid_health.per_step_kept);
+  EXPECT_TRUE(got.rigid_health.state_gradient_norm.empty());
+  EXPECT_TRUE(got.soft_health.state_gradient_norm.empty());
+  EXPECT_EQ(got.rigid_health.contact_change_count, expected.rigid_health.contact_change_count);
+  EXPECT_EQ(got.rigid_health.largest_state_gradient_norm, expected.rigid_health.largest_state_gradient_norm);
+  EXPECT_EQ(got.solver_converged, expected.solver_converged);
+  EXPECT_EQ(got.initial_state, expected.initial_state);
+  EXPECT_EQ(got.controls, expected.controls);
+  EXPECT_EQ(got.params, expected.params);
 }
 
 // The loss of the coupled test below: every tangent component of every step's state that is

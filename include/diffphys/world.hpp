@@ -208,6 +208,11 @@ struct WorldGradients {
   soft::SoftGradientHealth soft_health;
   fluid::FluidGradientHealth fluid_health;
   bool solver_converged = true;  // every forward step of every part converged
+  // false when the per-step logs did not fit in a quarter of RolloutOptions::memory_budget:
+  // the parts' per-step arrays (state_gradient_norm, stage_gain, contact_changes,
+  // non_converged_steps) are then empty; the summaries (convergence, first unhealthy step,
+  // contact_change_count, largest norm, clipped steps) are filled either way.
+  bool per_step_kept = true;
   // As Gradients::not_differentiable (rigid slices at a non-differentiable value, static
   // bodies), and in a world of both parts the rigid shape sizes the soft part collides with
   // (World::collider_geometry).
@@ -246,7 +251,13 @@ class WorldRollout {
   int steps() const { return steps_; }
   WorldState state(int step) const;
   const WorldState& final_state() const { return final_state_; }
-  WorldStepStatus status(int step) const;  // step in [0, steps)
+  // Step `step` in [0, steps): from the per-step statuses when the budget kept them, else
+  // recomputed from the nearest checkpoint (the spans point into the rollout: valid until the
+  // next status() or run()).
+  WorldStepStatus status(int step) const;
+  // Whether the last run kept every step's status (per-step logs within a quarter of
+  // RolloutOptions::memory_budget); when not, status(t) recomputes step t.
+  bool statuses_kept() const;
   bool converged() const;                  // every step of every part
   // What the last run() keeps for backward(): a state every checkpoint_interval() steps (a
   // world whose coupling lags a step keeps the state before each too), those states' bytes,

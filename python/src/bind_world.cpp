@@ -426,11 +426,17 @@ void bind_world(py::module_& module) {
       .def(
           "statuses",
           [](const BoundWorldRollout& self) {
+            if (!self.statuses_kept())
+              throw Error(message("world rollout: the statuses of these ", self.steps(),
+                                  " steps were not kept (their per-step logs would exceed a quarter of memory_budget): "
+                                  "read status(t), which recomputes step t, or converged()"));
             std::vector<BoundStepStatus> statuses;
             for (int t = 0; t < self.steps(); ++t) statuses.push_back(step_status(self, t));
             return statuses;
           },
-          "(T) WorldStepStatus.")
+          "(T) WorldStepStatus; refused when the budget did not keep them (status(t) recomputes one).")
+      .def("statuses_kept", &WorldRollout::statuses_kept,
+           "Whether the last run kept every step's status (per-step logs within a quarter of memory_budget).")
       .def("converged", &WorldRollout::converged, "Every step of every part converged.")
       .def(
           "gradient_health",

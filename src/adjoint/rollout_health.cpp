@@ -20,18 +20,37 @@ std::uint64_t contact_signature(std::span<const Contact> contacts) {
   return hash;
 }
 
-void note_forward_health(const Model& model, std::span<const StepStatus> statuses,
-                         std::span<const std::uint64_t> contact_signatures, GradientHealth& health) {
-  for (std::size_t t = 1; t < contact_signatures.size(); ++t)
-    if (contact_signatures[t] != contact_signatures[t - 1]) health.contact_changes.push_back(static_cast<int>(t));
-  health.contact_change_count = static_cast<int>(health.contact_changes.size());
-  health.solver_converged = std::all_of(statuses.begin(), statuses.end(), [](const StepStatus& s) { return s.converged; });
-  for (std::size_t t = 0; t < statuses.size(); ++t)
-    if (statuses[t].health != StateHealth::Ok) {
-      health.first_unhealthy_step = static_cast<int>(t) + 1;
-      health.state_health_message = health_message(model, statuses[t]);
-      break;
-    }
+void ForwardHealthLog::start(std::size_t steps, bool keep_steps) {
+  keep_steps_ = keep_steps;
+  converged_ = true;
+  first_unhealthy_ = -1;
+  change_count_ = 0;
+  noted_ = 0;
+  changes_.clear();
+  if (keep_steps) changes_.reserve(steps);  // no allocation while stepping; capacity kept across runs
+}
+
+void ForwardHealthLog::note(int step, const StepStatus& status, std::uint64_t contact_signature) {
+  converged_ = converged_ && status.converged;
+  if (status.health != StateHealth::Ok && first_unhealthy_ < 0) {
+    first_unhealthy_ = step + 1;
+    first_unhealthy_status_ = status;
+  }
+  if (noted_++ > 0 && contact_signature != previous_signature_) {
+    ++change_count_;
+    if (keep_steps_) changes_.push_back(step);
+  }
+  previous_signature_ = contact_signature;
+}
+
+void ForwardHealthLog::write(const Model& model, GradientHealth& health) const {
+  if (keep_steps_) health.contact_changes = changes_;
+  health.contact_change_count = change_count_;
+  health.solver_converged = converged_;
+  if (first_unhealthy_ >= 0) {
+    health.first_unhealthy_step = first_unhealthy_;
+    health.state_health_message = health_message(model, first_unhealthy_status_);
+  }
 }
 
 void note_not_differentiable(const Model& model, const Params& params, std::vector<std::string>& names) {

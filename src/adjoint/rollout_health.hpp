@@ -28,10 +28,24 @@ std::array<double, 3> backward_stage_gain(std::span<const double> next_state_adj
                                           std::span<const double> free_velocity_adjoint,
                                           std::span<const double> state_adjoint);
 
-// From the forward steps: which steps changed their contact set, whether every step
-// converged, the first unhealthy state (1-based, as `simulate` counts).
-void note_forward_health(const Model& model, std::span<const StepStatus> statuses,
-                         std::span<const std::uint64_t> contact_signatures, GradientHealth& health);
+// What the backward pass reports of the forward steps, gathered step by step as they run:
+// whether every step converged, the first unhealthy state (1-based, as `simulate` counts),
+// how many steps changed their contact set and, when the per-step logs are kept, which.
+class ForwardHealthLog {
+ public:
+  // Before a run of `steps` steps; keep_steps: list the steps whose contact set changed.
+  void start(std::size_t steps, bool keep_steps);
+  void note(int step, const StepStatus& status, std::uint64_t contact_signature);
+  bool converged() const { return converged_; }
+  void write(const Model& model, GradientHealth& health) const;
+
+ private:
+  bool keep_steps_ = true, converged_ = true;
+  int first_unhealthy_ = -1, change_count_ = 0, noted_ = 0;
+  StepStatus first_unhealthy_status_;
+  std::uint64_t previous_signature_ = 0;
+  std::vector<int> changes_;
+};
 
 // The parameter slices at a value where the loss is not differentiable (a motor's
 // max_torque of 0; a restitution of 0 with time of impact) and "x0/<body>" for static bodies.

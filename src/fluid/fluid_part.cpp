@@ -32,12 +32,16 @@ FluidPart::FluidPart(const World& world)
 
 int FluidPart::tangent_size() const { return model_.velocity_count() + model_.scalar_count * model_.cell_count(); }
 
-void FluidPart::begin(const WorldParams& params, WorldState& initial, int steps) {
+void FluidPart::begin(const WorldParams& params, WorldState& initial, int steps, bool keep_logs) {
   params_.values.assign(params.values.begin() + param_offset_, params.values.begin() + param_offset_ + model_.param_count());
   fluid::validate_fluid_params(model_, params_);
   fluid::validate_fluid_state(model_, initial.fluid);
-  statuses_.assign(static_cast<std::size_t>(std::max(steps, 1)), fluid::FluidStepStatus{});
+  logs_kept_ = keep_logs;
+  statuses_.assign(static_cast<std::size_t>(keep_logs ? std::max(steps, 1) : 1), fluid::FluidStepStatus{});
 }
+
+// A step's status, and in the backward pass its |x̄_t|.
+std::size_t FluidPart::log_bytes_per_step() const { return sizeof(fluid::FluidStepStatus) + sizeof(double); }
 
 void FluidPart::reserve_records(int slots) {
   const std::size_t size = fluid::step_record_size(model_);
@@ -74,10 +78,11 @@ void FluidPart::step(const StepInputs& in, int slot, int status_step) {
   // (status_step is a slot, 0 for every step of a WorldSimulator, so the time says which).
   if (!status.converged)
     throw Error(message("fluid '", model_.name, "': ",
-                        status_step >= 0 ? "step " + std::to_string(std::llround(in.before.fluid.time / model_.dt) + 1)
-                                         : std::string("a recomputed step"),
+                        status_step != kNoStatus ? "step " + std::to_string(std::llround(in.before.fluid.time / model_.dt) + 1)
+                                                 : std::string("a recomputed step"),
                         " (t = ", in.before.fluid.time + model_.dt, " s) failed: ", status.message));
-  if (status_step >= 0) statuses_[static_cast<std::size_t>(status_step)] = status;
+  if (status_step >= 0 || status_step == kStatusOnly)
+    statuses_[static_cast<std::size_t>(logs_kept_ && status_step >= 0 ? status_step : 0)] = status;
 }
 
 std::span<double> FluidPart::step_vjp(const StepAdjoints& out, int step, int slot) {
@@ -111,7 +116,7 @@ void FluidPart::add_param_adjoint(std::span<const double> step_param_bar, std::s
 void FluidPart::begin_backward(int steps, WorldGradients& result) {
   result_ = &result;
   result.fluid_health = fluid::FluidGradientHealth{};
-  result.fluid_health.state_gradient_norm.assign(static_cast<std::size_t>(steps) + 1, 0.0);
+  if (logs_kept_) result.fluid_health.state_gradient_norm.assign(static_cast<std::size_t>(steps) + 1, 0.0);
 }
 
 void FluidPart::mask_state_adjoint(std::span<double> world_tangent) const {
@@ -119,7 +124,7 @@ void FluidPart::mask_state_adjoint(std::span<double> world_tangent) const {
 }
 
 void FluidPart::note_state_adjoint(int step, double norm, bool clipped, WorldGradients& result) {
-  result.fluid_health.state_gradient_norm[static_cast<std::size_t>(step)] = norm;
+  if (logs_kept_) result.fluid_health.state_gradient_norm[static_cast<std::size_t>(step)] = norm;
   if (clipped) ++result.fluid_health.clipped_steps;
   if (!std::isfinite(norm)) note_non_finite(step, "fluid step", result);
 }
@@ -138,6 +143,8 @@ void FluidPart::finish_backward(std::span<double> initial_adjoint, WorldGradient
   result.solver_converged = result.solver_converged && result.fluid_health.solver_converged;
 }
 
-void FluidPart::fill_status(int step, WorldStepStatus& status) const { status.fluid = &statuses_[static_cast<std::size_t>(step)]; }
+void FluidPart::fill_status(int step, WorldStepStatus& status) const {
+  status.fluid = &statuses_[static_cast<std::size_t>(logs_kept_ ? step : 0)];
+}
 
 }  // namespace diffphys::world

@@ -19,7 +19,8 @@ class FluidPart final : public Part {
   std::string_view kind() const override { return "fluid"; }
   int tangent_offset() const override { return tangent_offset_; }
   int tangent_size() const override;
-  void begin(const WorldParams& params, WorldState& initial, int steps) override;
+  void begin(const WorldParams& params, WorldState& initial, int steps, bool keep_logs) override;
+  std::size_t log_bytes_per_step() const override;
   void reserve_records(int slots) override;
   void release_records() override;
   std::size_t record_bytes(int slot) const override;
@@ -35,6 +36,7 @@ class FluidPart final : public Part {
   void note_non_finite(int step, const char* stage, WorldGradients& result) override;
   void finish_backward(std::span<double> initial_adjoint, WorldGradients& result) const override;
   void fill_status(int step, WorldStepStatus& status) const override;
+  bool converged() const override { return true; }  // a step that fails its tolerance ends the run with an Error
 
  private:
   std::span<double> record(int slot);
@@ -46,7 +48,8 @@ class FluidPart final : public Part {
   fluid::FluidParams params_;                // the world's fluid θ of this run (no coupling changes it)
   std::vector<std::vector<double>> records_;  // each kept step's record (fluid/fluid_step.hpp)
   std::vector<double> scratch_record_;
-  std::vector<fluid::FluidStepStatus> statuses_;  // (steps) of the last run
+  bool logs_kept_ = true;
+  std::vector<fluid::FluidStepStatus> statuses_;  // (steps) of the last run; (1), the latest, when logs are not kept
   std::vector<int> wall_faces_;                   // face indices on the walls: not state, never differentiated
   WorldGradients* result_ = nullptr;              // the backward pass under way
 };

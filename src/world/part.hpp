@@ -24,6 +24,14 @@ namespace diffphys::world {
 // The record slot of a step that is not kept (simulation, recomputation before a reverse).
 inline constexpr int kScratchSlot = -1;
 
+// Part::step's `status_step`: a step of the forward run (>= 0) has its status kept (as step
+// `status_step` when the per-step logs are kept, else as the part's latest) and noted in the
+// run's summaries (convergence, state health, contact changes); kNoStatus discards it (a
+// recomputed step); kStatusOnly keeps it as the latest without noting it (a step recomputed
+// for Schedule::status when the per-step logs were not kept).
+inline constexpr int kNoStatus = -1;
+inline constexpr int kStatusOnly = -2;
+
 // World step t, forward.
 struct StepInputs {
   const WorldState& before;          // x_t
@@ -55,8 +63,12 @@ class Part {
 
   // Before a run of `steps` world steps (0: a simulation): reads its θ from the world's
   // vector, checks θ and the initial state (throws Error naming the item), and may prepare
-  // the initial state (e.g. pinned soft nodes reset to rest).
-  virtual void begin(const WorldParams& params, WorldState& initial, int steps) = 0;
+  // the initial state (e.g. pinned soft nodes reset to rest). keep_logs: keep each step's
+  // status and, in the backward pass, the per-step norms (log_bytes_per_step() a step); else
+  // only the latest status and the run's summaries (the schedule decides from the budget).
+  virtual void begin(const WorldParams& params, WorldState& initial, int steps, bool keep_logs) = 0;
+  // The bytes a world step adds to this part's per-step logs when they are kept.
+  virtual std::size_t log_bytes_per_step() const = 0;
   // Records kept for the backward pass: at least `slots` of them (grown, never shrunk, so
   // later runs reuse their buffers); release_records() frees them.
   virtual void reserve_records(int slots) = 0;
@@ -67,7 +79,7 @@ class Part {
   // The step θ of record `slot`, reset to the world's values (couplings then change it).
   virtual void reset_step_params(int slot) = 0;
   // x_t → x_{t+1} (this part's state in in.after) with the step θ of `slot`, whose record
-  // keeps what the VJP needs; the status is kept as step `status_step` unless that is < 0.
+  // keeps what the VJP needs; the status as `status_step` says (kNoStatus, kStatusOnly above).
   virtual void step(const StepInputs& in, int slot, int status_step) = 0;
   // The time of this part's state (the world's time is the last part's).
   virtual double time(const WorldState& state) const = 0;
@@ -92,8 +104,10 @@ class Part {
   // forward statuses' summary (convergence, state health, what is not differentiable).
   virtual void finish_backward(std::span<double> initial_adjoint, WorldGradients& result) const = 0;
 
-  // This part's statuses of world step t.
+  // This part's statuses of world step t (per-step logs kept), else of the latest step kept.
   virtual void fill_status(int step, WorldStepStatus& status) const = 0;
+  // Whether every forward step of the last run converged.
+  virtual bool converged() const = 0;
 };
 
 class Coupling {

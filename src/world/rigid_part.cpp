@@ -31,14 +31,22 @@ RigidPart::RigidPart(const World& world)
   default_controls_.assign(defaults.begin(), defaults.begin() + static_cast<std::ptrdiff_t>(control_size_));
 }
 
-void RigidPart::begin(const WorldParams& params, WorldState& initial, int steps) {
+void RigidPart::begin(const WorldParams& params, WorldState& initial, int steps, bool keep_logs) {
   params_.values.assign(params.values.begin(), params.values.begin() + model_.param_count());
   validate_params(model_, params_);
   if (model_.solver.coordinates == Coordinates::Reduced) rigid::validate_reduced_coordinates(model_);
   validate_state(model_, initial.rigid);
-  const auto count = static_cast<std::size_t>(std::max(steps, 1) * substeps_);
+  logs_kept_ = keep_logs;
+  const auto count = static_cast<std::size_t>((keep_logs ? std::max(steps, 1) : 1) * substeps_);
   statuses_.assign(count, StepStatus{});
-  contact_signatures_.assign(count, 0);
+  forward_health_.start(static_cast<std::size_t>(steps * substeps_), keep_logs);
+}
+
+// A substep's status, and in the backward pass its stage gains and the step's |x̄_t|; a
+// contact change (4 bytes) is counted with the status.
+std::size_t RigidPart::log_bytes_per_step() const {
+  const std::size_t per_substep = sizeof(StepStatus) + 4 + (model_.solver.coordinates == Coordinates::Reduced ? 0 : 24);
+  return static_cast<std::size_t>(substeps_) * per_substep + sizeof(double);
 }
 
 void RigidPart::reserve_records(int slots) {
@@ -77,11 +85,13 @@ void RigidPart::step(const StepInputs& in, int slot, int status_step) {
     const StepStatus status =
         diffphys::step(model_, r.params, *current, controls.subspan(k * actuators_, actuators_), next, workspace_);
     r.solution_end[k] = rigid::append_solution(workspace_.impl(), r.solutions);
-    if (status_step >= 0) {
-      const std::size_t i = static_cast<std::size_t>(status_step) * substeps + k;
-      statuses_[i] = status;
-      contact_signatures_[i] = adjoint::contact_signature(workspace_.contacts());
+    if (status_step >= 0 || status_step == kStatusOnly) {
+      const int step_index = logs_kept_ && status_step >= 0 ? status_step : 0;
+      statuses_[static_cast<std::size_t>(step_index) * substeps + k] = status;
     }
+    if (status_step >= 0)
+      forward_health_.note(status_step * substeps_ + static_cast<int>(k), status,
+                           adjoint::contact_signature(workspace_.contacts()));
     current = &next;
   }
 }
@@ -109,7 +119,7 @@ std::span<double> RigidPart::step_vjp(const StepAdjoints& out, int step, int slo
                       out.controls_bar.subspan(k * actuators_, actuators_), param_bar_, vjp_);
     if (!all_finite(previous_) && result_ != nullptr)
       note_non_finite(step, vjp_.non_finite_stage.empty() ? "step" : vjp_.non_finite_stage.c_str(), *result_);
-    if (result_ != nullptr && model_.solver.coordinates != Coordinates::Reduced)  // per rigid step
+    if (result_ != nullptr && logs_kept_ && model_.solver.coordinates != Coordinates::Reduced)  // per rigid step
       result_->rigid_health.stage_gain[static_cast<std::size_t>(step) * substeps + k] =
           adjoint::backward_stage_gain(running_, vjp_.velocity_adjoint, vjp_.free_velocity_adjoint, previous_);
     if (vjp_.lcp.used_sparse && result_ != nullptr)
@@ -127,6 +137,8 @@ void RigidPart::add_param_adjoint(std::span<const double> step_param_bar, std::s
 void RigidPart::begin_backward(int steps, WorldGradients& result) {
   result_ = &result;
   result.rigid_health = GradientHealth{};
+  result.rigid_health.per_step_kept = logs_kept_;
+  if (!logs_kept_) return;
   result.rigid_health.state_gradient_norm.assign(static_cast<std::size_t>(steps) + 1, 0.0);
   if (model_.solver.coordinates != Coordinates::Reduced)
     result.rigid_health.stage_gain.assign(static_cast<std::size_t>(steps) * static_cast<std::size_t>(substeps_),
@@ -140,7 +152,7 @@ void RigidPart::mask_state_adjoint(std::span<double> world_tangent) const {
 }
 
 void RigidPart::note_state_adjoint(int step, double norm, bool clipped, WorldGradients& result) {
-  result.rigid_health.state_gradient_norm[static_cast<std::size_t>(step)] = norm;
+  if (logs_kept_) result.rigid_health.state_gradient_norm[static_cast<std::size_t>(step)] = norm;
   result.rigid_health.largest_state_gradient_norm = std::max(result.rigid_health.largest_state_gradient_norm, norm);
   if (clipped) ++result.rigid_health.clipped_steps;
 }
@@ -155,13 +167,13 @@ void RigidPart::note_non_finite(int step, const char* stage, WorldGradients& res
 
 void RigidPart::finish_backward(std::span<double> initial_adjoint, WorldGradients& result) const {
   (void)initial_adjoint;
-  adjoint::note_forward_health(model_, statuses_, contact_signatures_, result.rigid_health);
+  forward_health_.write(model_, result.rigid_health);
   adjoint::note_not_differentiable(model_, params_, result.not_differentiable);
   result.solver_converged = result.solver_converged && result.rigid_health.solver_converged;
 }
 
 void RigidPart::fill_status(int step, WorldStepStatus& status) const {
-  status.rigid = std::span<const StepStatus>(statuses_).subspan(static_cast<std::size_t>(step * substeps_),
+  status.rigid = std::span<const StepStatus>(statuses_).subspan(static_cast<std::size_t>((logs_kept_ ? step : 0) * substeps_),
                                                                static_cast<std::size_t>(substeps_));
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "adjoint/rollout_health.hpp"
 #include "adjoint/step_vjp.hpp"
 #include "world/part.hpp"
 
@@ -25,7 +26,8 @@ class RigidPart final : public Part {
   std::string_view kind() const override { return "rigid"; }
   int tangent_offset() const override { return 0; }
   int tangent_size() const override { return kStateTangentPerBody * model_.body_count(); }
-  void begin(const WorldParams& params, WorldState& initial, int steps) override;
+  void begin(const WorldParams& params, WorldState& initial, int steps, bool keep_logs) override;
+  std::size_t log_bytes_per_step() const override;
   void reserve_records(int slots) override;
   void release_records() override;
   std::size_t record_bytes(int slot) const override;
@@ -41,6 +43,7 @@ class RigidPart final : public Part {
   void note_non_finite(int step, const char* stage, WorldGradients& result) override;
   void finish_backward(std::span<double> initial_adjoint, WorldGradients& result) const override;
   void fill_status(int step, WorldStepStatus& status) const override;
+  bool converged() const override { return forward_health_.converged(); }
 
  private:
   // One world step's record: its θ, each substep's solution (λ, v⁺: the backward pass
@@ -64,8 +67,9 @@ class RigidPart final : public Part {
   Record scratch_;
   Workspace workspace_;  // every substep, forward and replayed, steps in it
   State replayed_;       // a replayed substep's end state (the recorded one, bit for bit)
-  std::vector<StepStatus> statuses_;               // (steps × substeps) of the last run
-  std::vector<std::uint64_t> contact_signatures_;  // (steps × substeps)
+  bool logs_kept_ = true;
+  std::vector<StepStatus> statuses_;  // (steps × substeps) of the last run; (substeps), the latest, when logs are not kept
+  adjoint::ForwardHealthLog forward_health_;  // the run's substeps, as the rigid Rollout counts them
   std::vector<double> running_, previous_, param_bar_;
   adjoint::StepVjpWorkspace vjp_;
   WorldGradients* result_ = nullptr;  // the backward pass under way

@@ -1,9 +1,12 @@
 // world/schedule.cpp — Schedule (schedule.hpp): the world's parts and couplings stepped in
 // order, the tape of a rollout and its reverse. The memory policy is the rigid Rollout's
-// (adjoint/rollout.cpp): every state when they fit the budget, else a checkpoint every
-// ⌈√T⌉ steps (grown until they fit) with each segment recomputed in the backward pass; each
-// step's records kept when the whole run's fit beside the states (estimated from the first
-// step), else one segment's, else each step re-run just before it is reversed.
+// (adjoint/rollout.cpp): the per-step logs (statuses, per-step norms) when they fit in a
+// quarter of the budget, else only their summaries (a status recomputed on demand); in the
+// rest, every state when they fit, else checkpoints spaced so that one segment's step records
+// fit beside them (k = √(T·S/(R+S)) from the first step's records), else every ⌈√T⌉ steps
+// (grown until they fit), each segment recomputed in the backward pass; each step's records
+// kept when the whole run's fit beside the states (estimated from the first step), else one
+// segment's, else each step re-run just before it is reversed.
 #include "world/schedule.hpp"
 
 #include <algorithm>
@@ -62,8 +65,8 @@ Schedule::Schedule(const World& world, const WorldParams& params, RolloutOptions
 
 Schedule::~Schedule() = default;
 
-void Schedule::begin_parts(WorldState& initial, int steps) {
-  for (const auto& part : parts_) part->begin(params_, initial, steps);
+void Schedule::begin_parts(WorldState& initial, int steps, bool keep_logs) {
+  for (const auto& part : parts_) part->begin(params_, initial, steps, keep_logs);
   for (const auto& coupling : couplings_) coupling->begin(params_, initial);
 }
 
@@ -99,12 +102,12 @@ std::size_t Schedule::stored_state_bytes() const {
 }
 
 void Schedule::begin(WorldState& state) {
-  begin_parts(state, 0);
+  begin_parts(state, 0, true);
   simulated_any_ = false;
 }
 
 WorldStepStatus Schedule::step(WorldState& state, std::span<const double> controls) {
-  forward_step(state, simulated_any_ ? &simulated_previous_ : nullptr, scratch_after_, controls, kScratchSlot, 0);
+  forward_step(state, simulated_any_ ? &simulated_previous_ : nullptr, scratch_after_, controls, kScratchSlot, kStatusOnly);
   std::swap(simulated_previous_, state);  // x_t becomes x_{t−1}
   std::swap(state, scratch_after_);
   simulated_any_ = true;
@@ -141,17 +144,24 @@ void Schedule::run(const WorldState& initial, std::span<const double> controls, 
     for (std::size_t t = 0; t < count; ++t)
       std::copy(defaults.begin(), defaults.end(), controls_.begin() + static_cast<std::ptrdiff_t>(t * per_step));
   }
+  // The per-step logs when they fit in a quarter of the budget; the rest of it is the tape's.
+  std::size_t log_bytes = 0;
+  for (const auto& part : parts_) log_bytes += part->log_bytes_per_step();
+  logs_kept_ = count * log_bytes <= options_.memory_budget / 4;
+  tape_budget_ = options_.memory_budget - (logs_kept_ ? count * log_bytes : 0);
   WorldState current = initial;
-  begin_parts(current, steps);
+  begin_parts(current, steps, logs_kept_);
 
-  // Checkpoint spacing: every state if all fit, else ⌈√T⌉ (grown until the budget holds).
+  // Checkpoint spacing: every state if all fit, else ⌈√T⌉ (grown until the budget holds),
+  // revised after the first step from the size of its records (below).
   const std::size_t bytes = state_bytes(current) * (lagged_ ? 2 : 1);
-  interval_ = adjoint::checkpoint_spacing(options_.checkpoint_interval, steps, bytes, options_.memory_budget);
-  const auto interval = static_cast<std::size_t>(interval_);
-  const std::size_t checkpoint_count = steps == 0 ? 1 : (count + interval - 1) / interval;
-  checkpoints_.resize(checkpoint_count);
-  checkpoint_previous_.resize(lagged_ ? checkpoint_count : 0);
-  const std::size_t state_storage = (count / interval + 1) * bytes;
+  interval_ = adjoint::checkpoint_spacing(options_.checkpoint_interval, steps, bytes, tape_budget_);
+  const auto checkpoint_count = [&] {
+    return steps == 0 ? std::size_t{1} : (count + static_cast<std::size_t>(interval_) - 1) / static_cast<std::size_t>(interval_);
+  };
+  checkpoints_.resize(checkpoint_count());
+  checkpoint_previous_.resize(lagged_ ? checkpoint_count() : 0);
+  const std::size_t state_storage = (count / static_cast<std::size_t>(interval_) + 1) * bytes;
   records_kept_ = options_.keep_step_records && interval_ == 1 && steps > 0;
   record_bytes_ = 0;
   largest_record_bytes_ = 0;
@@ -160,7 +170,7 @@ void Schedule::run(const WorldState& initial, std::span<const double> controls, 
   std::size_t checkpoint = 0;
   for (int t = 0; t < steps; ++t) {
     const auto i = static_cast<std::size_t>(t);
-    if (i % interval == 0) {
+    if (i % static_cast<std::size_t>(interval_) == 0) {
       if (lagged_) checkpoint_previous_[checkpoint] = t > 0 ? previous : WorldState{};
       checkpoints_[checkpoint++] = current;
     }
@@ -182,6 +192,17 @@ void Schedule::run(const WorldState& initial, std::span<const double> controls, 
     if (records_kept_)
       for (const auto& part : parts_) part->reserve_records(t + 1);
     forward_step(current, t > 0 ? &previous : nullptr, next, step_controls(t), slot, t);
+    if (t == 0 && options_.checkpoint_interval == 0 && interval_ > 1 && options_.keep_step_records) {
+      // The states do not all fit: space the checkpoints so that one segment's records fit
+      // beside them (estimated from this step's, with room for contacts to come), so that
+      // the backward pass re-runs each step once rather than twice.
+      const int spacing = adjoint::checkpoint_spacing_with_records(steps, bytes, record_bytes(slot) / 4 * 5, tape_budget_);
+      if (spacing > 0 && spacing != interval_) {
+        interval_ = spacing;
+        checkpoints_.resize(checkpoint_count());
+        checkpoint_previous_.resize(lagged_ ? checkpoint_count() : 0);
+      }
+    }
     if (records_kept_) {
       const std::size_t now = record_bytes(t);
       record_bytes_ += now;
@@ -189,7 +210,7 @@ void Schedule::run(const WorldState& initial, std::span<const double> controls, 
       // After the first step, the whole run's records are estimated from it (with room for
       // contacts to come): if they would not fit, none are kept.
       const std::size_t projected = t == 0 ? now * count / 4 * 5 : record_bytes_;
-      if (state_storage + projected > options_.memory_budget) {
+      if (state_storage + projected > tape_budget_) {
         records_kept_ = false;
         record_bytes_ = 0;
         for (const auto& part : parts_) part->release_records();
@@ -203,24 +224,41 @@ void Schedule::run(const WorldState& initial, std::span<const double> controls, 
   final_state_ = std::move(current);
 }
 
-WorldState Schedule::state(int t) const {
-  if (t < 0 || t > steps_) throw Error(message("world rollout: step ", t, " outside [0, ", steps_, "]"));
-  if (t == steps_) return final_state_;
+void Schedule::recompute(int t, WorldState& current, WorldState& previous) const {
   const auto checkpoint = static_cast<std::size_t>(t / interval_);
-  WorldState current = checkpoints_[checkpoint], previous = lagged_ ? checkpoint_previous_[checkpoint] : WorldState{}, next;
+  current = checkpoints_[checkpoint];
+  previous = lagged_ ? checkpoint_previous_[checkpoint] : WorldState{};
+  WorldState next;
   for (int s = static_cast<int>(checkpoint) * interval_; s < t; ++s) {
-    forward_step(current, s > 0 ? &previous : nullptr, next, step_controls(s), kScratchSlot, -1);
+    forward_step(current, s > 0 ? &previous : nullptr, next, step_controls(s), kScratchSlot, kNoStatus);
     std::swap(previous, current);
     std::swap(current, next);
   }
+}
+
+WorldState Schedule::state(int t) const {
+  if (t < 0 || t > steps_) throw Error(message("world rollout: step ", t, " outside [0, ", steps_, "]"));
+  if (t == steps_) return final_state_;
+  WorldState current, previous;
+  recompute(t, current, previous);
   return current;
 }
 
 WorldStepStatus Schedule::status(int t) const {
   if (t < 0 || t >= steps_) throw Error(message("world rollout: step ", t, " outside [0, ", steps_, ")"));
+  if (!logs_kept_) {
+    // Step t again from its checkpoint, its status kept as the parts' latest.
+    WorldState current, previous, next;
+    recompute(t, current, previous);
+    forward_step(current, t > 0 ? &previous : nullptr, next, step_controls(t), kScratchSlot, kStatusOnly);
+  }
   WorldStepStatus status;
   for (const auto& part : parts_) part->fill_status(t, status);
   return status;
+}
+
+bool Schedule::converged() const {
+  return std::all_of(parts_.begin(), parts_.end(), [](const auto& part) { return part->converged(); });
 }
 
 WorldGradients Schedule::backward(const WorldLossGradient& loss_gradient, bool parameter_gradients) const {
@@ -230,6 +268,7 @@ WorldGradients Schedule::backward(const WorldLossGradient& loss_gradient, bool p
   WorldGradients result;
   result.controls.assign(static_cast<std::size_t>(steps_) * per_step, 0.0);
   result.params.assign(static_cast<std::size_t>(layout.param_count), 0.0);
+  result.per_step_kept = logs_kept_;
   for (const auto& part : parts_) part->begin_backward(steps_, result);
   const auto slice_of = [](const Part& part, std::span<double> values) {
     return values.subspan(static_cast<std::size_t>(part.tangent_offset()), static_cast<std::size_t>(part.tangent_size()));
@@ -312,8 +351,10 @@ WorldGradients Schedule::backward(const WorldLossGradient& loss_gradient, bool p
     // Segment by segment: recompute the segment's states from its checkpoint, keeping each
     // step's records when a segment's worth fits half the budget, else re-run each step for
     // its records just before reversing it.
-    const bool segment_records = options_.keep_step_records && interval_ > 1 &&
-                                 static_cast<std::size_t>(interval_) * largest_record_bytes_ <= options_.memory_budget / 2;
+    const bool segment_records =
+        options_.keep_step_records && interval_ > 1 &&
+        adjoint::segment_record_layout_bytes(steps_, interval_, state_bytes(checkpoints_.front()) * (lagged_ ? 2 : 1),
+                                             largest_record_bytes_) <= static_cast<double>(tape_budget_);
     if (segment_records)
       for (const auto& part : parts_) part->reserve_records(interval_);
     std::vector<WorldState> segment;
@@ -332,7 +373,7 @@ WorldGradients Schedule::backward(const WorldLossGradient& loss_gradient, bool p
       for (int t = start; t < recomputed_end; ++t) {
         next = segment.back();
         forward_step(segment[static_cast<std::size_t>(t - start)], previous_of(t), next, step_controls(t),
-                     segment_records ? t - start : kScratchSlot, -1);
+                     segment_records ? t - start : kScratchSlot, kNoStatus);
         segment.push_back(next);
       }
       for (int t = end - 1; t >= start; --t) {
@@ -340,7 +381,7 @@ WorldGradients Schedule::backward(const WorldLossGradient& loss_gradient, bool p
         if (segment_records) {
           reverse_step(t, state_t, previous_of(t), segment[static_cast<std::size_t>(t + 1 - start)], t - start);
         } else {
-          forward_step(state_t, previous_of(t), next, step_controls(t), kScratchSlot, -1);
+          forward_step(state_t, previous_of(t), next, step_controls(t), kScratchSlot, kNoStatus);
           reverse_step(t, state_t, previous_of(t), next, kScratchSlot);
         }
       }

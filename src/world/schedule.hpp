@@ -38,7 +38,11 @@ class Schedule {
   int steps() const { return steps_; }
   WorldState state(int step) const;  // from storage or recomputed from the nearest checkpoint
   const WorldState& final_state() const { return final_state_; }
+  // The parts' statuses of world step `step`: from the per-step logs, or when the budget did
+  // not keep them, recomputed from the nearest checkpoint (valid until the next status() or run()).
   WorldStepStatus status(int step) const;
+  bool converged() const;  // every step of every part of the last run
+  bool statuses_kept() const { return logs_kept_; }
   std::span<const double> controls() const { return controls_; }  // as used (steps × control_count)
   int checkpoint_interval() const { return interval_; }
   std::size_t stored_state_bytes() const;
@@ -62,6 +66,8 @@ class Schedule {
   WorldController* controller_ = nullptr;
   std::vector<WorldState> checkpoints_;           // x_0, x_k, x_2k, ...
   std::vector<WorldState> checkpoint_previous_;   // lagged: x_{−1} (empty), x_{k−1}, ...
+  bool logs_kept_ = true;                          // the parts' per-step statuses and norms
+  std::size_t tape_budget_ = 0;                   // the budget less the per-step logs: states and records
   bool records_kept_ = false;                     // every step's records, slot t
   std::size_t record_bytes_ = 0, largest_record_bytes_ = 0;
   WorldState final_state_;
@@ -70,9 +76,11 @@ class Schedule {
   WorldState scratch_after_;
 
   std::span<const double> step_controls(int step) const;
-  void begin_parts(WorldState& initial, int steps);
-  // One world step before → after, the parts' records in `slot`, statuses kept as step
-  // `status_step` (< 0: not kept).
+  void begin_parts(WorldState& initial, int steps, bool keep_logs);
+  // x_t (and x_{t−1}) recomputed from the checkpoint before t.
+  void recompute(int t, WorldState& current, WorldState& previous) const;
+  // One world step before → after, the parts' records in `slot`, the status as `status_step`
+  // says (world/part.hpp: the run's step t, kNoStatus or kStatusOnly).
   void forward_step(const WorldState& before, const WorldState* previous, WorldState& after,
                     std::span<const double> controls, int slot, int status_step) const;
   std::size_t state_bytes(const WorldState& state) const;

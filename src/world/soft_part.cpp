@@ -17,12 +17,18 @@ SoftPart::SoftPart(const World& world)
       param_offset_(world.layout().soft_param_offset),
       control_offset_(world.layout().soft_control_offset) {}
 
-void SoftPart::begin(const WorldParams& params, WorldState& initial, int steps) {
+void SoftPart::begin(const WorldParams& params, WorldState& initial, int steps, bool keep_logs) {
   params_.values.assign(params.values.begin() + param_offset_, params.values.end());
   soft::validate_soft_params(model_, params_);
   soft::prepare_soft_state(model_, initial.soft);
-  statuses_.assign(static_cast<std::size_t>(std::max(steps, 1)), soft::SoftStepStatus{});
+  logs_kept_ = keep_logs;
+  converged_ = true;
+  non_converged_steps_.clear();
+  statuses_.assign(static_cast<std::size_t>(keep_logs ? std::max(steps, 1) : 1), soft::SoftStepStatus{});
 }
+
+// A step's status, and in the backward pass its |x̄_t|.
+std::size_t SoftPart::log_bytes_per_step() const { return sizeof(soft::SoftStepStatus) + sizeof(double); }
 
 void SoftPart::reserve_records(int slots) {
   if (records_.size() < static_cast<std::size_t>(slots)) records_.resize(static_cast<std::size_t>(slots));
@@ -80,7 +86,12 @@ void SoftPart::step(const StepInputs& in, int slot, int status_step) {
   soft::SoftStepOptions options;
   options.start_positions = start_positions_;
   const soft::SoftStepStatus status = soft::soft_step(model_, theta, before, forces(in.controls), in.after.soft, workspace_, options);
-  if (status_step >= 0) statuses_[static_cast<std::size_t>(status_step)] = status;
+  if (status_step >= 0 || status_step == kStatusOnly)
+    statuses_[static_cast<std::size_t>(logs_kept_ && status_step >= 0 ? status_step : 0)] = status;
+  if (status_step >= 0 && !status.converged) {
+    converged_ = false;
+    if (logs_kept_) non_converged_steps_.push_back(status_step);
+  }
 }
 
 std::span<double> SoftPart::step_vjp(const StepAdjoints& out, int step, int slot) {
@@ -115,11 +126,11 @@ void SoftPart::add_param_adjoint(std::span<const double> step_param_bar, std::sp
 void SoftPart::begin_backward(int steps, WorldGradients& result) {
   result_ = &result;
   result.soft_health = soft::SoftGradientHealth{};
-  result.soft_health.state_gradient_norm.assign(static_cast<std::size_t>(steps) + 1, 0.0);
+  if (logs_kept_) result.soft_health.state_gradient_norm.assign(static_cast<std::size_t>(steps) + 1, 0.0);
 }
 
 void SoftPart::note_state_adjoint(int step, double norm, bool clipped, WorldGradients& result) {
-  result.soft_health.state_gradient_norm[static_cast<std::size_t>(step)] = norm;
+  if (logs_kept_) result.soft_health.state_gradient_norm[static_cast<std::size_t>(step)] = norm;
   if (clipped) ++result.soft_health.clipped_steps;
 }
 
@@ -140,12 +151,13 @@ void SoftPart::finish_backward(std::span<double> initial_adjoint, WorldGradients
       initial_adjoint[static_cast<std::size_t>(tangent_offset_) + dofs + k] = 0.0;
     }
   soft::SoftGradientHealth& health = result.soft_health;
-  for (std::size_t t = 0; t + 1 < health.state_gradient_norm.size(); ++t)
-    if (!statuses_[t].converged) health.non_converged_steps.push_back(static_cast<int>(t));
-  health.solver_converged = health.non_converged_steps.empty();
+  health.non_converged_steps = non_converged_steps_;
+  health.solver_converged = converged_;
   result.solver_converged = result.solver_converged && health.solver_converged;
 }
 
-void SoftPart::fill_status(int step, WorldStepStatus& status) const { status.soft = &statuses_[static_cast<std::size_t>(step)]; }
+void SoftPart::fill_status(int step, WorldStepStatus& status) const {
+  status.soft = &statuses_[static_cast<std::size_t>(logs_kept_ ? step : 0)];
+}
 
 }  // namespace diffphys::world

@@ -29,7 +29,8 @@ class SoftPart final : public Part {
   std::string_view kind() const override { return "soft"; }
   int tangent_offset() const override { return tangent_offset_; }
   int tangent_size() const override { return 2 * model_.dof_count(); }
-  void begin(const WorldParams& params, WorldState& initial, int steps) override;
+  void begin(const WorldParams& params, WorldState& initial, int steps, bool keep_logs) override;
+  std::size_t log_bytes_per_step() const override;
   void reserve_records(int slots) override;
   void release_records() override;
   std::size_t record_bytes(int slot) const override;
@@ -44,6 +45,7 @@ class SoftPart final : public Part {
   void note_non_finite(int step, const char* stage, WorldGradients& result) override;
   void finish_backward(std::span<double> initial_adjoint, WorldGradients& result) const override;
   void fill_status(int step, WorldStepStatus& status) const override;
+  bool converged() const override { return converged_; }
 
  private:
   soft::SoftParams& record(int slot) { return slot < 0 ? scratch_ : records_[static_cast<std::size_t>(slot)]; }
@@ -56,7 +58,9 @@ class SoftPart final : public Part {
   soft::SoftParams params_;                  // the world's soft θ of this run
   std::vector<soft::SoftParams> records_;    // each kept step's θ
   soft::SoftParams scratch_;
-  std::vector<soft::SoftStepStatus> statuses_;  // (steps) of the last run
+  bool logs_kept_ = true, converged_ = true;
+  std::vector<soft::SoftStepStatus> statuses_;  // (steps) of the last run; (1), the latest, when logs are not kept
+  std::vector<int> non_converged_steps_;        // of the last run, when logs are kept
   std::vector<double> start_positions_;         // where Newton starts (3 nnode)
   std::vector<double> adjoint_x_, adjoint_v_, param_bar_;
   soft::SoftStepVjpScratch vjp_;

@@ -99,6 +99,7 @@ struct WorldRollout::Engine {
   std::vector<double> rigid_controls, soft_controls;  // this run's, in each engine's layout
   std::unique_ptr<Controller> rigid_feedback;          // closed loop: the WorldController, as each engine sees it
   std::unique_ptr<soft::SoftController> soft_feedback;
+  mutable StepStatus recomputed_rigid;  // status(t) of a rigid rollout whose statuses were not kept
 };
 
 WorldRollout::WorldRollout(const World& world, const WorldParams& params, WorldRolloutOptions options)
@@ -256,11 +257,12 @@ WorldStepStatus WorldRollout::status(int step) const {
   if (engine.schedule) {
     status = engine.schedule->status(step);
   } else if (engine.rigid) {
-    if (!engine.rigid->statuses_kept())
-      throw Error(message("world rollout: the step statuses of these ", steps_, " steps were not kept (",
-                          kRolloutLogBytesPerStep, " bytes a step would exceed a quarter of RolloutOptions::memory_budget); "
-                          "converged() still says whether every step converged, and a larger budget keeps them"));
-    status.rigid = engine.rigid->statuses().subspan(t, 1);
+    if (engine.rigid->statuses_kept()) {
+      status.rigid = engine.rigid->statuses().subspan(t, 1);
+    } else {
+      engine.recomputed_rigid = engine.rigid->status(step);  // recomputed from its checkpoint
+      status.rigid = std::span<const StepStatus>(&engine.recomputed_rigid, 1);
+    }
   } else {
     status.soft = &engine.soft->statuses()[t];
   }
@@ -272,9 +274,16 @@ bool WorldStepStatus::converged() const {
   return std::all_of(kinds.begin(), kinds.end(), [&](const world::PartKind& kind) { return kind.converged(*this); });
 }
 
+bool WorldRollout::statuses_kept() const {
+  const Engine& engine = *engine_;
+  if (engine.schedule) return engine.schedule->statuses_kept();
+  return engine.rigid ? engine.rigid->statuses_kept() : true;
+}
+
 bool WorldRollout::converged() const {
   const Engine& engine = *engine_;
-  if (!engine.schedule && engine.rigid) return engine.rigid->converged();  // kept whatever the number of steps
+  if (engine.schedule) return engine.schedule->converged();
+  if (engine.rigid) return engine.rigid->converged();  // kept whatever the number of steps
   for (int t = 0; t < steps_; ++t)
     if (!status(t).converged()) return false;
   return true;
@@ -340,6 +349,7 @@ WorldGradients WorldRollout::backward(const WorldLossGradient& loss_gradient) co
     if (!result.params.empty() && !rigid.params.empty())
       std::copy(rigid.params.begin(), rigid.params.end(), result.params.begin());
     result.rigid_health = rigid.health;
+    result.per_step_kept = rigid.health.per_step_kept;
     result.not_differentiable = rigid.not_differentiable;
     result.solver_converged = result.solver_converged && rigid.health.solver_converged;
   };
