@@ -164,6 +164,80 @@ TEST(EqualityGradients, ConnectAndDistanceMatchCentralDifferences) {
   testing::expect_parameter_checked_and_matters(report, "equality/rod/damping_ratio", 1e-4);
 }
 
+// A ball held at its centre by a weld to the world, whose orientation target is turned by
+// 0.4 rad about an oblique axis from where it starts: the rotation rows turn it onto the target
+// (no torque acts at rest, so it settles exactly there) while the point rows carry its weight
+// as a connect's do, g (ζτ)² below the anchor.
+TEST(EqualityPhysics, SoftWeldTurnsOntoItsTargetAndSagsByMgOverK) {
+  ModelBuilder builder;
+  builder.dt = 1e-3;
+  builder.gravity = {0, 0, -kGravity};
+  builder.solver.formulation = Formulation::Convex;
+  const Vec3 point{0.3, -0.2, 1.0};
+  builder.add_body(sphere_body("weight", point, 0.05, 2.0));
+  EqualitySpec hold;
+  hold.name = "hold";
+  hold.type = EqualityType::Weld;
+  hold.body_b = "weight";
+  hold.anchor = point;
+  const Quat target = Quat::from_axis_angle(normalized(Vec3{1, 2, -1}), 0.4);
+  hold.relative = target;
+  hold.time_constant = 0.05;
+  builder.add_equality(hold);
+  Scene scene = builder.build();
+  ASSERT_EQ(scene.model.equality_count(), 1);
+  Simulator simulator(scene.model, scene.params, scene.state);
+  for (int step = 0; step < 4000; ++step) simulator.step();
+  const double sag = kGravity * hold.time_constant * hold.time_constant;
+  const State& state = simulator.state();
+  EXPECT_NEAR(point.z - state.position[1].z, sag, 1e-4 * sag);
+  EXPECT_NEAR(state.position[1].x, point.x, 1e-9);
+  EXPECT_NEAR(state.position[1].y, point.y, 1e-9);
+  EXPECT_LT(norm(rotation_vector(state.orientation[1] * target.conjugate())), 1e-9);
+  EXPECT_LT(norm(state.angular_velocity[1]), 1e-8);
+}
+
+// A box welded off its centre to a moving ball, the ball held by a connect; both moving and
+// turning, the weld's target not the build-time pose. Every gradient, the weld's θ among them,
+// against central differences.
+TEST(EqualityGradients, WeldMatchesCentralDifferences) {
+  ModelBuilder builder;
+  builder.dt = 2e-3;
+  builder.gravity = {0, 0, -kGravity};
+  builder.solver.formulation = Formulation::Convex;
+  BodySpec upper = sphere_body("upper", {0, 0, 1}, 0.05, 1.0);
+  upper.linear_velocity = {0.3, 0.1, 0};
+  upper.angular_velocity = {0.5, -1.0, 2.0};
+  builder.add_body(upper);
+  BodySpec lower = testing::box_body("lower", {0.1, 0.05, 0.8}, {0.06, 0.03, 0.02}, 0.5);
+  lower.linear_velocity = {-0.2, 0.4, 0.1};
+  lower.angular_velocity = {1.0, 0.3, -0.6};
+  builder.add_body(lower);
+  EqualitySpec hold;
+  hold.name = "hold";
+  hold.type = EqualityType::Connect;
+  hold.body_b = "upper";
+  hold.anchor = {0.02, 0.01, 1.05};
+  hold.time_constant = 0.03;
+  builder.add_equality(hold);
+  EqualitySpec weld;
+  weld.name = "weld";
+  weld.type = EqualityType::Weld;
+  weld.body_a = "upper";
+  weld.body_b = "lower";
+  weld.anchor = {0.05, 0.02, 0.9};
+  weld.relative = Quat::from_axis_angle(normalized(Vec3{0.2, 1, 0.3}), 0.25);
+  weld.time_constant = 0.04;
+  weld.damping_ratio = 0.7;
+  builder.add_equality(weld);
+  const Scene scene = builder.build();
+  GradientCheckOptions options;
+  options.steps = 60;
+  const GradientCheckReport report = testing::expect_gradients_match_central_differences(scene, options);
+  testing::expect_parameter_checked_and_matters(report, "equality/weld/time_constant", 1e-4);
+  testing::expect_parameter_checked_and_matters(report, "equality/weld/damping_ratio", 1e-4);
+}
+
 const char* const kEqualityScene = R"({
   "dt": 0.001, "solver": {"formulation": "convex"},
   "bodies": [
@@ -173,13 +247,14 @@ const char* const kEqualityScene = R"({
   "equalities": [
     {"name": "pin", "type": "connect", "body_b": "a", "anchor": [0, 0, 1.1], "time_constant": 0.01},
     {"name": "link", "type": "distance", "body_a": "a", "body_b": "b", "anchor_a": [0.1, 0, 1],
-     "anchor_b": [0.4, 0, 1], "damping_ratio": 0.5}
+     "anchor_b": [0.4, 0, 1], "damping_ratio": 0.5},
+    {"name": "glue", "type": "weld", "body_a": "a", "body_b": "b", "anchor": [0.25, 0, 1]}
   ]
 })";
 
 TEST(EqualityScene, EqualitiesSectionIsReadIntoTheModelAndTheta) {
   const Scene scene = parse_scene(kEqualityScene);
-  ASSERT_EQ(scene.model.equality_count(), 2);
+  ASSERT_EQ(scene.model.equality_count(), 3);
   const Equality& pin = scene.model.equalities[0];
   EXPECT_EQ(pin.type, EqualityType::Connect);
   EXPECT_EQ(pin.body_a, 0);
@@ -196,6 +271,11 @@ TEST(EqualityScene, EqualitiesSectionIsReadIntoTheModelAndTheta) {
   EXPECT_EQ(scene.params.at(slice.offset), 0.01);
   EXPECT_EQ(scene.params.at(scene.model.layout.equality_damping_ratio[1]), 0.5);
   EXPECT_EQ(scene.params.at(scene.model.layout.equality_time_constant[1]), 0.02);  // MuJoCo's default solref
+  const Equality& glue = scene.model.equalities[2];
+  EXPECT_EQ(glue.type, EqualityType::Weld);
+  EXPECT_NEAR(glue.anchor_a.x, 0.25, 1e-12);
+  EXPECT_NEAR(glue.anchor_b.x, -0.25, 1e-12);
+  EXPECT_NEAR(norm(rotation_vector(glue.relative)), 0.0, 1e-15);  // welded as they are
 }
 
 TEST(EqualityScene, BadEqualitiesAreRefusedWithItemAndValue) {
@@ -223,7 +303,12 @@ TEST(EqualityScene, BadEqualitiesAreRefusedWithItemAndValue) {
   EXPECT_NE(refusal(R"({"name": "e", "type": "connect", "body_b": "a", "anchor": [0, 0, 1], "length": 1})")
                 .find("equalities[0]"),
             std::string::npos);
-  EXPECT_NE(refusal(R"({"name": "e", "type": "weld", "body_b": "a"})").find("weld"), std::string::npos);
+  EXPECT_NE(refusal(R"({"name": "e", "type": "weld", "body_b": "a"})").find("missing required key \"anchor\""),
+            std::string::npos);
+  const std::string extra = refusal(R"({"name": "e", "type": "weld", "body_b": "a", "anchor": [0, 0, 1], "anchor_b": [0, 0, 1]})");
+  EXPECT_NE(extra.find("anchor_b"), std::string::npos) << extra;
+  EXPECT_NE(extra.find("not used by a weld equality"), std::string::npos) << extra;
+  EXPECT_NE(refusal(R"({"name": "e", "type": "hinge", "body_b": "a"})").find("equality type"), std::string::npos);
 }
 
 TEST(EqualityScene, ComplementarityAndReducedCoordinatesAreRefusedNamingTheEquality) {

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <numbers>
 #include <string>
 
 #include "diffphys/error.hpp"
@@ -273,6 +274,51 @@ TEST(MjcfEquality, HangingMassSagsAsInMujoco) {
   std::cout << "connect sag: diffphys " << sag << " m, MuJoCo 2.2 " << mujoco_sag << " m\n";
   EXPECT_NEAR(sag, mujoco_sag, 1e-3 * mujoco_sag);
 }
+// A free box welded to a static block by <weld relpose> (body2 held at relpose in body1's
+// frame), started 0.2 m and 40° away from it without gravity: it settles where MuJoCo 2.2 puts
+// it, at relpose (io/mjcf_loader.cpp).
+TEST(MjcfEquality, WeldHoldsBody2AtRelposeAsInMujoco) {
+  const std::string xml =
+      "<mujoco><option timestep=\"0.002\" gravity=\"0 0 0\"/><worldbody>"
+      "<body name=\"block\" pos=\"0 0 1\" euler=\"0 0 30\"><geom type=\"box\" size=\"0.1 0.1 0.1\" contype=\"0\" conaffinity=\"0\"/></body>"
+      "<body name=\"box\" pos=\"0.5 0.2 1.1\" euler=\"40 0 0\"><freejoint/>"
+      "<geom type=\"box\" size=\"0.1 0.05 0.02\" pos=\"0.03 0 0\" mass=\"1\" contype=\"0\" conaffinity=\"0\"/></body>"
+      "</worldbody><equality><weld body1=\"block\" body2=\"box\" relpose=\"0.3 0.1 0 0.9238795 0 0.3826834 0\" "
+      "solref=\"0.05 1\"/></equality></mujoco>";
+  const Scene scene = parse_mjcf(xml, "weld.xml");
+  ASSERT_EQ(scene.model.equality_count(), 1);
+  const int box = scene.model.body_index("box");
+  Simulator simulator(scene.model, scene.params, scene.state);
+  for (int step = 0; step < 2000; ++step) simulator.step(scene.controls);
+  // The body frame's origin: diffphys's state holds the centre of mass, 0.03 m along its x.
+  const State& state = simulator.state();
+  const Quat ours = state.orientation[static_cast<std::size_t>(box)];
+  const Vec3 origin = state.position[static_cast<std::size_t>(box)] - ours.rotate(Vec3{0.03, 0, 0});
+  char error[1000] = "";
+  const std::filesystem::path file = std::filesystem::path(::testing::TempDir()) / "mjcf_weld_relpose.xml";
+  std::ofstream(file) << xml;
+  mjModel* m = mj_loadXML(file.c_str(), nullptr, error, sizeof error);
+  ASSERT_NE(m, nullptr) << error;
+  mjData* d = mj_makeData(m);
+  for (int step = 0; step < 2000; ++step) mj_step(m, d);
+  const int id = mj_name2id(m, mjOBJ_BODY, "box");
+  const Vec3 mujoco_origin = mj_vec(d->xpos + 3 * id);
+  const Quat mujoco{d->xquat[4 * id], d->xquat[4 * id + 1], d->xquat[4 * id + 2], d->xquat[4 * id + 3]};
+  mj_deleteData(d);
+  mj_deleteModel(m);
+  // relpose in the block's frame (30° about z at (0, 0, 1)).
+  const Quat block = Quat::from_axis_angle({0, 0, 1}, std::numbers::pi / 6);
+  const Vec3 target = Vec3{0, 0, 1} + block.rotate(Vec3{0.3, 0.1, 0});
+  const Quat target_orientation = block * Quat{0.9238795, 0, 0.3826834, 0}.normalized();
+  std::cout << "weld: diffphys " << norm(origin - target) << " m, " << norm(rotation_vector(ours * target_orientation.conjugate()))
+            << " rad from relpose; MuJoCo 2.2 " << norm(mujoco_origin - target) << " m, "
+            << norm(rotation_vector(mujoco * target_orientation.conjugate())) << " rad\n";
+  EXPECT_LT(norm(mujoco_origin - target), 1e-6);  // what relpose means in MuJoCo 2.2
+  EXPECT_LT(norm(rotation_vector(mujoco * target_orientation.conjugate())), 1e-6);
+  EXPECT_LT(norm(origin - target), 1e-6);
+  EXPECT_LT(norm(rotation_vector(ours * target_orientation.conjugate())), 1e-6);
+}
+
 // loop.xml's ring, undamped (its 0.005 hinge damping is explicitly unstable on links this light
 // once they move, as rope's; the loader says so), dropped onto the floor: the soft connect keeps
 // the ring closed to round-off while it falls and to a fraction of a link through the landing,
@@ -472,7 +518,7 @@ TEST(MjcfEquality, ConnectAndTendonAreReadAndBadOnesRefusedWithTheirLine) {
                                  "eq.xml");
   const Model& model = scene.model;
   EXPECT_EQ(model.solver.formulation, Formulation::Convex);
-  ASSERT_EQ(model.equality_count(), 2);
+  ASSERT_EQ(model.equality_count(), 3);
   const Equality& connect = model.equalities[0];
   EXPECT_EQ(connect.name, "equality0");
   EXPECT_EQ(connect.type, EqualityType::Connect);
@@ -485,7 +531,11 @@ TEST(MjcfEquality, ConnectAndTendonAreReadAndBadOnesRefusedWithTheirLine) {
   EXPECT_NEAR(tendon.length, std::hypot(0.4, 0.2) + 0.01, 1e-15);  // length0 + polycoef[0]
   EXPECT_NEAR(scene.params.at(model.layout.equality_time_constant[1]), 0.02 * std::sqrt(1 - 0.95), 1e-15);
   EXPECT_TRUE(testing::any_warning_contains(scene, "eq.xml:7: <connect> attribute solimp's dmin and width ignored"));
-  EXPECT_TRUE(testing::any_warning_contains(scene, "eq.xml:9: <weld>: unsupported element ignored"));
+  const Equality& weld = model.equalities[2];  // welded as the file puts them, at b's origin
+  EXPECT_EQ(weld.type, EqualityType::Weld);
+  EXPECT_NEAR(norm(world_point(scene.state, weld.body_a, weld.anchor_a) - Vec3{0.5, 0, 1}), 0.0, 1e-15);
+  EXPECT_NEAR(norm(world_point(scene.state, weld.body_b, weld.anchor_b) - Vec3{0.5, 0, 1}), 0.0, 1e-15);
+  EXPECT_NEAR(norm(rotation_vector(weld.relative)), 0.0, 1e-15);
   EXPECT_FALSE(testing::any_warning_contains(scene, "<site> ignored"));  // both ends of a held tendon
   const auto refusal = [&](const std::string& equality, const std::string& tendon_text = "") {
     return testing::error_of([&] { parse_mjcf(file(equality, tendon_text), "bad.xml"); });
@@ -499,6 +549,9 @@ TEST(MjcfEquality, ConnectAndTendonAreReadAndBadOnesRefusedWithTheirLine) {
                 .find("bad.xml:7: <connect>: solref must be a positive time constant and damping ratio"),
             std::string::npos);
   EXPECT_NE(refusal("<tendon tendon1=\"t\" tendon2=\"t\"/>\n").find("bad.xml:7: <tendon>: <tendon> attribute tendon2 is not supported"),
+            std::string::npos);
+  EXPECT_NE(refusal("<weld body1=\"a\" relpose=\"0 0 0 0 0 0\"/>\n").find("bad.xml:7: <weld>"), std::string::npos);
+  EXPECT_NE(refusal("<weld body1=\"a\" anchor=\"0 0 0\"/>\n").find("bad.xml:7: <weld>: <weld> attribute anchor is not supported"),
             std::string::npos);
 }
 

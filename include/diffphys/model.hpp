@@ -169,10 +169,14 @@ constexpr int joint_constraint_count(JointType type) {
 // never projected. Connect (3 rows): a point of body_a coincides with a point of body_b,
 // φ = p_a + R_a r_a − (p_b + R_b r_b) (MJCF <equality connect>). Distance (1 row): two body
 // points stay `length` apart, φ = |p_b + R_b r_b − p_a − R_a r_a| − length (MJCF <equality
-// tendon> on a spatial tendon between two sites). Either body may be the world (body 0).
-enum class EqualityType { Connect, Distance };
+// tendon> on a spatial tendon between two sites). Weld (6 rows): connect's three, and body_b's
+// orientation held at `relative` to body_a's, φ = log(q_b relativeᵀ q_aᵀ) (the fixed joint's
+// rotation lock; MJCF <equality weld>). Either body may be the world (body 0).
+enum class EqualityType { Connect, Distance, Weld };
 
-constexpr int equality_constraint_count(EqualityType type) { return type == EqualityType::Connect ? 3 : 1; }
+constexpr int equality_constraint_count(EqualityType type) {
+  return type == EqualityType::Connect ? 3 : type == EqualityType::Weld ? 6 : 1;
+}
 
 struct Equality {
   std::string name;
@@ -181,8 +185,9 @@ struct Equality {
   Vec3 anchor_a;  // the point in body_a's frame (origin = centre of mass), m
   Vec3 anchor_b;  // the point in body_b's frame, m
   double length = 0.0;  // distance only: the held length, m (> 0)
+  Quat relative;        // weld only: body_b's orientation relative to body_a's held (q_b = q_a · relative)
 };
-const char* type_name(EqualityType type);  // "connect", "distance"
+const char* type_name(EqualityType type);  // "connect", "distance", "weld"
 
 struct Actuator {
   std::string name;

@@ -92,7 +92,10 @@ struct ActuatorSpec {
 // A soft equality constraint (model.hpp, Equality). Points are given in the world frame at
 // build time and carried by their bodies from then on. Connect: `anchor`, shared by both
 // bodies. Distance: `anchor_a` on body_a and `anchor_b` on body_b, held `length` apart
-// (default: their distance at build time). Needs solver.formulation == Convex.
+// (default: their distance at build time). Weld: `anchor` as connect, or `anchor_a` and
+// `anchor_b` held together when `separate_anchors` (MJCF's relpose, whose target is not the
+// build-time pose), and body_b's orientation relative to body_a's held at `relative` (default:
+// theirs at build time). Needs solver.formulation == Convex.
 struct EqualitySpec {
   std::string name;
   EqualityType type = EqualityType::Connect;
@@ -101,6 +104,8 @@ struct EqualitySpec {
   Vec3 anchor;                   // connect, world frame, m
   Vec3 anchor_a, anchor_b;       // distance, world frame, m
   std::optional<double> length;  // distance, m, > 0
+  bool separate_anchors = false;  // weld: anchor_a and anchor_b rather than anchor
+  std::optional<Quat> relative;   // weld: q_b = q_a · relative held (unit; default: at build time)
   double time_constant = 0.02;   // τ, s, > 0 (MuJoCo's default solref 0.02 1)
   double damping_ratio = 1.0;    // ζ, > 0
 };

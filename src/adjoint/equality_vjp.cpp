@@ -33,7 +33,7 @@ void equality_rows_vjp(const Model& model, const Params& params, const State& st
   // rhs = s φ and softness κ: s̄ = Σ rhs̄ φ, φ̄ = s rhs̄, κ̄ = Σ softness̄; then τ̄, ζ̄ by the chain rule.
   double slope_adjoint = 0.0, softness_adjoint = 0.0;
   Vec3 offset_a_adjoint, offset_b_adjoint;
-  if (equality.type == EqualityType::Connect) {
+  if (equality.type != EqualityType::Distance) {
     // angular_a = o_a × e_k, angular_b = −o_b × e_k; φ = (p_a + o_a) − (p_b + o_b).
     const Vec3 separation = point_a - point_b;
     Vec3 separation_adjoint;
@@ -47,6 +47,18 @@ void equality_rows_vjp(const Model& model, const Params& params, const State& st
     }
     add_point_adjoint(body_a, offset_a, separation_adjoint);
     add_point_adjoint(body_b, offset_b, -separation_adjoint);
+    if (equality.type == EqualityType::Weld) {
+      // Rows 3–5: constant J (∓e_k), φ = log(q_b relativeᵀ q_aᵀ).
+      const Vec3 error = rigid::weld_rotation_error(equality, state);
+      Vec3 error_adjoint;
+      for (int k = 0; k < 3; ++k) {
+        const RowAdjoint& row = row_adjoints[static_cast<std::size_t>(3 + k)];
+        slope_adjoint += row.rhs * error[k];
+        softness_adjoint += row.softness;
+        error_adjoint[k] = slope.value * row.rhs;
+      }
+      relative_rotation_vector_vjp(error, error_adjoint, body_a, body_b);
+    }
   } else {
     // linear_a = −n, angular_a = −o_a × n, linear_b = n, angular_b = o_b × n; φ = |d| − L.
     const RowAdjoint& row = row_adjoints[0];

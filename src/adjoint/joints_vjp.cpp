@@ -48,6 +48,8 @@ void add_anchor_adjoint(PoseAdjoint& body, const Vec3& offset, const Vec3& ancho
   add_carried_vector_adjoint(body, offset, anchor_adjoint);
 }
 
+}  // namespace
+
 // Adjoint of φ = log(q_b q_restᵀ q_aᵀ), the world-frame rotation vector of the relative
 // rotation E (the rotation lock's error, the ball joint's coordinates).
 // Under the pose perturbation E' = exp(δθ_b) E exp(−δθ_a) = exp(δθ_b − R_E δθ_a) E, and the
@@ -74,6 +76,8 @@ void relative_rotation_vector_vjp(const Vec3& rotation_vector, const Vec3& rotat
   child.rotation += rotation_vector_adjoint + half_cross + double_cross;
   parent.rotation -= rotation_vector_adjoint - half_cross + double_cross;
 }
+
+namespace {
 
 Vec3 relative_rotation_vector(const Joint& joint, const State& state) {
   const Quat& qa = state.orientation[static_cast<std::size_t>(joint.parent)];

@@ -36,6 +36,11 @@ void joint_rows_vjp(const Model& model, const State& state, int joint, std::span
 void joint_errors_vjp(const Model& model, const State& state, int joint, std::span<const double> error_adjoints,
                       PoseAdjoint& parent, PoseAdjoint& child);
 
+// Adjoint of φ = log(q_b restᵀ q_aᵀ), the world-frame rotation vector of body b's rotation
+// relative to body a's and a rest (a rotation lock's error; a weld's) → the two pose adjoints.
+void relative_rotation_vector_vjp(const Vec3& rotation_vector, const Vec3& rotation_vector_adjoint, PoseAdjoint& a,
+                                  PoseAdjoint& b);
+
 // Adjoint of coordinate_row(model, state, bodies, joint, dof)'s J entries → pose adjoints.
 void coordinate_row_vjp(const Model& model, const State& state, int joint, int dof, const RowAdjoint& row_adjoint,
                         PoseAdjoint& parent, PoseAdjoint& child);

@@ -237,14 +237,15 @@ void MjcfReader::read_solref(const XMLElement* element, MjcfEquality& equality) 
 void MjcfReader::read_equalities(const XMLElement* section) {
   for (const XMLElement* child = section->FirstChildElement(); child; child = child->NextSiblingElement()) {
     const std::string tag = child->Name();
-    if (tag != "connect" && tag != "tendon") {
-      note_unsupported(child, "diffphys builds <connect> and <tendon> equalities only");
+    if (tag != "connect" && tag != "tendon" && tag != "weld") {
+      note_unsupported(child, "diffphys builds <connect>, <weld> and <tendon> equalities only");
       continue;
     }
     for (const tinyxml2::XMLAttribute* a = child->FirstAttribute(); a; a = a->Next()) {
       const std::string name = a->Name();
       if (name == "name" || name == "solref" || name == "active") continue;
       if (tag == "connect" && (name == "body1" || name == "body2" || name == "anchor")) continue;
+      if (tag == "weld" && (name == "body1" || name == "body2" || name == "relpose")) continue;
       if (tag == "tendon" && (name == "tendon1" || name == "polycoef")) continue;
       if (name == "solimp") continue;
       source_.fail(child, "<" + tag + "> attribute " + name + " is not supported");
@@ -271,6 +272,33 @@ void MjcfReader::read_equalities(const XMLElement* section) {
       equality.spec.body_a = first.name;
       equality.spec.body_b = second;
       equality.spec.anchor = compiler_.global ? anchor : first.world.position + first.world.orientation.rotate(anchor);
+    } else if (tag == "weld") {
+      // MuJoCo 2.2: body2's frame held at `relpose` (position, then quaternion w x y z) in
+      // body1's frame; a zero quaternion (the default "0 1 0 0 0 0 0") means the pose the file
+      // puts them in. Here: body2's origin on body1's point relpose.position (connect rows),
+      // and body2's orientation at relpose.quaternion relative to body1's.
+      const MjcfBody& first = body_named(source_.required_text(child, "body1"));
+      const MjcfBody& second = body_named(source_.text(child, "body2").value_or("world"));
+      const std::vector<double> pose =
+          source_.parse_numbers(child, "relpose", source_.text(child, "relpose").value_or("0 1 0 0 0 0 0"), {7});
+      equality.spec.type = EqualityType::Weld;
+      equality.spec.body_a = first.name;
+      equality.spec.body_b = second.name;
+      if (pose[3] == 0 && pose[4] == 0 && pose[5] == 0 && pose[6] == 0) {
+        equality.spec.anchor = second.world.position;
+      } else {
+        Quat relative{pose[3], pose[4], pose[5], pose[6]};
+        const double length = std::sqrt(relative.w * relative.w + relative.x * relative.x + relative.y * relative.y +
+                                        relative.z * relative.z);
+        if (!(length > 0 && std::isfinite(length)))
+          source_.fail(child, message("relpose's quaternion (", pose[3], " ", pose[4], " ", pose[5], " ", pose[6],
+                                      ") is not a rotation"));
+        relative = Quat{relative.w / length, relative.x / length, relative.y / length, relative.z / length};
+        equality.spec.separate_anchors = true;
+        equality.spec.anchor_a = first.world.position + first.world.orientation.rotate(Vec3{pose[0], pose[1], pose[2]});
+        equality.spec.anchor_b = second.world.position;
+        equality.spec.relative = relative;
+      }
     } else {
       const std::string tendon = source_.required_text(child, "tendon1");
       const auto found = tendons_.find(tendon);

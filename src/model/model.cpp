@@ -178,7 +178,12 @@ const char* row_class_name(RowClass row_class) {
 }
 
 const char* type_name(EqualityType type) {
-  return type == EqualityType::Connect ? "connect" : "distance";
+  switch (type) {
+    case EqualityType::Connect: return "connect";
+    case EqualityType::Distance: return "distance";
+    case EqualityType::Weld: return "weld";
+  }
+  return "?";
 }
 
 const char* type_name(JointType type) {

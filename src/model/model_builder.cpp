@@ -209,10 +209,15 @@ void build_equalities(const std::vector<EqualitySpec>& specs, Formulation formul
     const auto local = [&](std::size_t body, const Vec3& world_point) {
       return state.orientation[body].inverse_rotate(world_point - state.position[body]);
     };
-    if (spec.type == EqualityType::Connect) {
+    if (spec.type == EqualityType::Connect || (spec.type == EqualityType::Weld && !spec.separate_anchors)) {
       require_finite(spec.anchor, item, "anchor");
       equality.anchor_a = local(a, spec.anchor);
       equality.anchor_b = local(b, spec.anchor);
+    } else if (spec.type == EqualityType::Weld) {
+      require_finite(spec.anchor_a, item, "anchor_a");
+      require_finite(spec.anchor_b, item, "anchor_b");
+      equality.anchor_a = local(a, spec.anchor_a);
+      equality.anchor_b = local(b, spec.anchor_b);
     } else {
       require_finite(spec.anchor_a, item, "anchor_a");
       require_finite(spec.anchor_b, item, "anchor_b");
@@ -222,6 +227,18 @@ void build_equalities(const std::vector<EqualitySpec>& specs, Formulation formul
       if (!(finite(equality.length) && equality.length > 0))
         throw Error(message(item, ": length must be positive (a distance row has no direction at 0), got ",
                             equality.length));
+    }
+    if (spec.type == EqualityType::Weld) {
+      if (spec.relative) {
+        const Quat& q = *spec.relative;
+        const double length = std::sqrt(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z);
+        if (!(finite(length) && std::abs(length - 1.0) < 1e-6))
+          throw Error(message(item, ": relative orientation must be a unit quaternion, got (", q.w, ", ", q.x, ", ", q.y,
+                              ", ", q.z, ")"));
+        equality.relative = q;
+      } else {
+        equality.relative = state.orientation[a].conjugate() * state.orientation[b];
+      }
     }
     if (!(finite(spec.time_constant) && spec.time_constant > 0))
       throw Error(message(item, ": time_constant must be positive, got ", spec.time_constant));

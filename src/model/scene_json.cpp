@@ -538,14 +538,18 @@ EqualitySpec SceneReader::read_equality(const Json& object, const std::string& p
   EqualitySpec equality;
   equality.name = read_string(object["name"], field("name"));
   equality.type = read_enum<EqualityType>(object["type"], field("type"), "equality type",
-                                          {{"connect", EqualityType::Connect}, {"distance", EqualityType::Distance}});
+                                          {{"connect", EqualityType::Connect},
+                                           {"distance", EqualityType::Distance},
+                                           {"weld", EqualityType::Weld}});
   if (object.contains("body_a")) equality.body_a = read_string(object["body_a"], field("body_a"));
   equality.body_b = read_string(object["body_b"], field("body_b"));
-  if (equality.type == EqualityType::Connect) {
+  if (equality.type != EqualityType::Distance) {
     require_key(object, path, "anchor");
     equality.anchor = read_vec3(object["anchor"], field("anchor"));
     for (const char* key : {"anchor_a", "anchor_b", "length"})
-      refuse_key(object, path, key, "by a connect equality (its one point is \"anchor\")");
+      refuse_key(object, path, key,
+                 equality.type == EqualityType::Weld ? "by a weld equality (its one point is \"anchor\")"
+                                                     : "by a connect equality (its one point is \"anchor\")");
   } else {
     require_key(object, path, "anchor_a");
     require_key(object, path, "anchor_b");

@@ -24,7 +24,7 @@ void for_each_equality_row(const Equality& equality, const State& state, Emit&& 
   row.type = solve::RowType::Equality;
   row.body_a = equality.body_a;
   row.body_b = equality.body_b;
-  if (equality.type == EqualityType::Connect) {
+  if (equality.type != EqualityType::Distance) {
     const Vec3 separation = point_a - point_b;
     for (int k = 0; k < 3; ++k) {
       row.linear_a = kEqualityUnit[k];
@@ -32,6 +32,15 @@ void for_each_equality_row(const Equality& equality, const State& state, Emit&& 
       row.linear_b = -kEqualityUnit[k];
       row.angular_b = -cross(offset_b, kEqualityUnit[k]);
       emit(row, separation[k]);
+    }
+    if (equality.type == EqualityType::Weld) {
+      const Vec3 error = weld_rotation_error(equality, state);
+      for (int k = 0; k < 3; ++k) {
+        row.linear_a = row.linear_b = Vec3{};
+        row.angular_a = -kEqualityUnit[k];
+        row.angular_b = kEqualityUnit[k];
+        emit(row, error[k]);
+      }
     }
     return;
   }
@@ -46,6 +55,12 @@ void for_each_equality_row(const Equality& equality, const State& state, Emit&& 
 }
 
 }  // namespace
+
+Vec3 weld_rotation_error(const Equality& equality, const State& state) {
+  const Quat& qa = state.orientation[static_cast<std::size_t>(equality.body_a)];
+  const Quat& qb = state.orientation[static_cast<std::size_t>(equality.body_b)];
+  return rotation_vector(qb * equality.relative.conjugate() * qa.conjugate());
+}
 
 int equality_row_count(const Model& model) {
   int count = 0;
