@@ -6,6 +6,7 @@
 // of resting boxes and capsules; feature ids under small perturbations; and, on random
 // poses, agreement with independent distance computations (golden-section search, exact
 // box–box distance) and collide(b, a) mirroring collide(a, b).
+#include "collision/broad_phase.hpp"
 #include "collision/narrow_phase.hpp"
 #include "collision/contact_kernels.hpp"
 

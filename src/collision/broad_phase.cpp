@@ -1,5 +1,6 @@
-// collision/broad_phase.cpp — owns BroadPhase::find_pairs: the candidate pairs of
-// overlapping world bounding boxes that the narrow phase then examines.
+// collision/broad_phase.cpp — owns the shapes' world bounds (bounding_box, bounding_radius)
+// and BroadPhase::find_pairs: the candidate pairs of overlapping world bounding boxes that the
+// narrow phase then examines.
 //
 // Sweep and prune (Baraff 1992, "Dynamic simulation of non-penetrating rigid bodies";
 // Cohen et al. 1995, I-COLLIDE) along one axis chosen per call: the axis along which the
@@ -13,6 +14,9 @@
 #include <cstddef>
 #include <limits>
 #include <numeric>
+
+#include "collision/convex_mesh_contacts.hpp"
+#include "collision/ellipsoid_contacts.hpp"
 
 namespace diffphys::collision {
 namespace {
@@ -100,6 +104,58 @@ void BroadPhase::find_pairs(std::span<const Aabb> boxes, std::vector<std::pair<i
     }
   }
   std::sort(pairs.begin(), pairs.end());
+}
+
+Aabb bounding_box(const PosedShape& shape, double margin) {
+  Vec3 extent;
+  switch (shape.type) {
+    case ShapeType::Sphere:
+      extent = {shape.size.x, shape.size.x, shape.size.x};
+      break;
+    case ShapeType::Box:
+      for (int i = 0; i < 3; ++i)
+        extent[i] = std::abs(shape.rotation(i, 0)) * shape.size.x +
+                    std::abs(shape.rotation(i, 1)) * shape.size.y +
+                    std::abs(shape.rotation(i, 2)) * shape.size.z;
+      break;
+    case ShapeType::Capsule:
+    case ShapeType::Cylinder:
+      extent = cwise_abs(shape.rotation.col(2)) * shape.size.y +
+               Vec3{shape.size.x, shape.size.x, shape.size.x};
+      break;
+    case ShapeType::Plane: {
+      constexpr double kHuge = 1e30;
+      return {{-kHuge, -kHuge, -kHuge}, {kHuge, kHuge, kHuge}};
+    }
+    case ShapeType::ConvexMesh:
+      return convex_mesh_bounding_box(shape, margin);
+    case ShapeType::Ellipsoid:
+      extent = ellipsoid_extent(shape);
+      break;
+  }
+  extent += Vec3{margin, margin, margin};
+  return {shape.position - extent, shape.position + extent};
+}
+
+double bounding_radius(const PosedShape& shape) {
+  switch (shape.type) {
+    case ShapeType::Sphere:
+      return shape.size.x;
+    case ShapeType::Box:
+      return norm(shape.size);
+    case ShapeType::Capsule:
+    case ShapeType::Cylinder:
+      return shape.size.x + shape.size.y;
+    case ShapeType::Plane:
+      return 0.0;
+    case ShapeType::Ellipsoid:
+      return std::max({shape.size.x, shape.size.y, shape.size.z});
+    case ShapeType::ConvexMesh: {
+      const Aabb box = convex_mesh_bounding_box(shape, 0.0);
+      return norm((box.lower + box.upper) * 0.5 - shape.position) + norm((box.upper - box.lower) * 0.5);
+    }
+  }
+  return 0.0;
 }
 
 }  // namespace diffphys::collision

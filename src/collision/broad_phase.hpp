@@ -1,4 +1,5 @@
-// collision/broad_phase.hpp — candidate pairs of overlapping bounding boxes.
+// collision/broad_phase.hpp — the shapes' world bounds and the candidate pairs of overlapping
+// bounding boxes.
 //
 // Sweep and prune along the axis of largest spread: sort the boxes' lower bounds (insertion
 // sort on the previous order, near-linear for coherent motion), sweep, and test the other
@@ -14,6 +15,14 @@
 #include "collision/narrow_phase.hpp"
 
 namespace diffphys::collision {
+
+// World-space axis-aligned bounding box of a posed shape grown by `margin` (Aabb:
+// collision/narrow_phase.hpp). Planes are infinite: callers handle them apart from the broad phase.
+Aabb bounding_box(const PosedShape& shape, double margin);
+
+// The radius of a ball about shape.position that holds the whole shape, m (0 for a plane,
+// whose points have no bound). Convex meshes: from their bounding box, so not the tightest.
+double bounding_radius(const PosedShape& shape);
 
 class BroadPhase {
  public:

@@ -1,6 +1,5 @@
 // collision/narrow_phase.cpp — owns the contact geometry of every pair of primitives
-// {sphere, capsule, box, plane} (collide) and their world bounding boxes (bounding_box);
-// pairs with a convex mesh are dispatched to collision/convex_mesh_contacts.cpp, and the
+// {sphere, capsule, box, plane} (collide; their bounds are collision/broad_phase.cpp's); pairs with a convex mesh are dispatched to collision/convex_mesh_contacts.cpp, and the
 // kernels both use (clipping, manifold reduction, ...) live in collision/contact_kernels.hpp.
 //
 // Conventions are those of narrow_phase.hpp: the normal points from shape b towards shape
@@ -757,57 +756,5 @@ template int collide<double>(const PosedShapeT<double>&, const PosedShapeT<doubl
                              ContactPointT<double>*, int);
 template int collide<Dual<18>>(const PosedShapeT<Dual<18>>&, const PosedShapeT<Dual<18>>&,
                                double, ContactPointT<Dual<18>>*, int);
-
-Aabb bounding_box(const PosedShape& shape, double margin) {
-  Vec3 extent;
-  switch (shape.type) {
-    case ShapeType::Sphere:
-      extent = {shape.size.x, shape.size.x, shape.size.x};
-      break;
-    case ShapeType::Box:
-      for (int i = 0; i < 3; ++i)
-        extent[i] = std::abs(shape.rotation(i, 0)) * shape.size.x +
-                    std::abs(shape.rotation(i, 1)) * shape.size.y +
-                    std::abs(shape.rotation(i, 2)) * shape.size.z;
-      break;
-    case ShapeType::Capsule:
-    case ShapeType::Cylinder:
-      extent = cwise_abs(shape.rotation.col(2)) * shape.size.y +
-               Vec3{shape.size.x, shape.size.x, shape.size.x};
-      break;
-    case ShapeType::Plane: {
-      constexpr double kHuge = 1e30;
-      return {{-kHuge, -kHuge, -kHuge}, {kHuge, kHuge, kHuge}};
-    }
-    case ShapeType::ConvexMesh:
-      return convex_mesh_bounding_box(shape, margin);
-    case ShapeType::Ellipsoid:
-      extent = ellipsoid_extent(shape);
-      break;
-  }
-  extent += Vec3{margin, margin, margin};
-  return {shape.position - extent, shape.position + extent};
-}
-
-double bounding_radius(const PosedShape& shape) {
-  switch (shape.type) {
-    case ShapeType::Sphere:
-      return shape.size.x;
-    case ShapeType::Box:
-      return norm(shape.size);
-    case ShapeType::Capsule:
-    case ShapeType::Cylinder:
-      return shape.size.x + shape.size.y;
-    case ShapeType::Plane:
-      return 0.0;
-    case ShapeType::Ellipsoid:
-      return std::max({shape.size.x, shape.size.y, shape.size.z});
-    case ShapeType::ConvexMesh: {
-      const Aabb box = convex_mesh_bounding_box(shape, 0.0);
-      return norm((box.lower + box.upper) * 0.5 - shape.position) + norm((box.upper - box.lower) * 0.5);
-    }
-  }
-  return 0.0;
-}
 
 }  // namespace diffphys::collision

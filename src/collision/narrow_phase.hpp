@@ -70,15 +70,9 @@ template <typename T>
 int collide(const PosedShapeT<T>& a, const PosedShapeT<T>& b, double margin, ContactPointT<T> out[kMaxPairContacts],
             int max_points);
 
-// World-space axis-aligned bounding box of a posed shape grown by `margin`. Planes are
-// infinite: callers handle them apart from the broad phase.
+// A world-space axis-aligned box (bounding_box, collision/broad_phase.hpp; convex meshes').
 struct Aabb {
   Vec3 lower, upper;
 };
-Aabb bounding_box(const PosedShape& shape, double margin);
-
-// The radius of a ball about shape.position that holds the whole shape, m (0 for a plane,
-// whose points have no bound). Convex meshes: from their bounding box, so not the tightest.
-double bounding_radius(const PosedShape& shape);
 
 }  // namespace diffphys::collision

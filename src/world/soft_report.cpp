@@ -7,6 +7,7 @@
 #include <ostream>
 #include <span>
 
+#include "diffphys/error.hpp"
 #include "world/rigid_soft_coupling.hpp"
 #include "world/part_report.hpp"
 
