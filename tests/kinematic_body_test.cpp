@@ -193,6 +193,27 @@ TEST(KinematicBody, BoxOnAMovingPlatformSlidesAtMuGThenSticks) {
   }
 }
 
+TEST(KinematicBody, GaussSeidelWithWarmStartCarriesTheBoxAsTheInteriorPointDoes) {
+  // The complementarity formulation's other solver, warm-started from the previous step's
+  // impulses (rigid/warm_start.hpp): the same slide and stick, to its tolerance.
+  const double speed = 1.0, friction = 0.5, dt = 1e-3;
+  ModelBuilder builder = box_on_platform(Formulation::Complementarity, dt, speed, 0.0, friction);
+  const Scene interior_point = builder.build();
+  builder.solver.type = SolverType::ProjectedGaussSeidel;
+  builder.solver.max_iterations = 2000;
+  ASSERT_TRUE(builder.solver.warm_start);
+  const Scene gauss_seidel = builder.build();
+  const auto box = static_cast<std::size_t>(interior_point.model.body_index("box"));
+  Simulator a(interior_point.model, interior_point.params, interior_point.state);
+  Simulator b(gauss_seidel.model, gauss_seidel.params, gauss_seidel.state);
+  for (int n = 1; n <= 300; ++n) {
+    ASSERT_TRUE(a.step().converged);
+    ASSERT_TRUE(b.step().converged) << "step " << n;
+    ASSERT_NEAR(b.state().linear_velocity[box].x, a.state().linear_velocity[box].x, 1e-6) << "step " << n;
+  }
+  EXPECT_NEAR(b.state().linear_velocity[box].x, speed, 1e-6);
+}
+
 TEST(KinematicBody, PendulumOnAPivotMovingAtConstantVelocityIsTheStaticPendulumInTheMovingFrame) {
   // Galilean invariance: the bob's position relative to a pivot moving at V, started at rest
   // in the pivot's frame, is the static pendulum's, and its velocity differs by V.
