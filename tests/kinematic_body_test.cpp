@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "diffphys/jacobians.hpp"
 #include "diffphys/rollout.hpp"
 #include "diffphys/scene.hpp"
 #include "diffphys/simulator.hpp"
@@ -482,6 +483,40 @@ TEST(KinematicBodyGradient, BallHitByAKinematicPaddleMatchesCentralDifferences) 
     const Scene scene = paddle_and_ball(formulation, 1e-2, 2.0, 0.5, {0, 0.4, -0.3}).build();
     const GradientCheckReport report = expect_gradients_match(scene, 30, 14);
     testing::expect_parameter_checked_and_matters(report, "x0/paddle/linear_velocity[0]", 1e-3);
+  }
+}
+
+TEST(KinematicBodyGradient, StepJacobianHasTheClosedFormsOfAPrescribedMotionAndOfAStick) {
+  // One step of a box sticking to a platform at 1 m/s (it already moves with it): the
+  // platform's rows are those of p⁺ = p + h v, v⁺ = v (A = [[I, 0, hI, 0], ..., [0, 0, I, 0],
+  // ...] in the tangent layout, its ω zero), and the box's velocity follows the platform's:
+  // ∂v_box⁺/∂v_platform = I along the surface (friction holds it), 0 across it (the normal
+  // rows let it leave upward only at rest), ∂v_box⁺/∂v_box = 0 along the surface.
+  const Scene scene = box_on_platform(Formulation::Complementarity, 1e-2, 1.0, 1.0, 0.5).build();
+  const int n = state_tangent_size(scene.model);
+  const auto platform = static_cast<std::size_t>(scene.model.body_index("platform"));
+  const auto box = static_cast<std::size_t>(scene.model.body_index("box"));
+  std::vector<double> A(static_cast<std::size_t>(n * n)), B;
+  State next;
+  StepJacobians jacobians(scene.model);
+  ASSERT_TRUE(jacobians.compute(scene.params, scene.state, {}, next, A, B).converged);
+  const auto entry = [&](std::size_t row_body, int row, std::size_t column_body, int column) {
+    return A[(kTangent * row_body + static_cast<std::size_t>(row)) * static_cast<std::size_t>(n) + kTangent * column_body +
+             static_cast<std::size_t>(column)];
+  };
+  const double h = scene.model.dt;
+  for (int r = 0; r < kTangent; ++r)
+    for (int c = 0; c < kTangent; ++c) {
+      // p⁺ = p + h v; θ⁺ = θ (ω = 0: exp(hω) is the identity, its left Jacobian too) + h ω; v, ω kept.
+      double expected = r == c ? 1.0 : 0.0;
+      if (r < 3 && c == r + 6) expected = h;
+      if (r >= 3 && r < 6 && c == r + 6) expected = h;
+      EXPECT_NEAR(entry(platform, r, platform, c), expected, 1e-12) << "row " << r << ", column " << c;
+      EXPECT_EQ(entry(platform, r, box, c), 0.0) << "row " << r << ", column " << c;
+    }
+  for (int k = 0; k < 2; ++k) {  // x and y: along the platform's surface
+    EXPECT_NEAR(entry(box, 6 + k, platform, 6 + k), 1.0, 1e-9);
+    EXPECT_NEAR(entry(box, 6 + k, box, 6 + k), 0.0, 1e-9);
   }
 }
 
