@@ -54,7 +54,7 @@ void expect_like_mujoco(const std::filesystem::path& file) {
   mj_forward(m, d);
   int chain_bodies = 0;
   for (int i = 1; i < m->nbody; ++i) {
-    if (m->body_mocapid[i] >= 0) continue;  // scene.xml's mocap capsule (static here)
+    if (m->body_mocapid[i] >= 0) continue;  // scene.xml's mocap capsule (kinematic here: no mass)
     const char* name = mj_id2name(m, mjOBJ_BODY, i);
     ASSERT_NE(name, nullptr);
     const int b = model.body_index(name);

@@ -633,13 +633,24 @@ TEST(MjcfLoader, IncludeSplicesTheFileInPlaceWithItsOwnLines) {
             std::string::npos);
 }
 
-TEST(MjcfLoader, MocapBodiesAreStaticWithAWarning) {
+TEST(MjcfLoader, MocapBodiesAreKinematicAndCarryTheirJointedChildren) {
+  // A mocap body is kinematic (driven by the state), without a warning; a hinge hung from it
+  // has it as the joint's parent; its <inertial> is reported as unused.
   const Scene scene = parse_mjcf(
-      "<mujoco><worldbody>\n<body name=\"target\" mocap=\"true\" pos=\"0 0 1\"><geom size=\"0.1\"/></body>"
+      "<mujoco><worldbody>\n<body name=\"target\" mocap=\"true\" pos=\"0 0 1\"><geom size=\"0.1\"/>\n"
+      "<body name=\"bob\" pos=\"0 0 -0.5\"><joint name=\"swing\" type=\"hinge\" axis=\"0 1 0\" pos=\"0 0 0.5\"/>"
+      "<geom size=\"0.05\"/></body></body>\n"
+      "<body name=\"hand\" mocap=\"true\">\n<inertial mass=\"1\" pos=\"0 0 0\" diaginertia=\"1 1 1\"/></body>"
       "</worldbody></mujoco>",
       "mocap.xml");
-  EXPECT_EQ(scene.model.bodies[static_cast<std::size_t>(scene.model.body_index("target"))].type, BodyType::Static);
-  EXPECT_TRUE(any_warning_contains(scene, "mocap.xml:2: <body 'target'>: mocap body: static in diffphys"));
+  const Model& model = scene.model;
+  EXPECT_EQ(model.bodies[static_cast<std::size_t>(model.body_index("target"))].type, BodyType::Kinematic);
+  EXPECT_EQ(model.bodies[static_cast<std::size_t>(model.body_index("bob"))].type, BodyType::Dynamic);
+  EXPECT_LT(model.layout.body_mass[static_cast<std::size_t>(model.body_index("target"))], 0);  // no mass slot
+  ASSERT_EQ(model.joint_count(), 1);
+  EXPECT_EQ(model.joints[0].parent, model.body_index("target"));
+  EXPECT_FALSE(any_warning_contains(scene, "<body 'target'>"));
+  EXPECT_TRUE(any_warning_contains(scene, "mocap.xml:5: <inertial>: ignored: a mocap body is kinematic"));
   EXPECT_NE(error_of([] {
               parse_mjcf(
                   "<mujoco><worldbody><body mocap=\"true\">\n<joint/><geom size=\"0.1\"/></body>"

@@ -303,8 +303,8 @@ TEST(SceneJsonErrors, DuplicateKeyIsRefused) {
 TEST(SceneJsonErrors, UnknownEnumStrings) {
   expect_refused(R"({"bodies": [{"name": "b", "shapes": [{"type": "cube"}]}]})",
                  {"bodies[0].shapes[0].type: unknown shape type \"cube\"", "sphere, box"});
-  expect_refused(R"({"bodies": [{"name": "b", "type": "kinematic"}]})",
-                 {"bodies[0].type: unknown body type \"kinematic\""});
+  expect_refused(R"({"bodies": [{"name": "b", "type": "mocap"}]})",
+                 {"bodies[0].type: unknown body type \"mocap\"", "dynamic, static, kinematic"});
   expect_refused(R"({"joints": [{"name": "j", "type": "hinge", "child": "ball"}]})",
                  {"joints[0].type: unknown joint type \"hinge\"", "revolute"});
   expect_refused(R"({"actuators": [{"name": "a", "type": "muscle", "joint": "j"}]})",

@@ -18,6 +18,7 @@
 
 #include "diffphys/coupled.hpp"
 #include "diffphys/world.hpp"
+#include "diffphys/world_gradcheck.hpp"
 #include "diffphys/error.hpp"
 #include "soft/shape_distance.hpp"
 
@@ -228,6 +229,47 @@ TEST(SoftCoupled, GradientsThroughAMovingPaddleMatchCentralDifferences) {
                           // small (1e-6 leaves a 0.2 % error).
                           1e-7);
   EXPECT_GE(contact_steps, 3) << "the cloth should touch the paddle";
+}
+
+// The same paddle kinematic (docs/simulation.md, "Kinematic bodies"): it moves at its state
+// velocity whatever the cloth does (two-way: its reactions have no force slot to act on), the
+// soft step sees its motion through its poses at both ends of each step, and every gradient,
+// its 12 x₀ entries included, matches central differences (check_world_gradients: fourth-order
+// differences with their error estimate; this loss is so curved in the paddle's pose that the
+// second-order ones of check_coupled_gradients are off by 1e-4 at any step).
+TEST(SoftCoupled, GradientsThroughAKinematicPaddleMatchCentralDifferences) {
+  std::string text = kPaddleScene;
+  const std::string density = "\"density\": 500,";
+  text.replace(text.find(density), density.size(), "\"type\": \"kinematic\",");
+  CoupledWorld coupled(text.c_str(), "kinematic_paddle", true);
+  ASSERT_EQ(coupled.world.rigid->model.bodies[1].type, BodyType::Kinematic);
+  const int steps = 5;
+  WorldRollout rollout(coupled.world, coupled.params);
+  const WorldState initial = coupled.world.initial_state();
+  rollout.run(initial, {}, steps);
+  const WorldState end = rollout.state(steps);
+  const State& last = end.rigid;
+  const double time = steps * coupled.world.rigid->model.dt * coupled.world.coupling.substeps;
+  EXPECT_EQ(last.linear_velocity[1], initial.rigid.linear_velocity[1]);
+  EXPECT_NEAR(norm(last.position[1] - (initial.rigid.position[1] + initial.rigid.linear_velocity[1] * time)), 0.0, 1e-12);
+  GradientCheckOptions options;
+  options.steps = steps;
+  options.tolerance = 1e-5;
+  options.state_epsilon = 1e-7;
+  options.param_epsilon = 1e-7;
+  const WorldGradientCheckReport report = check_world_gradients(coupled.world, {}, options);
+  int paddle_entries = 0;
+  for (const GradientCheckEntry& entry : report.check.entries) {
+    EXPECT_LE(entry.relative_error, options.tolerance)
+        << entry.name << ": analytic " << entry.analytic << ", numeric " << entry.numeric << " ± " << entry.uncertainty;
+    paddle_entries += entry.name.starts_with("rigid x0/paddle/");
+    // The cloth touches the moving paddle: its contact stiffness and friction matter.
+    if (entry.name == "soft/contact_stiffness[0]" || entry.name == "soft/obstacle/paddle/plate/friction[0]") {
+      EXPECT_GT(std::abs(entry.numeric), 1e-3) << entry.name;
+    }
+  }
+  EXPECT_TRUE(report.check.passed);
+  EXPECT_EQ(paddle_entries, 12);
 }
 
 TEST(SoftCoupled, GradientsOfAClothHangingFromASwingingPendulum) {

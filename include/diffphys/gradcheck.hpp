@@ -4,7 +4,7 @@
 // The loss is L = Σ_t Σ_b w_b·(p_b, z-axis of b, v_b, ω_b)(t) over the whole trajectory with
 // fixed pseudo-random weights (seeded): it reaches every state component, the orientation
 // through the body's z axis, at every step. Each entry — every parameter slice component,
-// every tangent component of x_0 of every dynamic body, and a spread of controls — is
+// every tangent component of x_0 of every dynamic or kinematic body, and a spread of controls — is
 // compared by compare_with_finite_differences (below): fourth-order central differences
 // with an estimate of their own error, judged relative to the gradient's size with an
 // absolute floor at that error. Both sides run with the solver tolerance tightened to 1e-13

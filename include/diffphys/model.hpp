@@ -22,7 +22,12 @@
 
 namespace diffphys {
 
-enum class BodyType { Static, Dynamic };
+// Static: never moves. Dynamic: moved by forces and constraints. Kinematic: moved by its own
+// state velocity only (p⁺ = p + h v, q⁺ = exp(h ω) q, v unchanged); the program prescribes
+// it by writing the state between steps (MuJoCo's mocap bodies). To every constraint row it
+// is infinitely massive but moving: a row's relative velocity includes its velocity
+// (docs/simulation.md, "Kinematic bodies").
+enum class BodyType { Static, Dynamic, Kinematic };
 
 // Shape frames: a sphere is centred on its frame's origin; a box's faces are normal to its
 // frame's axes; a capsule's segment runs along its frame's z axis from -half_length to
@@ -99,7 +104,7 @@ struct Joint {
   std::string name;
   JointType type = JointType::Revolute;
   int parent = 0;  // body index; 0 is the world
-  int child = 0;   // body index, always dynamic
+  int child = 0;   // body index, always dynamic (the parent may be static, dynamic or kinematic)
   Vec3 anchor_parent;  // joint anchor in the parent's body frame, m
   Vec3 anchor_child;   // the same point in the child's body frame, m
   Vec3 axis_parent;    // unit axis in the parent frame (revolute, prismatic; universal's first;
@@ -123,6 +128,7 @@ struct Joint {
 // "mesh", "cylinder", "ellipsoid"; "fixed", "revolute", "prismatic", "ball", "universal", "planar".
 const char* type_name(ShapeType type);
 const char* type_name(JointType type);
+const char* type_name(BodyType type);  // "static", "dynamic", "kinematic"
 
 constexpr int shape_size_count(ShapeType type) {
   switch (type) {
@@ -250,7 +256,7 @@ struct SolverSettings {
 };
 
 // Where each physical constant sits in the flat parameter vector θ. Offsets are -1 where a
-// slot does not apply (a static body has no mass; a sphere has no half-extents).
+// slot does not apply (a static or kinematic body has no mass; a sphere has no half-extents).
 struct ParamLayout {
   struct Slice {
     std::string name;  // e.g. "body/ball/mass", "gravity", "joint/elbow/damping"

@@ -75,7 +75,9 @@ class Workspace {
 StepStatus step(const Model& model, const Params& params, const State& state_in,
                 std::span<const double> controls, State& state_out, Workspace& workspace);
 
-// Mechanical energy: kinetic + gravitational potential (J). For conservation tests.
+// Mechanical energy: kinetic + gravitational potential (J). For conservation tests. Dynamic
+// bodies only: static and kinematic bodies have no mass (a kinematic body's motion is
+// prescribed, and the work it does on the others is not counted either).
 double kinetic_energy(const Model& model, const Params& params, const State& state);
 double potential_energy(const Model& model, const Params& params, const State& state);
 
@@ -104,6 +106,11 @@ class Simulator {
 
   // One step with the given controls (empty: all zero).
   StepStatus step(std::span<const double> controls = {});
+
+  // Replaces the current state (validate_state: sizes, finite entries, unit quaternions; throws
+  // Error naming the body and field). How a program drives a kinematic body between steps:
+  // copy state(), write the body's pose and velocity, set it back (MuJoCo's mocap_pos/quat).
+  void set_state(State state);
 
  private:
   Model model_;

@@ -7,12 +7,12 @@
 // checked here over the world's flat vectors — WorldParams, WorldState, the world controls —
 // with the loss L = Σ_{t=0..T} [Σ_k (a_k x_t,k + b_k v_t,k) + Σ_b w_b·(p_b, z axis of b, v_b, ω_b)]
 // over the T world steps (the rigid bodies at rigid step t·S), with fixed pseudo-random weights
-// (seed 1): it reaches every soft node and every dynamic rigid body's state. Compared:
+// (seed 1): it reaches every soft node and every dynamic and kinematic rigid body's state. Compared:
 //   θ      every component of every rigid slice (except those the backward pass reports not
 //          differentiable at their value, listed in `skipped`) and soft slice except the frame
 //          poses (set from the rigid bodies at every step; their adjoints reach the rigid x₀);
 //          with several parts, a spread of 8 components of longer slices (one mass per node);
-//   x₀     all 12 tangent components of a spread of 4 dynamic rigid bodies (orientation as
+//   x₀     all 12 tangent components of a spread of 4 dynamic or kinematic rigid bodies (orientation as
 //          exp(δθ) ⊗ q); x₀ and v₀ of a spread of 8 free soft nodes;
 //   u      every actuator at a spread of 8 rigid steps; the soft forces at a spread of 8
 //          (step, node) pairs.

@@ -36,8 +36,12 @@ void bind_enum(py::module_& module, const char* name, const char* doc, const cha
 }  // namespace
 
 void bind_model(py::module_& module) {
-  bind_enum<BodyType>(module, "BodyType", "A body that moves (Dynamic) or never moves (Static).", "body type",
-                      {{"Static", BodyType::Static}, {"Dynamic", BodyType::Dynamic}});
+  bind_enum<BodyType>(module, "BodyType",
+                      "A body that moves under forces and constraints (Dynamic), never moves (Static), or moves "
+                      "by the velocity its state holds, written by the program between steps (Kinematic: "
+                      "MuJoCo's mocap bodies; infinitely massive to every constraint row, but moving).",
+                      "body type",
+                      {{"Static", BodyType::Static}, {"Dynamic", BodyType::Dynamic}, {"Kinematic", BodyType::Kinematic}});
   bind_enum<ShapeType>(module, "ShapeType",
                        "Collision shape: Sphere (radius), Box (half extents), Capsule (radius, "
                        "half length along local z), Cylinder (radius, half length along local z), "
@@ -96,7 +100,7 @@ void bind_model(py::module_& module) {
       .def_readonly("first_shape", &Body::first_shape)
       .def_readonly("shape_count", &Body::shape_count)
       .def("__repr__", [](const Body& body) {
-        return "<Body '" + body.name + (body.type == BodyType::Static ? "' static>" : "' dynamic>");
+        return "<Body '" + body.name + "' " + type_name(body.type) + ">";
       });
 
   py::class_<Shape>(module, "Shape", "A collision shape of a built Model (read-only).")

@@ -84,8 +84,11 @@ void bind_simulator(py::module_& module) {
       .def_property_readonly("model", &Simulator::model, py::return_value_policy::reference_internal)
       .def_property_readonly(
           "params", [](const Simulator& simulator) { return simulator.params(); }, "A copy of θ.")
-      .def_property_readonly(
-          "state", [](const Simulator& simulator) { return simulator.state(); }, "A copy of the current state.")
+      .def_property(
+          "state", [](const Simulator& simulator) { return simulator.state(); },
+          [](Simulator& simulator, State state) { simulator.set_state(std::move(state)); },
+          "A copy of the current state; assigning one replaces it (validated), e.g. to drive a kinematic "
+          "body between steps: s = sim.state; s.linear_velocity[b] = v; sim.state = s.")
       .def(
           "contacts", [](const Simulator& simulator) { return copies(simulator.contacts()); },
           "Contacts of the most recent step (copies).")

@@ -493,3 +493,61 @@ def test_reduced_coordinates_from_a_scene_file():
         rollout.run(scene.state, steps=40)
     a, b = full.backward(weights), partial.backward(weights)
     assert len(b.params) == 0 and np.array_equal(a.initial_state, b.initial_state)
+
+
+def test_kinematic_platform_carries_a_box():
+    """A kinematic platform driven between steps (pose and velocity written into the state)
+    carries a box by friction; the platform is where the program put it; its x0 gradient is
+    the closed form of a box sliding at μg on it (dx/dv_platform = h per step of sliding)."""
+    builder = dp.ModelBuilder()
+    builder.dt = 1e-3
+    builder.add_body(name="platform", type="kinematic", position=(0, 0, -0.05), friction=1.0,
+                     shapes=[dp.ShapeSpec(type="box", half_extents=(3, 3, 0.05))])
+    builder.add_body(name="box", position=(0, 0, 0.1), mass=1.0, friction=1.0,
+                     shapes=[dp.ShapeSpec(type="box", half_extents=(0.1, 0.1, 0.1))])
+    scene = builder.build()
+    platform, box = scene.model.body_index("platform"), scene.model.body_index("box")
+    assert scene.model.bodies[platform].type == dp.BodyType.Kinematic
+    assert "kinematic" in repr(scene.model.bodies[platform])
+    assert "body/platform/mass" not in scene.model.layout.names()
+    sim = dp.Simulator(scene.model, scene.params, scene.state)
+    amplitude, omega = 0.05, 2 * np.pi * 2.0
+    for t in range(1000):
+        s = sim.state
+        s.position[platform, 0] = amplitude * np.sin(omega * t * builder.dt)
+        s.linear_velocity[platform, 0] = amplitude * omega * np.cos(omega * t * builder.dt)
+        sim.state = s
+        sim.step()
+        expected = s.position[platform, 0] + builder.dt * s.linear_velocity[platform, 0]
+        assert sim.state.position[platform, 0] == expected
+    final = sim.state
+    assert final.linear_velocity[box, 0] == pytest.approx(final.linear_velocity[platform, 0], abs=1e-6)
+    bad = sim.state
+    bad.position[platform, 1] = math.nan
+    with pytest.raises(dp.Error, match="body 'platform': position is not finite"):
+        sim.state = bad
+
+    # Gradients with respect to the platform's x0, against closed forms. Sliding (a box at rest
+    # on a platform at 1 m/s, μ = 1, 50 steps of 1 ms, sticking only at 0.1 s): v_box(T) = T h μ g
+    # whatever the speeds, so dv_box(T)/dv_platform = 0 and dv_box(T)/dv_box = 1. Sticking (the
+    # box starts at the platform's speed): friction holds it to the platform, dv_box(T)/dv_platform
+    # = 1 and dv_box(T)/dv_box = 0.
+    def platform_scene(box_speed):
+        return dp.parse_scene("""{"dt": 0.001, "bodies": [
+            {"name": "platform", "type": "kinematic", "position": [0, 0, -0.05], "linear_velocity": [1, 0, 0],
+             "friction": 1.0, "shapes": [{"type": "box", "half_extents": [3, 3, 0.05]}]},
+            {"name": "box", "position": [0, 0, 0.1], "mass": 1.0, "friction": 1.0, "linear_velocity": [%r, 0, 0],
+             "shapes": [{"type": "box", "half_extents": [0.1, 0.1, 0.1]}]}]}""" % box_speed, "platform.json")
+
+    for box_speed, slope_platform, slope_box in ((0.0, 0.0, 1.0), (1.0, 1.0, 0.0)):
+        moving = platform_scene(box_speed)
+        rollout = dp.Rollout(moving.model, moving.params)
+        rollout.run(moving.state, steps=50)
+        final_speed = rollout.final_state().linear_velocity[box, 0]
+        assert final_speed == pytest.approx(50 * 1e-3 * G if box_speed == 0 else 1.0, rel=1e-7)
+        loss_gradient = np.zeros((51, 12 * moving.model.body_count()))
+        loss_gradient[-1, 12 * box + 6] = 1.0  # L = the box's final x velocity
+        g = rollout.backward(loss_gradient)
+        assert g.initial_state[12 * platform + 6] == pytest.approx(slope_platform, abs=1e-6)
+        assert g.initial_state[12 * box + 6] == pytest.approx(slope_box, abs=1e-6)
+        assert "x0/platform" not in g.not_differentiable

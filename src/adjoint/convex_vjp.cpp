@@ -108,6 +108,14 @@ void convex_vjp(std::span<const ConstraintRow> rows, const solve::MassBlocks& ma
       for (int s = 0; s < group.size; ++s) xi += projection.jacobian[s][r] * z[s];
       const double eta = xi / compliance;
       row_adjoints[i].rhs += eta;
+      // A body no row moves (zero inverse mass) keeps v⁺ = v_free, and its J_b v_b enters y as
+      // −rhs does: v̄_free,b −= η J_b (a kinematic body's prescribed velocity; 0 for a static one).
+      for (const auto& [body, linear, angular] : {std::tuple{rows[i].body_a, rows[i].linear_a, rows[i].angular_a},
+                                                  std::tuple{rows[i].body_b, rows[i].linear_b, rows[i].angular_b}}) {
+        if (islands.island_of_body[static_cast<std::size_t>(body)] >= 0) continue;
+        solve::add_vec3(free_velocity_adjoint, 6 * body, linear * -eta);
+        solve::add_vec3(free_velocity_adjoint, 6 * body + 3, angular * -eta);
+      }
       add_row_adjoint(rows[i], u, projection.gamma[r], row_adjoints[i]);
       add_row_adjoint(rows[i], velocity, -eta, row_adjoints[i]);
       compliance_adjoint += -eta * problem.y[i];

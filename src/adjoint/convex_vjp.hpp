@@ -5,7 +5,7 @@
 // Its Jacobian in v is the Hessian H = M + Jᵀ G J (symmetric positive definite), so with
 //   u = H⁻¹ v̄⁺,   z = J u,   ξ = (∂Π/∂y)ᵀ z,   η = R⁻¹ ξ    (per row)
 // the adjoints are (Amos & Kolter 2017's recipe applied to this problem):
-//   v̄_free = M u,   v̂̄_i = η_i,   J̄_i = γ_i u − η_i v⁺,   μ̄ = zᵀ ∂Π/∂μ,   b̄ = zᵀ ∂Π/∂b,
+//   v̄_free = M u (a body of zero inverse mass: v̄⁺ − Σ_i η_i J_i,bᵀ),   v̂̄_i = η_i,   J̄_i = γ_i u − η_i v⁺,   μ̄ = zᵀ ∂Π/∂μ,   b̄ = zᵀ ∂Π/∂b,
 //   R̄_i = −η_i y_i,   (M⁻¹)‾_b = (M u)_b (Jᵀγ)_bᵀ,
 // and through R = κ w for every row of a group, w = A_ii of its first row (a cone's normal):
 //   κ̄ = Σ R̄_i w,   w̄ = Σ R̄_i κ → J̄_first += 2 w̄ M⁻¹J_firstᵀ, (M⁻¹)‾_b += w̄ J_first,bᵀ J_first,b.

@@ -120,7 +120,7 @@ GradientCheckReport check_gradients(const Scene& scene_in, std::span<const doubl
           step);
     }
   for (int b = 0; b < model.body_count(); ++b) {
-    if (model.bodies[static_cast<std::size_t>(b)].type != BodyType::Dynamic) continue;
+    if (model.bodies[static_cast<std::size_t>(b)].type == BodyType::Static) continue;  // kinematic ones are state too
     for (int k = 0; k < kTangent; ++k)
       add("x0/" + model.bodies[static_cast<std::size_t>(b)].name + "/" + kComponent[k / 3] + "[" + std::to_string(k % 3) + "]",
           gradients.initial_state[static_cast<std::size_t>(kTangent * b + k)],

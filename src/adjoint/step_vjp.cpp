@@ -159,9 +159,10 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
   // Pose adjoint at the integrated (pre-projection) state q̃: p̃̄ and θ̃̄, 6 per body.
   vjp.displacement_adjoint.assign(dof, 0.0);
 
-  // Static bodies never move: their adjoint passes straight through.
+  // Static bodies never move: their adjoint passes straight through. (A kinematic body moves
+  // by its own velocity like a dynamic one whose inverse mass is 0: it takes the paths below.)
   for (std::size_t b = 0; b < body_count; ++b)
-    if (model.bodies[b].type != BodyType::Dynamic)
+    if (model.bodies[b].type == BodyType::Static)
       for (int k = 0; k < kBodyTangent; ++k)
         state_adjoint[kBodyTangent * b + static_cast<std::size_t>(k)] += next_state_adjoint[kBodyTangent * b + static_cast<std::size_t>(k)];
 
@@ -181,13 +182,13 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
   const solve::MlcpWorkspace* forward_factorization = record.joint_factorization_valid ? &record.solver : nullptr;
   vjp.displacement.assign(dof, 0.0);
   for (std::size_t b = 0; b < body_count; ++b) {
-    if (model.bodies[b].type != BodyType::Dynamic) continue;
+    if (model.bodies[b].type != BodyType::Dynamic) continue;  // the projection moves dynamic bodies only
     const int o = static_cast<int>(6 * b);
     add_vec3(vjp.displacement, o, state_out.position[b] - vjp.integrated.position[b]);
     add_vec3(vjp.displacement, o + 3, rotation_vector(state_out.orientation[b] * vjp.integrated.orientation[b].conjugate()));
   }
   for (std::size_t b = 0; b < body_count; ++b) {
-    if (model.bodies[b].type != BodyType::Dynamic) continue;
+    if (model.bodies[b].type == BodyType::Static) continue;
     const std::size_t o = kBodyTangent * b;
     const Vec3 position_adjoint = read_vec3(next_state_adjoint, static_cast<int>(o));
     const Vec3 rotation_adjoint = read_vec3(next_state_adjoint, static_cast<int>(o + 3));
@@ -283,8 +284,9 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
     for (std::size_t i = 0; i < m; ++i) add_row_transpose(vjp.end_rows[i], rho[i], g_rho);
     std::vector<double>& eta = vjp.eta;
     eta.assign(delta_adjoint.begin(), delta_adjoint.end());
+    // (A kinematic parent too: φ depends on its pose, though the projection never moves it.)
     for (std::size_t b = 0; b < body_count; ++b) {
-      if (model.bodies[b].type != BodyType::Dynamic) continue;
+      if (model.bodies[b].type == BodyType::Static) continue;
       const int o = static_cast<int>(6 * b);
       const Vec3 delta_rotation = read_vec3(vjp.displacement, o + 3);
       const Mat3 rotation_of_delta = Quat::from_rotation_vector(delta_rotation).to_matrix();
@@ -322,7 +324,7 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
                                  vjp.contact_time_adjoint);
   }
   for (std::size_t b = 0; b < body_count; ++b) {
-    if (model.bodies[b].type != BodyType::Dynamic) continue;
+    if (model.bodies[b].type == BodyType::Static) continue;
     if (impacts.any && impacts.body_contact[b] >= 0) continue;
     const int o = static_cast<int>(6 * b);
     const Vec3 position_adjoint = read_vec3(vjp.displacement_adjoint, o);
@@ -676,6 +678,12 @@ void step_vjp(const Model& model, const Params& params, const State& state_in, s
   std::vector<double>& generalised_adjoint = vjp.scratch;  // F̄, τ̄ per body (6)
   generalised_adjoint.assign(dof, 0.0);
   for (std::size_t b = 0; b < body_count; ++b) {
+    if (model.bodies[b].type == BodyType::Kinematic) {
+      // v_free = v: its state velocity, nothing else.
+      out.add_linear(static_cast<int>(b), read_vec3(vjp.free_velocity_adjoint, static_cast<int>(6 * b)));
+      out.add_angular(static_cast<int>(b), read_vec3(vjp.free_velocity_adjoint, static_cast<int>(6 * b + 3)));
+      continue;
+    }
     if (model.bodies[b].type != BodyType::Dynamic) continue;
     const int o = static_cast<int>(6 * b);
     const double linear_divisor = 1.0 + h * params.at(layout.body_linear_damping[b]);

@@ -83,20 +83,20 @@ void MjcfReader::read_inertial(const XMLElement* element, MjcfBody& body) {
 
 void MjcfReader::read_body(const XMLElement* element, int parent, const std::string& inherited_class) {
   check_attributes(element, "body");
+  bool mocap_body = false;
   if (const auto mocap = source_.text(element, "mocap"); mocap && source_.parse_bool(element, "mocap", *mocap)) {
-    // MuJoCo moves a mocap body only when a program writes its pose (mocap_pos/mocap_quat);
-    // left alone it stays where the file puts it, which a static body does too.
+    // MuJoCo moves a mocap body only when a program writes its pose (mocap_pos/mocap_quat): a
+    // kinematic body, which the program drives through the state (its pose and velocity).
     if (parent != 0) source_.fail(element, "a mocap body must be a child of the world (MuJoCo's rule)");
     for (const XMLElement* child = element->FirstChildElement(); child; child = child->NextSiblingElement())
       if (std::string_view(child->Name()) == "joint" || std::string_view(child->Name()) == "freejoint")
         source_.fail(child, "a mocap body cannot have joints (MuJoCo's rule)");
-    warnings_.add(source_, element,
-                  "mocap body: static in diffphys, which cannot drive a body's pose from outside the simulation "
-                  "(MuJoCo's mocap_pos/mocap_quat)");
+    mocap_body = true;
   }
   MjcfBody body;
   body.element = element;
   body.parent = parent;
+  body.is_kinematic = mocap_body;
   const int index = static_cast<int>(bodies_.size());
   body.name = source_.text(element, "name").value_or("body" + std::to_string(index));
   if (body.name == "world") source_.fail(element, "the name 'world' is reserved for the world body");
@@ -155,6 +155,9 @@ void MjcfReader::read_children(const XMLElement* element, int body_index, const 
     if (body_index == 0) {
       body.is_static = true;
       body.weld = 0;
+    } else if (body.is_kinematic) {  // a mocap body: its own weld group, moved by the state
+      body.weld = body_index;
+      body.is_static = false;
     } else if (body.joints.empty()) {
       body.weld = parent->weld;
       body.is_static = parent->is_static;
@@ -170,7 +173,9 @@ void MjcfReader::read_children(const XMLElement* element, int body_index, const 
     const bool geoms_give_inertia =
         compiler_.inertia_from_geom == Compiler::InertiaFromGeom::True ||
         (compiler_.inertia_from_geom == Compiler::InertiaFromGeom::Auto && inertial == nullptr);
-    if (inertial && !geoms_give_inertia) {
+    if (inertial && body.is_kinematic) {
+      warnings_.add(source_, inertial, "ignored: a mocap body is kinematic in diffphys (its motion is prescribed), it has no mass");
+    } else if (inertial && !geoms_give_inertia) {
       read_inertial(inertial, body);
     } else if (inertial) {
       warnings_.add(source_, inertial, "ignored: <compiler inertiafromgeom=\"true\"> takes mass from the geoms");
@@ -237,6 +242,8 @@ void MjcfReader::add_bodies(ModelBuilder& builder) {
     Pose frame = body.world;
     if (body.is_static) {
       spec.type = BodyType::Static;
+    } else if (body.is_kinematic) {
+      spec.type = BodyType::Kinematic;  // no mass: its motion is prescribed (its geoms' mass is not used)
     } else {
       if (!(body.mass > 0))
         source_.fail(body.element, message("a moving body needs a positive mass, got ", body.mass,
@@ -349,7 +356,7 @@ void MjcfReader::add_joints(ModelBuilder& builder) {
   // rotational compliance 1/I_min: what bounds a chain's fastest damped motion (below).
   std::vector<int> damped_hinges(bodies_.size(), 0);
   for (std::size_t b = 1; b < bodies_.size(); ++b) {
-    if (bodies_[b].is_static) continue;
+    if (bodies_[b].is_static || bodies_[b].is_kinematic) continue;
     for (const MjcfJoint& joint : bodies_[b].joints)
       if (joint.type == "hinge" && joint.damping > 0) {
         ++damped_hinges[b];
@@ -358,14 +365,14 @@ void MjcfReader::add_joints(ModelBuilder& builder) {
   }
   const auto compliance_bound = [&](std::size_t b) {
     const MjcfBody& body = bodies_[b];
-    if (body.is_static || b == 0) return 0.0;
+    if (body.is_static || body.is_kinematic || b == 0) return 0.0;  // infinitely massive to the joint
     const Vec3& moments = body.principal.moments;
     return damped_hinges[b] / std::min({moments.x, moments.y, moments.z});
   };
   int unnamed = 0;
   for (std::size_t b = 1; b < bodies_.size(); ++b) {
     MjcfBody& body = bodies_[b];
-    if (body.is_static) continue;
+    if (body.is_static || body.is_kinematic) continue;
     for (MjcfJoint& joint : body.joints)
       if (joint.name.empty()) joint.name = body.name + "_joint" + std::to_string(unnamed++);
     // diffphys applies joint damping explicitly (rigid/forces.cpp: v_free = v + h M⁻¹ f), which
@@ -383,7 +390,8 @@ void MjcfReader::add_joints(ModelBuilder& builder) {
     for (MjcfJoint& joint : body.joints) {
       if (joint.type != "hinge" || !(joint.damping > 0)) continue;
       double compliance = 1.0 / inertia_about(body, joint.anchor, joint.axis);
-      if (!parent_body.is_static) compliance += 1.0 / inertia_about(parent_body, joint.anchor, joint.axis);
+      if (!parent_body.is_static && !parent_body.is_kinematic)
+        compliance += 1.0 / inertia_about(parent_body, joint.anchor, joint.axis);
       const double ratio = builder.dt * joint.damping * compliance;
       if (ratio > 2.0) {
         const double lowered = std::min(joint.damping, 1.0 / (builder.dt * chain_bound));

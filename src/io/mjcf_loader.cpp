@@ -21,7 +21,7 @@
 //   and parent filters and <contact><exclude> as Model::collision_exclusions;
 // - actuators: <motor> → Motor (control = gear × ctrl), <position> → Servo (gain from kp);
 // - <include> (spliced in place), repeated sections (all read), coordinate="global", mass
-//   from mesh geoms (io/mesh_mass.hpp), mocap bodies (static, with a warning);
+//   from mesh geoms (io/mesh_mass.hpp), mocap bodies (kinematic: driven by the state);
 // - <composite> of type particle, rope, loop and cloth (io/mjcf_composite.cpp); the others refused;
 // - <equality> connect and tendon (on a two-site spatial tendon) as soft equality constraints,
 //   which put the model in the convex formulation (below).

@@ -108,6 +108,7 @@ struct MjcfBody {
   std::vector<MjcfGeom> geoms;
   int weld = 0;  // MuJoCo's body_weldid: the nearest ancestor-or-self with joints (0: the world)
   bool is_static = false;
+  bool is_kinematic = false;  // <body mocap="true">: a kinematic body, driven by the state
   io::PrincipalFrame principal;
   double mass = 0.0;
 };

@@ -154,6 +154,15 @@ void validate_state(const Model& model, const State& state) {
   }
 }
 
+const char* type_name(BodyType type) {
+  switch (type) {
+    case BodyType::Static: return "static";
+    case BodyType::Dynamic: return "dynamic";
+    case BodyType::Kinematic: return "kinematic";
+  }
+  return "unknown";
+}
+
 const char* type_name(ShapeType type) {
   switch (type) {
     case ShapeType::Sphere: return "sphere";

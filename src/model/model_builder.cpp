@@ -204,7 +204,10 @@ void build_equalities(const std::vector<EqualitySpec>& specs, Formulation formul
       throw Error(message(item, ": body_a and body_b are the same body '", spec.body_a, "'"));
     if (model.bodies[static_cast<std::size_t>(equality.body_a)].type != BodyType::Dynamic &&
         model.bodies[static_cast<std::size_t>(equality.body_b)].type != BodyType::Dynamic)
-      throw Error(message(item, ": both bodies are static; one must be dynamic"));
+      throw Error(message(item, ": neither body is dynamic ('", spec.body_a, "' is ",
+                          type_name(model.bodies[static_cast<std::size_t>(equality.body_a)].type), ", '", spec.body_b,
+                          "' is ", type_name(model.bodies[static_cast<std::size_t>(equality.body_b)].type),
+                          "); one must be dynamic"));
     const auto a = static_cast<std::size_t>(equality.body_a), b = static_cast<std::size_t>(equality.body_b);
     const auto local = [&](std::size_t body, const Vec3& world_point) {
       return state.orientation[body].inverse_rotate(world_point - state.position[body]);
@@ -386,6 +389,22 @@ Scene ModelBuilder::build() const {
     if (!(spec.restitution >= 0 && spec.restitution <= 1)) throw Error(message(item, ": restitution must lie in [0, 1], got ", spec.restitution));
     check_non_negative(spec.linear_damping, "linear_damping");
     check_non_negative(spec.angular_damping, "angular_damping");
+    if (spec.type == BodyType::Kinematic) {
+      // Its motion is prescribed (the state's velocity): nothing a mass would act on.
+      const auto refuse = [&](const char* field, const std::string& value) {
+        throw Error(message(item, ": a kinematic body has no ", field, " (its motion is prescribed by its state), got ", value));
+      };
+      if (spec.mass) refuse("mass", message(*spec.mass));
+      if (spec.inertia) refuse("inertia", message("(", spec.inertia->x, ", ", spec.inertia->y, ", ", spec.inertia->z, ")"));
+      if (spec.center_of_mass)
+        refuse("center_of_mass",
+               message("(", spec.center_of_mass->x, ", ", spec.center_of_mass->y, ", ", spec.center_of_mass->z, ")"));
+      if (squared_norm(spec.force) > 0) refuse("force", message("(", spec.force.x, ", ", spec.force.y, ", ", spec.force.z, ")"));
+      if (squared_norm(spec.torque) > 0)
+        refuse("torque", message("(", spec.torque.x, ", ", spec.torque.y, ", ", spec.torque.z, ")"));
+      if (spec.linear_damping != 0) refuse("linear_damping", message(spec.linear_damping));
+      if (spec.angular_damping != 0) refuse("angular_damping", message(spec.angular_damping));
+    }
     for (std::size_t s = 0; s < spec.shapes.size(); ++s)
       validate_shape(spec.shapes[s], item + " shape #" + std::to_string(s), spec.type);
 
@@ -535,6 +554,9 @@ Scene ModelBuilder::build() const {
     joint.parent = body_named(spec.parent, "parent");
     joint.child = body_named(spec.child, "child");
     if (joint.parent == joint.child) throw Error(message(item, ": parent and child are the same body '", spec.child, "'"));
+    if (model.bodies[static_cast<std::size_t>(joint.child)].type == BodyType::Kinematic)
+      throw Error(message(item, ": child body '", spec.child,
+                          "' is kinematic: its motion is prescribed, no joint may move it (make it the parent)"));
     if (model.bodies[static_cast<std::size_t>(joint.child)].type != BodyType::Dynamic)
       throw Error(message(item, ": child body '", spec.child, "' must be dynamic"));
     require_finite(spec.anchor, item, "anchor");

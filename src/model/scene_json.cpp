@@ -295,13 +295,21 @@ BodySpec SceneReader::read_body(const Json& object, const std::string& path) con
   body.name = read_string(object["name"], field("name"));
   if (object.contains("type")) {
     body.type = read_enum<BodyType>(object["type"], field("type"), "body type",
-                                    {{"dynamic", BodyType::Dynamic}, {"static", BodyType::Static}});
+                                    {{"dynamic", BodyType::Dynamic},
+                                     {"static", BodyType::Static},
+                                     {"kinematic", BodyType::Kinematic}});
   }
   if (body.type == BodyType::Static) {
     for (const char* key :
          {"linear_velocity", "angular_velocity", "mass", "inertia", "center_of_mass", "density",
           "linear_damping", "angular_damping", "force", "torque"}) {
       refuse_key(object, path, key, "by a static body (it never moves)");
+    }
+  }
+  if (body.type == BodyType::Kinematic) {
+    for (const char* key : {"mass", "inertia", "center_of_mass", "density", "linear_damping", "angular_damping",
+                            "force", "torque"}) {
+      refuse_key(object, path, key, "by a kinematic body (its motion is prescribed: it has no mass)");
     }
   }
   if (object.contains("position")) body.position = read_vec3(object["position"], field("position"));

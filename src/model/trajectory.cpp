@@ -231,7 +231,9 @@ void append_model_block(std::string& out, const Model& model, const Params& para
     if (body > 0) out += ',';
     out += "{\"name\":";
     append_string(out, spec.name);
-    out += spec.type == BodyType::Dynamic ? ",\"type\":\"dynamic\"" : ",\"type\":\"static\"";
+    out += ",\"type\":\"";
+    out += type_name(spec.type);  // a kinematic body moves in the frames like a dynamic one
+    out += '"';
     append_param_number(out, "mass", params, layout.body_mass[b]);
     append_param_vec3(out, "inertia", params, layout.body_inertia[b]);
     if (spec.type == BodyType::Dynamic) {

@@ -19,6 +19,12 @@ void build_tree(const Model& model, ArticulatedRecord& record) {
   record.body_link.assign(body_count, -1);
   record.links.clear();
   record.servos.clear();
+  // A moving base would need its prescribed acceleration in the recursions: not supported.
+  for (std::size_t b = 0; b < body_count; ++b)
+    if (model.bodies[b].type == BodyType::Kinematic)
+      throw Error(message("body '", model.bodies[b].name,
+                          "' is kinematic: reduced coordinates do not support kinematic bodies (a prescribed moving "
+                          "base); use maximal coordinates"));
   // body_link doubles as "has a parent joint" (-2) until the body is placed.
   for (const Joint& joint : model.joints) {
     if (joint.type != JointType::Revolute && joint.type != JointType::Prismatic)

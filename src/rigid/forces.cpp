@@ -48,8 +48,17 @@ void compute_free_velocity(const Model& model, const Params& params, const State
   }
   for (std::size_t b = 0; b < n; ++b) {
     const int o = static_cast<int>(6 * b);
-    if (model.bodies[b].type != BodyType::Dynamic) {
+    if (model.bodies[b].type == BodyType::Static) {
       for (int k = 0; k < 6; ++k) free_velocity[static_cast<std::size_t>(o + k)] = 0.0;
+      continue;
+    }
+    if (model.bodies[b].type == BodyType::Kinematic) {
+      // Prescribed: its state velocity, whatever acts on it (its inverse mass is 0, so the
+      // solve leaves it there and every row sees it).
+      for (int k = 0; k < 3; ++k) {
+        free_velocity[static_cast<std::size_t>(o + k)] = state.linear_velocity[b][k];
+        free_velocity[static_cast<std::size_t>(o + 3 + k)] = state.angular_velocity[b][k];
+      }
       continue;
     }
     const Vec3 force = solve::read_vec3(free_velocity, o);

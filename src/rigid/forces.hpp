@@ -29,7 +29,8 @@ inline double clipped_motor_torque(double control, double max_torque) {
   return side == 0 ? control : side * max_torque;
 }
 
-// free_velocity: (6 nbody) linear then angular per body, world frame; zero for static bodies.
+// free_velocity: (6 nbody) linear then angular per body, world frame; zero for static bodies,
+// the state velocity for kinematic ones (nothing acts on a prescribed motion).
 void compute_free_velocity(const Model& model, const Params& params, const State& state,
                            std::span<const double> controls, const BodyDynamics& bodies,
                            std::span<double> free_velocity);

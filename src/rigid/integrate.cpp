@@ -136,7 +136,9 @@ void integrate(const Model& model, const State& state_in, std::span<const double
   for (std::size_t b = 0; b < state_in.position.size(); ++b) {
     const Vec3 linear = solve::read_vec3(velocity, static_cast<int>(6 * b));
     const Vec3 angular = solve::read_vec3(velocity, static_cast<int>(6 * b + 3));
-    if (model.bodies[b].type != BodyType::Dynamic) {
+    // A kinematic body moves like a dynamic one, by the solved velocity, which is its state
+    // velocity (zero inverse mass: the rows cannot change it).
+    if (model.bodies[b].type == BodyType::Static) {
       state_out.position[b] = state_in.position[b];
       state_out.orientation[b] = state_in.orientation[b];
       state_out.linear_velocity[b] = state_in.linear_velocity[b];

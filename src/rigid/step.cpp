@@ -249,6 +249,11 @@ Simulator::Simulator(Model model, Params params, State initial_state)
   zero_controls_.assign(static_cast<std::size_t>(model_.actuator_count()), 0.0);
 }
 
+void Simulator::set_state(State state) {
+  validate_state(model_, state);
+  state_ = std::move(state);
+}
+
 StepStatus Simulator::step(std::span<const double> controls) {
   const StepStatus status =
       diffphys::step(model_, params_, state_, controls.empty() ? std::span<const double>(zero_controls_) : controls,

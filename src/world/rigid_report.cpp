@@ -39,7 +39,7 @@ const char* solver_name(const SolverSettings& solver) {
   return solver.formulation == Formulation::Convex ? "newton (convex formulation)" : solver_type_name(solver.type);
 }
 
-const char* body_type_name(BodyType type) { return type == BodyType::Dynamic ? "dynamic" : "static"; }
+const char* body_type_name(BodyType type) { return type_name(type); }
 
 const char* actuator_type_name(ActuatorType type) { return type == ActuatorType::Motor ? "motor" : "servo"; }
 
@@ -72,7 +72,10 @@ class RigidReport final : public PartReport {
     const Model& model = world_.rigid->model;
     const auto dynamic = std::count_if(model.bodies.begin(), model.bodies.end(),
                                        [](const Body& body) { return body.type == BodyType::Dynamic; });
-    return plural(model.body_count() - 1, "body", "bodies") + " (" + std::to_string(dynamic) + " dynamic), " +
+    const auto kinematic = std::count_if(model.bodies.begin(), model.bodies.end(),
+                                         [](const Body& body) { return body.type == BodyType::Kinematic; });
+    return plural(model.body_count() - 1, "body", "bodies") + " (" + std::to_string(dynamic) + " dynamic" +
+           (kinematic > 0 ? ", " + std::to_string(kinematic) + " kinematic" : std::string()) + "), " +
            plural(model.joint_count(), "joint", "joints") + ", " + plural(model.actuator_count(), "actuator", "actuators");
   }
 
@@ -112,7 +115,7 @@ class RigidReport final : public PartReport {
     out << "final state (centre of mass position, m; linear velocity, m/s)\n";
     for (int body = 1; body < model.body_count(); ++body) {
       const auto i = static_cast<std::size_t>(body);
-      if (model.bodies[i].type != BodyType::Dynamic) continue;
+      if (model.bodies[i].type == BodyType::Static) continue;
       out << "  " << model.bodies[i].name << ": position " << format_vec3(final_state.rigid.position[i]) << ", velocity "
           << format_vec3(final_state.rigid.linear_velocity[i]) << "\n";
     }

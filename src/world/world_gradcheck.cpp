@@ -27,7 +27,7 @@ using world::format_name;
 using world::spread_indices;
 
 constexpr int kSliceSamples = 8;       // components checked of a longer θ slice (several parts)
-constexpr int kRigidBodySamples = 4;   // dynamic bodies whose x₀ is checked on larger scenes
+constexpr int kRigidBodySamples = 4;   // moving (dynamic, kinematic) bodies whose x₀ is checked on larger scenes
 constexpr int kSoftNodeSamples = 8;    // free nodes whose x₀, v₀ are checked on larger meshes
 constexpr int kControlSamples = 8;     // rigid steps whose controls are checked
 constexpr int kForceSamples = 8;       // (step, node) pairs whose soft forces are checked
@@ -37,13 +37,13 @@ constexpr int kTangent = kStateTangentPerBody;
 
 // The weighted-sum loss of the header and its gradient.
 struct WorldLoss {
-  std::vector<int> dynamic_bodies;
-  std::vector<double> rigid_weights;  // 12 per rigid body (dynamic ones used)
+  std::vector<int> moving_bodies;
+  std::vector<double> rigid_weights;  // 12 per rigid body (moving ones used)
   std::vector<double> soft_weights;   // 2 × 3 nnode: positions, then velocities
 
   double rigid_loss(const State& s) const {
     double sum = 0.0;
-    for (const int b : dynamic_bodies) {
+    for (const int b : moving_bodies) {
       const auto i = static_cast<std::size_t>(b);
       const Vec3 z_axis = s.orientation[i].rotate({0, 0, 1});
       const double* w = &rigid_weights[kTangent * i];
@@ -68,7 +68,7 @@ struct WorldLoss {
   }
   // dL/d(rigid x_t) in the tangent layout: δ(z axis) = δθ × z, so the rotation's adjoint is z × w_z.
   void add_gradient(const WorldState& state, WorldStateGradient& gradient) const {
-    for (const int b : dynamic_bodies) {
+    for (const int b : moving_bodies) {
       const auto i = static_cast<std::size_t>(b);
       const Vec3 z_axis = state.rigid.orientation[i].rotate({0, 0, 1});
       const double* w = &rigid_weights[kTangent * i];
@@ -168,7 +168,7 @@ WorldGradientCheckReport check_soft_world_gradients(const World& given, std::spa
   std::normal_distribution<double> normal;
   if (rigid_model) {
     for (int b = 1; b < rigid_model->body_count(); ++b)
-      if (rigid_model->bodies[static_cast<std::size_t>(b)].type == BodyType::Dynamic) loss.dynamic_bodies.push_back(b);
+      if (rigid_model->bodies[static_cast<std::size_t>(b)].type != BodyType::Static) loss.moving_bodies.push_back(b);
     loss.rigid_weights.resize(static_cast<std::size_t>(kTangent * rigid_model->body_count()));
     for (double& w : loss.rigid_weights) w = normal(random);
   }
@@ -264,10 +264,10 @@ WorldGradientCheckReport check_soft_world_gradients(const World& given, std::spa
     }
   }
 
-  // Rigid x₀ of the dynamic bodies: every tangent component.
+  // Rigid x₀ of the moving bodies (dynamic and kinematic): every tangent component.
   const double epsilon = options.state_epsilon;
-  for (const int pick : spread_indices(static_cast<int>(loss.dynamic_bodies.size()), kRigidBodySamples)) {
-    const int b = loss.dynamic_bodies[static_cast<std::size_t>(pick)];
+  for (const int pick : spread_indices(static_cast<int>(loss.moving_bodies.size()), kRigidBodySamples)) {
+    const int b = loss.moving_bodies[static_cast<std::size_t>(pick)];
     for (int k = 0; k < kTangent; ++k)
       add("rigid x0/" + rigid_model->bodies[static_cast<std::size_t>(b)].name + "/" + kRigidComponent[k / 3] + "[" +
               std::to_string(k % 3) + "]",

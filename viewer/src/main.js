@@ -418,7 +418,8 @@ function start() {
   trajectory.bodyNames.forEach((name, b) => {
     const option = document.createElement('option');
     option.value = String(b);
-    option.textContent = name + (recorded[b]?.type === 'static' ? ' (static)' : '');
+    const type = recorded[b]?.type;
+    option.textContent = name + (type === 'static' || type === 'kinematic' ? ` (${type})` : '');
     select.appendChild(option);
   });
   if (softBody) {
