@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -46,9 +47,13 @@ TEST(CartPoleDataEfficiency, QuickVariantShowsThePhysicsModelsDataEfficiency) {
 
   const std::filesystem::path out(json.at("out").get<std::string>());
   std::ifstream results(out / "results.csv");
+  std::string header;
+  std::getline(results, header);
+  const auto fields = std::count(header.begin(), header.end(), ',');
   int lines = 0;
-  for (std::string line; std::getline(results, line);) ++lines;
-  EXPECT_EQ(lines, 1 + 3 * 2);  // header, then both models at each amount
+  for (std::string line; std::getline(results, line); ++lines)
+    EXPECT_EQ(std::count(line.begin(), line.end(), ','), fields) << "results.csv row " << lines << ": " << line;
+  EXPECT_EQ(lines, 3 * 2);  // both models at each amount
   EXPECT_TRUE(std::filesystem::exists(out / "mlp_validation.csv"));
 }
 

@@ -1,7 +1,7 @@
 // tests/cartpole_mlp_test.cpp — the cart–pole's MLP dynamics model (experiments/cartpole_mlp.hpp):
-// its iLQR Jacobians against central differences, deterministic training that lowers the
-// held-out loss, the open-loop error's windows (experiments/cartpole_physics.hpp), and the
-// refusal of non-finite input and of too little data.
+// its iLQR Jacobians and its training loss's gradient against central differences,
+// deterministic training that lowers the held-out loss, the open-loop error's windows
+// (experiments/cartpole_physics.hpp), and the refusal of non-finite input and of too little data.
 #include "experiments/cartpole_mlp.hpp"
 
 #include <gtest/gtest.h>
@@ -52,6 +52,30 @@ TEST(CartPoleMlp, JacobiansMatchCentralDifferences) {
         EXPECT_NEAR(analytic, numeric, 1e-6 * (1.0 + std::abs(numeric))) << "d next[" << i << "] / d input " << j;
       }
     }
+  }
+}
+
+TEST(CartPoleMlp, LossGradientMatchesCentralDifferences) {
+  const std::vector<Transition> data = random_episodes(2, 6);
+  MlpCartPole model(data, {8, 8}, 2);
+  std::mt19937_64 generator(13);
+  std::uniform_real_distribution<double> weight(-0.5, 0.5);
+  for (double& w : model.weights()) w = weight(generator);
+  std::vector<const Transition*> batch;
+  for (std::size_t i = 0; i < data.size(); i += 3) batch.push_back(&data[i]);
+  std::vector<double> gradient(static_cast<std::size_t>(model.parameter_count())), unused;
+  model.loss(batch, gradient);
+  const double step = 1e-6;  // the weights are O(0.5)
+  const std::span<double> weights = model.weights();
+  for (std::size_t k = 0; k < weights.size(); ++k) {
+    const double original = weights[k];
+    weights[k] = original + step;
+    const double plus = model.loss(batch, unused);
+    weights[k] = original - step;
+    const double minus = model.loss(batch, unused);
+    weights[k] = original;
+    const double numeric = (plus - minus) / (2 * step);
+    EXPECT_NEAR(gradient[k], numeric, 1e-7 * (1.0 + std::abs(numeric))) << "weight " << k;
   }
 }
 

@@ -42,7 +42,8 @@ struct ModelFigures {
 
 struct Row {
   unsigned seed = 0;
-  int episodes = 0, transitions = 0, windows = 0;
+  int episodes = 0, transitions = 0;
+  int held_out = 0, windows = 0;  // held-out transitions and their 10-step windows
   ModelFigures physics, mlp;
 };
 
@@ -54,13 +55,17 @@ ExperimentResult run_cartpole_data_efficiency(const ExperimentOptions& options) 
   const std::vector<int> amounts = quick ? std::vector<int>{1, 4, 16} : std::vector<int>{1, 2, 5, 10, 20, 40};
   const int seed_count = quick ? 1 : 3;
   const int balance_steps = quick ? 300 : kMaxStepsBalanced;
-  // The physics model: Adam for 120 iterations (cartpole-ilqr's quick length, which ends
-  // within 15% of its 200-iteration error) from the same first guess.
+  // The physics model: cartpole-ilqr's first guess and Adam, for its quick length (120
+  // iterations) to keep the sweep short.
   PhysicsFitSettings physics_settings;
   physics_settings.iterations = 120;
   const double dt = physics_settings.time_step / physics_settings.substeps;
   MlpFitSettings mlp_settings;  // the paper's 2 × 100 hidden units, 8,000 Adam updates
   if (quick) mlp_settings.max_updates = 1500;
+  // --variant long-mlp: five times the MLP's training, to see where its error goes with more.
+  const bool long_mlp =
+      std::find(options.variants.begin(), options.variants.end(), "long-mlp") != options.variants.end();
+  if (long_mlp) mlp_settings.max_updates *= 5;
   const TrueCartPole truth;
 
   std::vector<Row> rows;
@@ -86,6 +91,7 @@ ExperimentResult run_cartpole_data_efficiency(const ExperimentOptions& options) 
       row.physics.one_step_mse = one_step_mse(held_out, physics_predict);
       const MultiStepError physics_multi = multi_step_mse(held_out, kMultiStep, physics_predict);
       row.physics.multi_step_mse = physics_multi.mse;
+      row.held_out = static_cast<int>(held_out.size());
       row.windows = physics_multi.windows;
       row.physics.fit_seconds = physics_fit.seconds;
       PhysicsMpc physics_mpc(physics_fit.learned, physics_fit.hinge_offset, physics_settings.substeps, dt);
@@ -134,8 +140,9 @@ ExperimentResult run_cartpole_data_efficiency(const ExperimentOptions& options) 
     for (const Row& row : rows)
       for (const auto& [name, figures] : {std::pair{"physics", &row.physics}, std::pair{"mlp", &row.mlp}})
         file << row.seed << ',' << row.episodes << ',' << row.transitions << ',' << name << ',' << figures->one_step_mse
-             << ',' << figures->multi_step_mse << ',' << figures->steps_balanced << ',' << figures->mean_squared_angle
-             << ',' << figures->fit_seconds << ',' << figures->ms_per_mpc_step << ',' << figures->mlp_updates << '\n';
+             << ',' << figures->multi_step_mse << ',' << figures->steps_balanced << ',' << figures->ended_by << ','
+             << figures->mean_squared_angle << ',' << figures->fit_seconds << ',' << figures->ms_per_mpc_step << ','
+             << figures->mlp_updates << '\n';
   }
   {
     std::ofstream file(out / "mlp_validation.csv");
@@ -161,10 +168,14 @@ ExperimentResult run_cartpole_data_efficiency(const ExperimentOptions& options) 
   json["seeds"] = seed_count;
   json["transitions"] = per_amount([](const Row& r) { return r.transitions; });
   json["held_out_episodes"] = kHeldOutEpisodes;
+  json["held_out_transitions"] = per_amount([](const Row& r) { return r.held_out; }).front();  // per seed
+  json["multi_step_windows"] = per_amount([](const Row& r) { return r.windows; }).front();
   json["multi_step"] = kMultiStep;
   json["target_steps"] = balance_steps;
   json["mpc_horizon"] = kMpcHorizon;
   json["mlp_hidden"] = mlp_settings.hidden;
+  json["mlp_max_updates"] = mlp_settings.max_updates;
+  json["variants"] = options.variants;
   for (const auto& [name, figures] : {std::pair{"physics", &Row::physics}, std::pair{"mlp", &Row::mlp}}) {
     json[name]["one_step_mse"] = per_amount([f = figures](const Row& r) { return (r.*f).one_step_mse; });
     json[name]["multi_step_mse"] = per_amount([f = figures](const Row& r) { return (r.*f).multi_step_mse; });

@@ -35,7 +35,7 @@ class MlpCartPole {
   // s' as predict(), A = ∂s'/∂s (4 × 4, row-major) and B = ∂s'/∂F (4): exact.
   void linearize(const StateVector& state, double force, StateVector& next, std::span<double> A, std::span<double> B);
 
-  // The mean over `batch` of the squared error of the normalised change, ½-free:
+  // The mean squared error of the normalised change over `batch` and the 4 outputs:
   // L = 1/|batch| Σ 1/4 Σ_j (y_j − ŷ_j)². Writes dL/dW into `gradient` when it is not empty.
   double loss(std::span<const Transition* const> batch, std::span<double> gradient);
 
@@ -52,7 +52,7 @@ class MlpCartPole {
   std::array<double, kInputs> input_mean_{}, input_scale_{};
   std::array<double, kOutputs> output_mean_{}, output_scale_{};
   std::vector<double> input_, output_, output_gradient_, input_gradient_;
-  std::vector<double> unused_weight_gradient_;  // Mlp::backward's dL/dW while linearising
+  std::vector<double> unused_weight_gradient_;  // Mlp::backward's dL/dW while linearising: never read
 };
 
 struct MlpFitSettings {
