@@ -12,6 +12,7 @@
 #include "experiments/cartpole_data_efficiency.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -36,6 +37,7 @@ struct ModelFigures {
   int steps_balanced = 0;
   const char* ended_by = "";        // what ended the balancing run: "cap", "angle" or "position"
   double mean_squared_angle = 0.0;  // θ² on the true system under the model's MPC, rad²
+  double max_abs_position = 0.0;    // the farthest the cart went in that run, m
   double fit_seconds = 0.0, ms_per_mpc_step = 0.0;
   int mlp_updates = 0;  // the MLP's chosen training length (0 for the physics model)
 };
@@ -43,9 +45,17 @@ struct ModelFigures {
 struct Row {
   unsigned seed = 0;
   int episodes = 0, transitions = 0;
-  int held_out = 0, windows = 0;  // held-out transitions and their 10-step windows
+  int held_out = 0, windows = 0;        // held-out transitions and their 10-step windows
+  double train_max_abs_position = 0.0;  // the farthest the cart went in the training data, m
   ModelFigures physics, mlp;
 };
+
+// The largest |x| of a balancing run (its recorded states), m.
+double max_abs_position(const cartpole::BalanceResult& run) {
+  double largest = 0.0;
+  for (const auto& step : run.trajectory) largest = std::max(largest, std::abs(step[0]));
+  return largest;
+}
 
 }  // namespace
 
@@ -84,6 +94,8 @@ ExperimentResult run_cartpole_data_efficiency(const ExperimentOptions& options) 
       row.seed = seed;
       row.episodes = amount;
       row.transitions = static_cast<int>(train.size());
+      for (const Transition& d : train)
+        row.train_max_abs_position = std::max({row.train_max_abs_position, std::abs(d.state[0]), std::abs(d.next[0])});
 
       const PhysicsFit physics_fit = fit_physics(train, physics_settings, nullptr);
       PhysicsCartPole physics(physics_fit.learned, physics_fit.hinge_offset, physics_settings.substeps, dt);
@@ -99,6 +111,7 @@ ExperimentResult run_cartpole_data_efficiency(const ExperimentOptions& options) 
       row.physics.steps_balanced = physics_run.steps_balanced;
       row.physics.mean_squared_angle = physics_run.mean_squared_angle;
       row.physics.ended_by = physics_run.ended_by;
+      row.physics.max_abs_position = max_abs_position(physics_run);
       row.physics.ms_per_mpc_step = physics_run.seconds_per_step * 1e3;
 
       MlpFit mlp_fit = fit_mlp(train, mlp_settings, seed);
@@ -115,6 +128,7 @@ ExperimentResult run_cartpole_data_efficiency(const ExperimentOptions& options) 
       row.mlp.steps_balanced = mlp_run.steps_balanced;
       row.mlp.mean_squared_angle = mlp_run.mean_squared_angle;
       row.mlp.ended_by = mlp_run.ended_by;
+      row.mlp.max_abs_position = max_abs_position(mlp_run);
       row.mlp.ms_per_mpc_step = mlp_run.seconds_per_step * 1e3;
       rows.push_back(row);
 
@@ -136,13 +150,13 @@ ExperimentResult run_cartpole_data_efficiency(const ExperimentOptions& options) 
   {
     std::ofstream file(out / "results.csv");
     file << "seed,episodes,transitions,model,one_step_mse,multi_step_mse,steps_balanced,ended_by,mean_squared_angle,"
-            "fit_seconds,ms_per_mpc_step,mlp_updates\n";
+            "max_abs_position,train_max_abs_position,fit_seconds,ms_per_mpc_step,mlp_updates\n";
     for (const Row& row : rows)
       for (const auto& [name, figures] : {std::pair{"physics", &row.physics}, std::pair{"mlp", &row.mlp}})
         file << row.seed << ',' << row.episodes << ',' << row.transitions << ',' << name << ',' << figures->one_step_mse
              << ',' << figures->multi_step_mse << ',' << figures->steps_balanced << ',' << figures->ended_by << ','
-             << figures->mean_squared_angle << ',' << figures->fit_seconds << ',' << figures->ms_per_mpc_step << ','
-             << figures->mlp_updates << '\n';
+             << figures->mean_squared_angle << ',' << figures->max_abs_position << ',' << row.train_max_abs_position
+             << ',' << figures->fit_seconds << ',' << figures->ms_per_mpc_step << ',' << figures->mlp_updates << '\n';
   }
   {
     std::ofstream file(out / "mlp_validation.csv");
@@ -167,6 +181,7 @@ ExperimentResult run_cartpole_data_efficiency(const ExperimentOptions& options) 
   json["episodes"] = amounts;
   json["seeds"] = seed_count;
   json["transitions"] = per_amount([](const Row& r) { return r.transitions; });
+  json["train_max_abs_position"] = per_amount([](const Row& r) { return r.train_max_abs_position; });
   json["held_out_episodes"] = kHeldOutEpisodes;
   json["held_out_transitions"] = per_amount([](const Row& r) { return r.held_out; }).front();  // per seed
   json["multi_step_windows"] = per_amount([](const Row& r) { return r.windows; }).front();
@@ -181,6 +196,7 @@ ExperimentResult run_cartpole_data_efficiency(const ExperimentOptions& options) 
     json[name]["multi_step_mse"] = per_amount([f = figures](const Row& r) { return (r.*f).multi_step_mse; });
     json[name]["steps_balanced"] = per_amount([f = figures](const Row& r) { return (r.*f).steps_balanced; });
     json[name]["ended_by"] = per_amount([f = figures](const Row& r) { return (r.*f).ended_by; });
+    json[name]["max_abs_position"] = per_amount([f = figures](const Row& r) { return (r.*f).max_abs_position; });
     json[name]["mean_squared_angle"] = per_amount([f = figures](const Row& r) { return (r.*f).mean_squared_angle; });
     json[name]["fit_seconds"] = per_amount([f = figures](const Row& r) { return (r.*f).fit_seconds; });
   }
