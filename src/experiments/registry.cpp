@@ -4,6 +4,7 @@
 
 #include "experiments/arm_reach.hpp"
 #include "experiments/ball_throw.hpp"
+#include "experiments/cartpole_data_efficiency.hpp"
 #include "experiments/cartpole_ilqr.hpp"
 #include "experiments/chain_mass.hpp"
 #include "experiments/experiments.hpp"
@@ -26,6 +27,10 @@ std::span<const ExperimentEntry> registry() {
       ExperimentEntry{"cartpole-ilqr",
                       "de Avila Belbute-Peres et al. 2018 §4.3: learn a cart-pole model, balance the true one with iLQR MPC",
                       run_cartpole_ilqr},
+      ExperimentEntry{"cartpole-data-efficiency",
+                      "de Avila Belbute-Peres et al. 2018 Fig. 5: learned physics vs an MLP model against the amount of data",
+                      run_cartpole_data_efficiency,
+                      "long-mlp: the MLP trained five times longer (40,000 Adam updates; 7,500 with --quick)"},
       ExperimentEntry{"soft-stiffness",
                       "Rojas 2020 (issue 5): infer a hanging beam's Young's modulus from its trajectory, from 10x off",
                       run_soft_stiffness},
