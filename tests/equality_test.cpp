@@ -238,6 +238,61 @@ TEST(EqualityGradients, WeldMatchesCentralDifferences) {
   testing::expect_parameter_checked_and_matters(report, "equality/weld/damping_ratio", 1e-4);
 }
 
+// MuJoCo's way of driving a robot by a mocap body: a box welded to a kinematic "hand" that
+// moves and turns at its own velocity (BodyType::Kinematic). The box follows the hand, its
+// pose held relative to the hand's to the weld's sag under gravity, g (ζτ)² = 1 mm (the
+// centripetal load adds ~1e-5 m), and moves with the hand's velocity at its point; and
+// every gradient, the hand's x₀ and the weld's θ among them, matches central differences.
+ModelBuilder box_welded_to_a_moving_hand(double time_constant) {
+  ModelBuilder builder;
+  builder.dt = 1e-3;
+  builder.gravity = {0, 0, -kGravity};
+  builder.solver.formulation = Formulation::Convex;
+  BodySpec hand = sphere_body("hand", {0, 0, 1}, 0.05, 1.0);
+  hand.type = BodyType::Kinematic;
+  hand.mass.reset();
+  hand.linear_velocity = {0.2, 0, 0.1};
+  hand.angular_velocity = {0, 0, 0.5};
+  builder.add_body(hand);
+  builder.add_body(testing::box_body("box", {0.3, 0, 1}, {0.05, 0.03, 0.02}, 0.4));
+  EqualitySpec grip;
+  grip.name = "grip";
+  grip.type = EqualityType::Weld;
+  grip.body_a = "hand";
+  grip.body_b = "box";
+  grip.anchor = {0.3, 0, 1};
+  grip.time_constant = time_constant;
+  builder.add_equality(grip);
+  return builder;
+}
+
+TEST(EqualityPhysics, BoxWeldedToAKinematicHandFollowsIt) {
+  const Scene scene = box_welded_to_a_moving_hand(0.01).build();
+  Simulator simulator(scene.model, scene.params, scene.state);
+  for (int step = 0; step < 2000; ++step) simulator.step();
+  const State& state = simulator.state();
+  const int hand = scene.model.body_index("hand"), box = scene.model.body_index("box");
+  const auto h = static_cast<std::size_t>(hand), b = static_cast<std::size_t>(box);
+  EXPECT_NEAR(norm(state.position[h] - Vec3{0.4, 0, 1.2}), 0.0, 1e-12);  // the hand moved by its own velocity
+  const Vec3 held = state.position[h] + state.orientation[h].rotate(Vec3{0.3, 0, 0});
+  const double sag = kGravity * 0.01 * 0.01;
+  EXPECT_NEAR(state.position[b].z, held.z - sag, 2e-5);
+  EXPECT_NEAR(state.position[b].x, held.x, 2e-5);
+  EXPECT_NEAR(state.position[b].y, held.y, 2e-5);
+  EXPECT_LT(norm(rotation_vector(state.orientation[b] * state.orientation[h].conjugate())), 1e-6);
+  const Vec3 carried = state.linear_velocity[h] + cross(state.angular_velocity[h], state.position[b] - state.position[h]);
+  EXPECT_LT(norm(state.linear_velocity[b] - carried), 1e-4);
+  EXPECT_LT(norm(state.angular_velocity[b] - state.angular_velocity[h]), 1e-4);
+}
+
+TEST(EqualityGradients, WeldToAKinematicHandMatchesCentralDifferences) {
+  const Scene scene = box_welded_to_a_moving_hand(0.03).build();
+  GradientCheckOptions options;
+  options.steps = 60;
+  const GradientCheckReport report = testing::expect_gradients_match_central_differences(scene, options);
+  testing::expect_parameter_checked_and_matters(report, "equality/grip/time_constant", 1e-4);
+}
+
 const char* const kEqualityScene = R"({
   "dt": 0.001, "solver": {"formulation": "convex"},
   "bodies": [
