@@ -121,10 +121,9 @@ TEST(EqualityPhysics, SoftConnectUnderAHangingMassSagsByMgOverK) {
   }
 }
 
-// Two balls: one held by a connect to the world off its centre (so it turns), the other by a
-// distance row to a point of the first; both moving. Every gradient, the equalities' time
-// constants and damping ratios among them, against central differences.
-TEST(EqualityGradients, ConnectAndDistanceMatchCentralDifferences) {
+// A moving, turning ball ("upper") held by a connect ("hold") off its centre to a world point,
+// for the gradient tests below to hang a second body from.
+ModelBuilder ball_held_by_a_connect(double hold_damping_ratio) {
   ModelBuilder builder;
   builder.dt = 2e-3;
   builder.gravity = {0, 0, -kGravity};
@@ -133,17 +132,25 @@ TEST(EqualityGradients, ConnectAndDistanceMatchCentralDifferences) {
   upper.linear_velocity = {0.3, 0.1, 0};
   upper.angular_velocity = {0.5, -1.0, 2.0};
   builder.add_body(upper);
-  BodySpec lower = sphere_body("lower", {0.1, 0.05, 0.7}, 0.04, 0.5);
-  lower.linear_velocity = {-0.2, 0.4, 0.1};
-  builder.add_body(lower);
   EqualitySpec hold;
   hold.name = "hold";
   hold.type = EqualityType::Connect;
   hold.body_b = "upper";
   hold.anchor = {0.02, 0.01, 1.05};
   hold.time_constant = 0.03;
-  hold.damping_ratio = 0.8;
+  hold.damping_ratio = hold_damping_ratio;
   builder.add_equality(hold);
+  return builder;
+}
+
+// Two balls: one held by a connect to the world off its centre (so it turns), the other by a
+// distance row to a point of the first; both moving. Every gradient, the equalities' time
+// constants and damping ratios among them, against central differences.
+TEST(EqualityGradients, ConnectAndDistanceMatchCentralDifferences) {
+  ModelBuilder builder = ball_held_by_a_connect(0.8);
+  BodySpec lower = sphere_body("lower", {0.1, 0.05, 0.7}, 0.04, 0.5);
+  lower.linear_velocity = {-0.2, 0.4, 0.1};
+  builder.add_body(lower);
   EqualitySpec rod;
   rod.name = "rod";
   rod.type = EqualityType::Distance;
@@ -201,25 +208,11 @@ TEST(EqualityPhysics, SoftWeldTurnsOntoItsTargetAndSagsByMgOverK) {
 // turning, the weld's target not the build-time pose. Every gradient, the weld's θ among them,
 // against central differences.
 TEST(EqualityGradients, WeldMatchesCentralDifferences) {
-  ModelBuilder builder;
-  builder.dt = 2e-3;
-  builder.gravity = {0, 0, -kGravity};
-  builder.solver.formulation = Formulation::Convex;
-  BodySpec upper = sphere_body("upper", {0, 0, 1}, 0.05, 1.0);
-  upper.linear_velocity = {0.3, 0.1, 0};
-  upper.angular_velocity = {0.5, -1.0, 2.0};
-  builder.add_body(upper);
+  ModelBuilder builder = ball_held_by_a_connect(1.0);
   BodySpec lower = testing::box_body("lower", {0.1, 0.05, 0.8}, {0.06, 0.03, 0.02}, 0.5);
   lower.linear_velocity = {-0.2, 0.4, 0.1};
   lower.angular_velocity = {1.0, 0.3, -0.6};
   builder.add_body(lower);
-  EqualitySpec hold;
-  hold.name = "hold";
-  hold.type = EqualityType::Connect;
-  hold.body_b = "upper";
-  hold.anchor = {0.02, 0.01, 1.05};
-  hold.time_constant = 0.03;
-  builder.add_equality(hold);
   EqualitySpec weld;
   weld.name = "weld";
   weld.type = EqualityType::Weld;
