@@ -255,7 +255,7 @@ TEST(KinematicBody, PaddleHitsABallWithItsSpeed) {
       const State& state = simulator.state();
       EXPECT_EQ(state.linear_velocity[paddle].x, speed);
       // Restitution below the threshold speed stops; a resting contact pushed at U moves at U.
-      const double tolerance = formulation == Formulation::Convex ? 1e-2 : 1e-6;
+      const double tolerance = formulation == Formulation::Convex ? 1e-3 : 1e-6;  // measured 3.3e-4, 3.8e-4 (convex)
       EXPECT_NEAR(state.linear_velocity[ball].x, (1 + restitution) * speed, tolerance * speed);
       EXPECT_NEAR(norm(state.angular_velocity[ball]), 0.0, 1e-6);
       EXPECT_GE(state.position[ball].x - state.position[paddle].x, 0.15 - 1e-3);  // not through the paddle
