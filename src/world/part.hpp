@@ -76,6 +76,15 @@ class Part {
   virtual std::size_t record_bytes(int slot) const = 0;
   virtual std::size_t state_bytes(const WorldState& state) const = 0;
 
+  // Set once by the schedule, after it made the couplings: whether some coupling writes this
+  // part's step θ, and the rollout's options (what its records may keep). When no coupling
+  // writes it, the step θ is the world's θ: the part keeps no copy of it per record, and
+  // step_vjp adds its θ̄ straight into the world's θ̄ and returns an empty step θ̄ (the order
+  // of sums of the part's own rollout, hence the same bits).
+  virtual void configure(bool coupled, const RolloutOptions& options) {
+    (void)coupled;
+    (void)options;
+  }
   // The step θ of record `slot`, reset to the world's values (couplings then change it).
   virtual void reset_step_params(int slot) = 0;
   // x_t → x_{t+1} (this part's state in in.after) with the step θ of `slot`, whose record

@@ -37,6 +37,7 @@ void RigidPart::begin(const WorldParams& params, WorldState& initial, int steps,
   if (model_.solver.coordinates == Coordinates::Reduced) rigid::validate_reduced_coordinates(model_);
   validate_state(model_, initial.rigid);
   logs_kept_ = keep_logs;
+  records_decided_ = false;
   const auto count = static_cast<std::size_t>((keep_logs ? std::max(steps, 1) : 1) * substeps_);
   statuses_.assign(count, StepStatus{});
   forward_health_.start(static_cast<std::size_t>(steps * substeps_), keep_logs);
@@ -50,22 +51,32 @@ std::size_t RigidPart::log_bytes_per_step() const {
 }
 
 void RigidPart::reserve_records(int slots) {
-  if (records_.size() < static_cast<std::size_t>(slots)) records_.resize(static_cast<std::size_t>(slots));
+  if (records_.size() < static_cast<std::size_t>(slots)) {
+    records_.resize(static_cast<std::size_t>(slots));
+    last_workspace_ = &workspace_;  // the records moved
+  }
 }
 
-void RigidPart::release_records() { std::vector<Record>().swap(records_); }
+void RigidPart::release_records() {
+  std::vector<Record>().swap(records_);
+  last_workspace_ = &workspace_;
+}
 
 std::size_t RigidPart::record_bytes(int slot) const {
   const Record& r = record(slot);
   std::size_t bytes = sizeof(Record) + (r.params.values.capacity() + r.solutions.capacity()) * sizeof(double) +
                       r.solution_end.capacity() * sizeof(std::size_t);
   for (const State& state : r.between) bytes += rigid_state_bytes(state);
+  for (const Workspace& workspace : r.workspaces) bytes += workspace_bytes(workspace.impl());
+  // The scratch record (a step not kept) stands for what a kept one would hold.
+  if (slot < 0 && workspace_records_) bytes += static_cast<std::size_t>(substeps_) * workspace_bytes(workspace_.impl());
   return bytes;
 }
 
 std::size_t RigidPart::state_bytes(const WorldState& state) const { return rigid_state_bytes(state.rigid); }
 
 void RigidPart::reset_step_params(int slot) {
+  if (!coupled_) return;  // the step θ is the world's (step_theta)
   Params& params = record(slot).params;
   params.values.assign(params_.values.begin(), params_.values.end());
 }
@@ -79,44 +90,70 @@ void RigidPart::step(const StepInputs& in, int slot, int status_step) {
   const std::span<const double> controls =
       in.controls.empty() ? std::span<const double>(default_controls_) : in.controls.first(control_size_);
   const State* current = &in.before.rigid;
+  const bool kept = slot >= 0;
   for (std::size_t k = 0; k < substeps; ++k) {
     State& next = k + 1 == substeps ? in.after.rigid : r.between[k];
     if (next.position.size() != current->position.size()) next = *current;
+    if (kept && workspace_records_ && r.workspaces.size() != substeps) r.workspaces.resize(substeps);
+    Workspace* workspace = kept && workspace_records_ ? &r.workspaces[k] : &workspace_;
     const StepStatus status =
-        diffphys::step(model_, r.params, *current, controls.subspan(k * actuators_, actuators_), next, workspace_);
-    r.solution_end[k] = rigid::append_solution(workspace_.impl(), r.solutions);
+        diffphys::step(model_, step_theta(r), *current, controls.subspan(k * actuators_, actuators_), next, *workspace);
+    if (!records_decided_) {
+      // The run's first step decides, as Rollout does: a problem of joint rows only (its solve
+      // also factorises the joint projection) and joint coordinates are never replayed, so
+      // their records are Workspaces — a kept step's the one just written.
+      records_decided_ = true;
+      workspace_records_ = keep_step_workspaces_ || workspace_.impl().joint_factorization_valid ||
+                           model_.solver.coordinates == Coordinates::Reduced;
+      if (workspace_records_ && kept) {
+        r.workspaces.resize(substeps);
+        std::swap(r.workspaces[k], workspace_);
+        workspace = &r.workspaces[k];
+      }
+    }
+    last_workspace_ = workspace;
+    r.solution_end[k] = kept && workspace_records_ ? r.solutions.size() : rigid::append_solution(workspace->impl(), r.solutions);
     if (status_step >= 0 || status_step == kStatusOnly) {
       const int step_index = logs_kept_ && status_step >= 0 ? status_step : 0;
       statuses_[static_cast<std::size_t>(step_index) * substeps + k] = status;
     }
     if (status_step >= 0)
       forward_health_.note(status_step * substeps_ + static_cast<int>(k), status,
-                           adjoint::contact_signature(workspace_.contacts()));
+                           adjoint::contact_signature(workspace->contacts()));
     current = &next;
   }
 }
 
 std::span<double> RigidPart::step_vjp(const StepAdjoints& out, int step, int slot) {
-  const Record& r = record(slot);
+  Record& r = record(slot);
+  const bool from_workspaces = slot >= 0 && workspace_records_ && r.workspaces.size() == static_cast<std::size_t>(substeps_);
   const auto width = static_cast<std::size_t>(tangent_size());
   const auto substeps = static_cast<std::size_t>(substeps_);
   running_.assign(out.after_bar.begin(), out.after_bar.begin() + static_cast<std::ptrdiff_t>(width));
   previous_.resize(width);
-  param_bar_.assign(static_cast<std::size_t>(model_.param_count()), 0.0);
+  const Params& theta = step_theta(r);
+  // Uncoupled, θ̄ goes straight into the world's (its first slice): set_coupled.
+  if (coupled_) param_bar_.assign(static_cast<std::size_t>(model_.param_count()), 0.0);
+  const std::span<double> theta_bar =
+      coupled_ ? std::span<double>(param_bar_) : out.params_bar.first(static_cast<std::size_t>(model_.param_count()));
   for (std::size_t k = substeps; k-- > 0;) {
     const State& start = k == 0 ? out.before.rigid : r.between[k - 1];
     const State& end = k + 1 == substeps ? out.after.rigid : r.between[k];
     const std::span<const double> controls = out.controls.subspan(k * actuators_, actuators_);
-    // Substep k again with its recorded solution in place of the solve (joint-only problems
-    // and joint coordinates solve again: their steps take no replay), for its record.
-    const std::size_t first = k == 0 ? 0 : r.solution_end[k - 1];
-    const std::span<const double> stored(r.solutions.data() + first, r.solution_end[k] - first);
-    rigid::set_replay(workspace_.impl(), stored, static_cast<std::size_t>(6 * model_.body_count()));
-    if (replayed_.position.size() != start.position.size()) replayed_ = start;
-    diffphys::step(model_, r.params, start, controls, replayed_, workspace_);
+    // The substep's kept Workspace, or substep k again with its recorded solution in place of
+    // the solve (joint-only problems and joint coordinates solve again: their steps take no
+    // replay), for its record.
+    Workspace& workspace = from_workspaces ? r.workspaces[k] : workspace_;
+    if (!from_workspaces) {
+      const std::size_t first = k == 0 ? 0 : r.solution_end[k - 1];
+      const std::span<const double> stored(r.solutions.data() + first, r.solution_end[k] - first);
+      rigid::set_replay(workspace_.impl(), stored, static_cast<std::size_t>(6 * model_.body_count()));
+      if (replayed_.position.size() != start.position.size()) replayed_ = start;
+      diffphys::step(model_, theta, start, controls, replayed_, workspace_);
+    }
     std::fill(previous_.begin(), previous_.end(), 0.0);
-    adjoint::step_vjp(model_, r.params, start, controls, workspace_, end, running_, previous_,
-                      out.controls_bar.subspan(k * actuators_, actuators_), param_bar_, vjp_);
+    adjoint::step_vjp(model_, theta, start, controls, workspace, end, running_, previous_,
+                      out.controls_bar.subspan(k * actuators_, actuators_), theta_bar, vjp_);
     if (!all_finite(previous_) && result_ != nullptr)
       note_non_finite(step, vjp_.non_finite_stage.empty() ? "step" : vjp_.non_finite_stage.c_str(), *result_);
     if (result_ != nullptr && logs_kept_ && model_.solver.coordinates != Coordinates::Reduced)  // per rigid step
@@ -127,7 +164,7 @@ std::span<double> RigidPart::step_vjp(const StepAdjoints& out, int step, int slo
     std::swap(running_, previous_);
   }
   for (std::size_t i = 0; i < width; ++i) out.before_bar[i] += running_[i];
-  return param_bar_;
+  return coupled_ ? std::span<double>(param_bar_) : std::span<double>();
 }
 
 void RigidPart::add_param_adjoint(std::span<const double> step_param_bar, std::span<double> params_bar) const {

@@ -60,6 +60,10 @@ Schedule::Schedule(const World& world, const WorldParams& params, RolloutOptions
   if (options_.checkpoint_interval < 0)
     throw Error(message("world rollout: checkpoint_interval must be non-negative, got ", options_.checkpoint_interval));
   make_parts(world_, parts_, couplings_);
+  for (std::size_t i = 0; i < parts_.size(); ++i)
+    parts_[i]->configure(std::any_of(couplings_.begin(), couplings_.end(),
+                                       [&](const auto& c) { return c->target() == static_cast<int>(i); }),
+                         options_);
   lagged_ = std::any_of(couplings_.begin(), couplings_.end(), [](const auto& c) { return c->lags(); });
 }
 

@@ -34,10 +34,11 @@ void SoftPart::reserve_records(int slots) {
   if (records_.size() < static_cast<std::size_t>(slots)) records_.resize(static_cast<std::size_t>(slots));
 }
 
-void SoftPart::release_records() { std::vector<soft::SoftParams>().swap(records_); }
+void SoftPart::release_records() { std::vector<Record>().swap(records_); }
 
 std::size_t SoftPart::record_bytes(int slot) const {
-  return sizeof(soft::SoftParams) + record(slot).values.capacity() * sizeof(double);
+  const Record& r = record(slot);
+  return sizeof(Record) + (r.params.values.capacity() + r.factor.capacity()) * sizeof(double);
 }
 
 std::size_t SoftPart::state_bytes(const WorldState& state) const {
@@ -45,7 +46,8 @@ std::size_t SoftPart::state_bytes(const WorldState& state) const {
 }
 
 void SoftPart::reset_step_params(int slot) {
-  soft::SoftParams& theta = record(slot);
+  if (!coupled_) return;  // the step θ is the world's (step_theta)
+  soft::SoftParams& theta = record(slot).params;
   theta.values.assign(params_.values.begin(), params_.values.end());
 }
 
@@ -56,7 +58,7 @@ std::span<const double> SoftPart::forces(std::span<const double> controls) const
 }
 
 void SoftPart::step(const StepInputs& in, int slot, int status_step) {
-  const soft::SoftParams& theta = record(slot);
+  const soft::SoftParams& theta = step_theta(slot);
   // Newton starts at x_t, except that nodes in contact with (or swallowed by) a shape that
   // moves with its frame start where the shape carries them: x_t would be infeasible once
   // the shape moved (frame poses at the step's start, previous_pose, and end, pose).
@@ -85,7 +87,24 @@ void SoftPart::step(const StepInputs& in, int slot, int status_step) {
   }
   soft::SoftStepOptions options;
   options.start_positions = start_positions_;
-  const soft::SoftStepStatus status = soft::soft_step(model_, theta, before, forces(in.controls), in.after.soft, workspace_, options);
+  // A kept record (slot ≥ 0) keeps ∇²Φ's factor at the minimiser for the backward pass.
+  soft::SoftWorkspace::Impl& system = workspace_.impl();
+  const bool keep_factor = slot >= 0;
+  system.factorise_at_solution = keep_factor;
+  soft::SoftStepStatus status;
+  try {
+    status = soft::soft_step(model_, theta, before, forces(in.controls), in.after.soft, workspace_, options);
+  } catch (...) {
+    system.factorise_at_solution = false;
+    throw;
+  }
+  system.factorise_at_solution = false;
+  if (keep_factor) {
+    Record& r = record(slot);
+    r.factor.resize(system.factorisation.factor_size());
+    system.factorisation.save_factor(r.factor);
+    r.definite = system.solution_definite;
+  }
   if (status_step >= 0 || status_step == kStatusOnly)
     statuses_[static_cast<std::size_t>(logs_kept_ && status_step >= 0 ? status_step : 0)] = status;
   if (status_step >= 0 && !status.converged) {
@@ -95,28 +114,39 @@ void SoftPart::step(const StepInputs& in, int slot, int status_step) {
 }
 
 std::span<double> SoftPart::step_vjp(const StepAdjoints& out, int step, int slot) {
-  const soft::SoftParams& theta = record(slot);
+  const soft::SoftParams& theta = step_theta(slot);
   const auto dofs = static_cast<std::size_t>(model_.dof_count());
   const auto offset = static_cast<std::size_t>(tangent_offset_);
   soft::SoftWorkspace::Impl& system = workspace_.impl();
+  // ∇²Φ's factor at x_{t+1}: the record's, else refactorised here.
+  const Record& r = record(slot);
+  const bool factor_kept = slot >= 0 && !r.factor.empty();
+  if (factor_kept) system.factorisation.load_factor(r.factor);
   system.set_problem(theta, out.before.soft.positions, out.before.soft.velocities, forces(out.controls), true);
-  system.derivatives(out.after.soft.positions, true);
-  if (!system.factorise_for_adjoint() && result_ != nullptr) result_->soft_health.indefinite_steps.push_back(step);
-  if (result_ != nullptr) ++result_->soft_health.refactorised_steps;
+  bool definite = r.definite;
+  if (!factor_kept) {
+    system.derivatives(out.after.soft.positions, true);
+    definite = system.factorise_for_adjoint();
+    if (result_ != nullptr) ++result_->soft_health.refactorised_steps;
+  }
+  if (!definite && result_ != nullptr) result_->soft_health.indefinite_steps.push_back(step);
   adjoint_x_.assign(out.after_bar.begin() + static_cast<std::ptrdiff_t>(offset),
                     out.after_bar.begin() + static_cast<std::ptrdiff_t>(offset + dofs));
   adjoint_v_.assign(out.after_bar.begin() + static_cast<std::ptrdiff_t>(offset + dofs),
                     out.after_bar.begin() + static_cast<std::ptrdiff_t>(offset + 2 * dofs));
-  param_bar_.assign(theta.values.size(), 0.0);
+  // Uncoupled, θ̄ goes straight into the world's soft slice (configure).
+  if (coupled_) param_bar_.assign(theta.values.size(), 0.0);
+  const std::span<double> theta_bar =
+      coupled_ ? std::span<double>(param_bar_) : out.params_bar.subspan(static_cast<std::size_t>(param_offset_), theta.values.size());
   const std::span<double> force_bar = out.controls_bar.subspan(static_cast<std::size_t>(control_offset_), dofs);
-  if (const char* stage = soft::soft_step_vjp(system, model_, theta, out.after.soft, adjoint_x_, adjoint_v_, force_bar, param_bar_, vjp_);
+  if (const char* stage = soft::soft_step_vjp(system, model_, theta, out.after.soft, adjoint_x_, adjoint_v_, force_bar, theta_bar, vjp_);
       stage != nullptr && result_ != nullptr)
     note_non_finite(step, stage, *result_);
   for (std::size_t k = 0; k < dofs; ++k) {
     out.before_bar[offset + k] += adjoint_x_[k];
     out.before_bar[offset + dofs + k] += adjoint_v_[k];
   }
-  return param_bar_;
+  return coupled_ ? std::span<double>(param_bar_) : std::span<double>();
 }
 
 void SoftPart::add_param_adjoint(std::span<const double> step_param_bar, std::span<double> params_bar) const {

@@ -20,8 +20,8 @@ class SoftPart final : public Part {
   const soft::SoftModel& model() const { return model_; }
   // The world's soft θ of this run, and the step θ of record `slot` (couplings set the frame poses).
   const soft::SoftParams& params() const { return params_; }
-  soft::SoftParams& step_params(int slot) { return record(slot); }
-  const soft::SoftParams& step_params(int slot) const { return record(slot); }
+  soft::SoftParams& step_params(int slot) { return record(slot).params; }
+  const soft::SoftParams& step_params(int slot) const { return record(slot).params; }
   soft::SoftWorkspace& workspace() { return workspace_; }
   int state_offset() const { return tangent_offset_; }  // x̄ of the nodes' positions, then velocities
   int param_offset() const { return param_offset_; }
@@ -35,6 +35,7 @@ class SoftPart final : public Part {
   void release_records() override;
   std::size_t record_bytes(int slot) const override;
   std::size_t state_bytes(const WorldState& state) const override;
+  void configure(bool coupled, const RolloutOptions& /*options*/) override { coupled_ = coupled; }
   void reset_step_params(int slot) override;
   void step(const StepInputs& in, int slot, int status_step) override;
   double time(const WorldState& state) const override { return state.soft.time; }
@@ -48,16 +49,27 @@ class SoftPart final : public Part {
   bool converged() const override { return converged_; }
 
  private:
-  soft::SoftParams& record(int slot) { return slot < 0 ? scratch_ : records_[static_cast<std::size_t>(slot)]; }
-  const soft::SoftParams& record(int slot) const { return slot < 0 ? scratch_ : records_[static_cast<std::size_t>(slot)]; }
+  // A kept step's record: its θ (when coupled: couplings write it) and ∇²Φ's factor at its
+  // minimiser, which the backward pass loads instead of refactorising (as SoftRollout keeps
+  // its steps' factors; soft/soft_rollout.cpp). The scratch record keeps no factor.
+  struct Record {
+    soft::SoftParams params;
+    std::vector<double> factor;
+    bool definite = true;
+  };
+  // The step θ of `slot`: its record's when coupled, else the world's.
+  const soft::SoftParams& step_theta(int slot) const { return coupled_ ? record(slot).params : params_; }
+  Record& record(int slot) { return slot < 0 ? scratch_ : records_[static_cast<std::size_t>(slot)]; }
+  const Record& record(int slot) const { return slot < 0 ? scratch_ : records_[static_cast<std::size_t>(slot)]; }
   std::span<const double> forces(std::span<const double> controls) const;
 
   soft::SoftModel model_;
   soft::SoftWorkspace workspace_;  // refers to model_
   int tangent_offset_ = 0, param_offset_ = 0, control_offset_ = 0;
   soft::SoftParams params_;                  // the world's soft θ of this run
-  std::vector<soft::SoftParams> records_;    // each kept step's θ
-  soft::SoftParams scratch_;
+  bool coupled_ = true;                      // a coupling writes the step θ (configure)
+  std::vector<Record> records_;
+  Record scratch_;
   bool logs_kept_ = true, converged_ = true;
   std::vector<soft::SoftStepStatus> statuses_;  // (steps) of the last run; (1), the latest, when logs are not kept
   std::vector<int> non_converged_steps_;        // of the last run, when logs are kept
