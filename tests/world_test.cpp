@@ -21,7 +21,6 @@
 #include "diffphys/soft_scene.hpp"
 #include "diffphys/world.hpp"
 #include "adjoint/checkpoint_spacing.hpp"
-#include "world/schedule.hpp"
 
 namespace diffphys {
 namespace {
@@ -258,44 +257,86 @@ TEST(World, CheckpointAccountingIsTheSchedules) {
   }
 }
 
-// The schedule's checkpoints change what is stored, not the result: recomputed segments (with
-// their records, or each step re-run before it is reversed) repeat the forward steps bit for
-// bit, so the gradients are the same numbers as when everything is kept.
-// The schedule is the generic path: a world of one part stepped by it gives the states of
-// that part's own rollout bit for bit and the same gradients (a rigid scene with contacts
-// and actuators, a soft scene), with checkpoints as well as with everything kept.
-TEST(World, TheScheduleStepsAOnePartWorldAsItsOwnRollout) {
-  for (const std::string path : {"scenes/servo_arm.json", "scenes/bouncing_ball.json", "soft/mass_spring.json"}) {
+// Every world runs on the schedule: a world of one part takes that part's own engine's steps
+// and gives its gradients bit for bit (the uncoupled part adds θ̄ straight into the world's),
+// with every state kept and with checkpoints, for scenes whose records are solutions (contacts
+// with a servo arm and a bouncing ball), Workspaces (the joint-only chain, joint coordinates)
+// and Cholesky factors (a soft scene); and a WorldRollout run again (other controls, so other
+// records) gives what a fresh one gives.
+TEST(World, OnePartWorldsAreTheirPartsOwnRolloutsBitForBit) {
+  const auto loss = [](int t, std::span<double> g) {
+    for (std::size_t i = 0; i < g.size(); ++i) g[i] += weight(i + static_cast<std::size_t>(t));
+  };
+  const int steps = 24;
+  for (const std::string path : {"scenes/servo_arm.json", "scenes/bouncing_ball.json", "scenes/chain10.json",
+                                 "scenes/chain10_reduced.json", "scenes/pendulum_cart.json"}) {
     SCOPED_TRACE(path);
+    const Scene scene = load_scene(example(path));
     const World world = load_world(example(path));
     const WorldParams params = world.default_params();
-    const int steps = 30;
-    const auto loss = [&](int t, const WorldState&, WorldStateGradient& g) {
-      for (std::size_t i = 0; i < g.all.size(); ++i) g.all[i] += weight(i + static_cast<std::size_t>(t));
-    };
-    WorldRollout own(world, params);
-    own.run(world.initial_state(), {}, steps);
-    const WorldGradients expected = own.backward(loss);
+    const auto actuators = static_cast<std::size_t>(scene.model.actuator_count());
     for (const int interval : {0, 4}) {
-      RolloutOptions options;
-      options.checkpoint_interval = interval;
-      world::Schedule schedule(world, params, options);
-      schedule.run(world.initial_state(), {}, steps, nullptr);
-      for (const int t : {1, steps / 2, steps}) EXPECT_EQ(pack_state(world, schedule.state(t)), pack_state(world, own.state(t))) << t;
-      const WorldGradients got = schedule.backward(loss, true);
-      ASSERT_EQ(got.initial_state.size(), expected.initial_state.size());
-      const auto expect_same = [](const std::vector<double>& a, const std::vector<double>& b, const char* what) {
-        double scale = 0.0;
-        for (const double v : b) scale = std::max(scale, std::abs(v));
-        for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-12 * scale) << what << "[" << i << "]";
-      };
-      expect_same(got.initial_state, expected.initial_state, "x0");
-      expect_same(got.controls, expected.controls, "u");
-      expect_same(got.params, expected.params, "θ");
+      SCOPED_TRACE(interval);
+      WorldRolloutOptions options;
+      options.rollout.checkpoint_interval = interval;
+      WorldRollout reused(world, params, options);
+      for (const double amplitude : {0.0, 0.3}) {
+        std::vector<double> controls;
+        for (int t = 0; t < steps; ++t)
+          for (std::size_t a = 0; a < actuators; ++a) controls.push_back(scene.controls[a] + amplitude * std::sin(0.3 * t + a));
+        Rollout own(scene.model, scene.params, options.rollout);
+        own.run(scene.state, controls, steps);
+        const Gradients expected = own.backward([&](int t, const State&, std::span<double> g) { loss(t, g); });
+        reused.run(world.initial_state(), controls, steps);
+        EXPECT_EQ(pack_state(world, reused.final_state()), pack_state(world, WorldState{0, own.final_state(), {}, {}}));
+        EXPECT_EQ(pack_state(world, reused.state(steps / 2 + 1)), pack_state(world, WorldState{0, own.state(steps / 2 + 1), {}, {}}));
+        const WorldGradients got = reused.backward([&](int t, const WorldState&, WorldStateGradient& g) { loss(t, g.all); });
+        EXPECT_EQ(got.initial_state, expected.initial_state);
+        EXPECT_EQ(got.controls, expected.controls);
+        EXPECT_EQ(got.params, expected.params);
+      }
+    }
+  }
+  const std::string path = example("soft/mass_spring.json");
+  const soft::SoftBuild built = soft::build_soft_scene(soft::load_soft_scene(path), path);
+  const World world = load_world(path);
+  const WorldParams params = world.default_params();
+  const auto dofs = static_cast<std::size_t>(built.model.dof_count());
+  for (const int interval : {0, 4}) {
+    SCOPED_TRACE(interval);
+    WorldRolloutOptions options;
+    options.rollout.checkpoint_interval = interval;
+    soft::SoftRolloutOptions soft_options;
+    soft_options.checkpoint_interval = interval;
+    WorldRollout reused(world, params, options);
+    for (const double amplitude : {0.0, 0.02}) {
+      std::vector<double> forces(static_cast<std::size_t>(steps) * dofs);
+      for (std::size_t i = 0; i < forces.size(); ++i) forces[i] = amplitude * std::cos(0.37 * static_cast<double>(i));
+      soft::SoftRollout own(built.model, built.params, soft_options);
+      own.run(built.state, forces, steps);
+      const soft::SoftGradients expected = own.backward([&](int t, const soft::SoftState&, std::span<double> dx, std::span<double> dv) {
+        loss(t, dx);
+        loss(t + 1, dv);
+      });
+      reused.run(world.initial_state(), forces, steps);
+      EXPECT_EQ(reused.final_state().soft.positions, own.final_state().positions);
+      const WorldGradients got = reused.backward([&](int t, const WorldState&, WorldStateGradient& g) {
+        loss(t, g.soft_positions);
+        loss(t + 1, g.soft_velocities);
+      });
+      EXPECT_TRUE(std::equal(expected.initial_positions.begin(), expected.initial_positions.end(), got.initial_state.begin()));
+      EXPECT_TRUE(std::equal(expected.initial_velocities.begin(), expected.initial_velocities.end(),
+                             got.initial_state.begin() + static_cast<std::ptrdiff_t>(dofs)));
+      EXPECT_EQ(got.controls, expected.controls);
+      EXPECT_EQ(got.params, expected.params);
+      EXPECT_EQ(got.soft_health.refactorised_steps, expected.health.refactorised_steps);
     }
   }
 }
 
+// The schedule's checkpoints change what is stored, not the result: recomputed segments (with
+// their records, or each step re-run before it is reversed) repeat the forward steps bit for
+// bit, so the gradients are the same numbers as when everything is kept.
 TEST(World, CoupledCheckpointsGiveTheSameGradients) {
   const World world = load_world(example("soft/cloth_on_pendulum.json"));
   ASSERT_TRUE(world.coupling.two_way);

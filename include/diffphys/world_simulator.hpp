@@ -10,10 +10,13 @@
 //   }
 //   simulator.state().soft.positions; simulator.state().rigid.position;
 //
-// Each part is stepped as its own engine does it: a rigid-only world as Simulator (with the
-// scene's warm start), a soft-only world as soft_step, a world of several parts by the
-// world's schedule, as WorldRollout steps it (src/world/schedule.hpp: the rigid substeps with
-// the two-way reactions, then the soft step with the frame poses; warm start off). So a simulation and a WorldRollout of the same scene give the same bits (tested).
+// Every world is stepped by the world's schedule, as WorldRollout steps it
+// (src/world/schedule.hpp: for a coupled world the rigid substeps with the two-way reactions,
+// then the soft step with the frame poses), except that a simulation keeps the rigid scene's
+// warm start (PGS only; a rollout turns it off so that recomputed steps repeat their bits).
+// So a simulation and a WorldRollout of the same scene give the same bits where the scene has
+// no PGS warm start (tested), and a one-part world's steps are its own engine's (Simulator,
+// soft_step).
 // After construction, step() allocates nothing.
 #pragma once
 

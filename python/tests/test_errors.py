@@ -123,7 +123,7 @@ def test_controller_errors_propagate(motor_pendulum):
     rollout = dp.Rollout(motor_pendulum.model, motor_pendulum.params)
     with pytest.raises(RuntimeError, match="controller broke at step 2"):
         rollout.run(motor_pendulum.state, FailingController(), 5)
-    with pytest.raises(dp.Error, match="non-finite control nan for actuator 'motor' at step 0"):
+    with pytest.raises(dp.Error, match=r"non-finite control nan for 'actuator/motor'\[0\] at step 0"):
         rollout.run(motor_pendulum.state, NonFiniteController(), 5)
     rollout.run(motor_pendulum.state, NoBackwardController(), 3)
     with pytest.raises(dp.Error, match="act_backward"):

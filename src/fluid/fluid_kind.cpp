@@ -2,7 +2,7 @@
 // world's vectors (state and tangent "fluid/velocity_u", "fluid/velocity_v",
 // "fluid/scalar/<name>"; θ "fluid/viscosity", "fluid/buoyancy"; controls "fluid/force"), the
 // state's conversion, and its part (FluidPart), report, health, gradient check and recording
-// estimate. The world steps it through its schedule only (no rollout of its own).
+// estimate. The world steps it through its schedule, as every part.
 #include <algorithm>
 #include <string>
 
@@ -113,7 +113,6 @@ const PartKind& fluid_part_kind() {
       .unpack = unpack_fluid,
       .view_gradient = view_fluid_gradient,
       .make_part = [](const World& world) -> std::unique_ptr<Part> { return std::make_unique<FluidPart>(world); },
-      .has_own_rollout = false,
       .make_report = report::make_fluid_report,
       .health = fluid_health,
       .check_gradients = check_fluid_world_gradients,

@@ -78,11 +78,8 @@ struct PartKind {
   // Its spans of WorldStateGradient over its range of a tangent vector.
   void (*view_gradient)(const World& world, std::span<double> tangent, WorldStateGradient& gradient);
 
-  // Its part in the world's schedule (world/part.hpp); `has_own_rollout`: a world holding
-  // only this kind runs the kind's own rollout and step instead (WorldRollout,
-  // WorldSimulator: the rigid Rollout's and SoftRollout's storage the schedule lacks).
+  // Its part in the world's schedule (world/part.hpp), which steps every world.
   std::unique_ptr<Part> (*make_part)(const World& world);
-  bool has_own_rollout;
 
   std::unique_ptr<report::PartReport> (*make_report)(const World& world, const WorldParams& params);
   PartHealthSummary (*health)(const WorldGradients& gradients);
@@ -101,9 +98,6 @@ struct PartKind {
 // Every kind, in the world's order (part_kinds.cpp).
 std::span<const PartKind> part_kinds();
 const PartKind& kind_of(const WorldLayout::PartRange& range);
-// Whether WorldRollout and WorldSimulator step `world` by the schedule: a world of several
-// parts, or of one kind with no rollout of its own.
-bool runs_on_schedule(const World& world);
 
 // Each kind's descriptor, defined in its own folder.
 const PartKind& rigid_part_kind();  // world/rigid_kind.cpp

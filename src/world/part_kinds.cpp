@@ -17,9 +17,4 @@ std::span<const PartKind> part_kinds() {
 
 const PartKind& kind_of(const WorldLayout::PartRange& range) { return part_kinds()[static_cast<std::size_t>(range.kind_index)]; }
 
-bool runs_on_schedule(const World& world) {
-  const std::vector<WorldLayout::PartRange>& parts = world.layout().parts;
-  return parts.size() > 1 || !kind_of(parts.front()).has_own_rollout;
-}
-
 }  // namespace diffphys::world

@@ -98,7 +98,6 @@ const PartKind& rigid_part_kind() {
       .unpack = unpack_rigid,
       .view_gradient = [](const World&, std::span<double> tangent, WorldStateGradient& gradient) { gradient.rigid = tangent; },
       .make_part = [](const World& world) -> std::unique_ptr<Part> { return std::make_unique<RigidPart>(world); },
-      .has_own_rollout = false,
       .make_report = report::make_rigid_report,
       .health = rigid_health,
       .check_gradients = check_rigid_world_gradients,

@@ -25,7 +25,9 @@ RigidPart::RigidPart(const World& world)
       substeps_(world.rigid_steps_per_step()),
       actuators_(static_cast<std::size_t>(world.rigid->model.actuator_count())),
       control_size_(static_cast<std::size_t>(world.layout().soft_control_offset)) {
-  // As Rollout: a step recomputed in the backward pass must repeat the forward one's bits.
+  // As Rollout: a step recomputed in the backward pass must repeat the forward one's bits
+  // (begin() restores the scene's warm start for a simulation, which recomputes nothing).
+  scene_warm_start_ = model_.solver.warm_start;
   model_.solver.warm_start = false;
   const std::vector<double> defaults = world.default_controls();
   default_controls_.assign(defaults.begin(), defaults.begin() + static_cast<std::ptrdiff_t>(control_size_));
@@ -37,7 +39,8 @@ void RigidPart::begin(const WorldParams& params, WorldState& initial, int steps,
   if (model_.solver.coordinates == Coordinates::Reduced) rigid::validate_reduced_coordinates(model_);
   validate_state(model_, initial.rigid);
   logs_kept_ = keep_logs;
-  records_decided_ = false;
+  records_decided_ = workspace_records_ = false;
+  model_.solver.warm_start = steps == 0 && scene_warm_start_;  // 0 steps: a simulation (Schedule::begin)
   const auto count = static_cast<std::size_t>((keep_logs ? std::max(steps, 1) : 1) * substeps_);
   statuses_.assign(count, StepStatus{});
   forward_health_.start(static_cast<std::size_t>(steps * substeps_), keep_logs);
@@ -103,7 +106,7 @@ void RigidPart::step(const StepInputs& in, int slot, int status_step) {
       // also factorises the joint projection) and joint coordinates are never replayed, so
       // their records are Workspaces — a kept step's the one just written.
       records_decided_ = true;
-      workspace_records_ = keep_step_workspaces_ || workspace_.impl().joint_factorization_valid ||
+      workspace_records_ = keep_step_workspaces_ || workspace->impl().joint_factorization_valid ||
                            model_.solver.coordinates == Coordinates::Reduced;
       if (workspace_records_ && kept) {
         r.workspaces.resize(substeps);

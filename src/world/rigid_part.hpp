@@ -68,7 +68,8 @@ class RigidPart final : public Part {
   Record& record(int slot) { return slot < 0 ? scratch_ : records_[static_cast<std::size_t>(slot)]; }
   const Record& record(int slot) const { return slot < 0 ? scratch_ : records_[static_cast<std::size_t>(slot)]; }
 
-  Model model_;  // the world's, PGS warm start off: recomputed steps repeat the forward bits
+  Model model_;  // the world's; PGS warm start off in a rollout: recomputed steps repeat the forward bits
+  bool scene_warm_start_ = false;
   int substeps_ = 1;
   std::size_t actuators_ = 0, control_size_ = 0;
   std::vector<double> default_controls_;  // (substeps × actuators) the scene's, held

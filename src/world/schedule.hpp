@@ -2,9 +2,7 @@
 // couplings between them (world/part.hpp), keeps the tape of a rollout (checkpoints within
 // the memory budget, step records when they fit) and reverses it, owning once for all parts
 // the loss, the closed-loop controller, gradient decay and clipping and the per-step norms.
-// WorldRollout runs it for worlds of several parts and for a fluid world, and WorldSimulator
-// steps it for them;
-// its parts are the registered kinds' (world/part_kind.hpp) and make_parts() is the one place
+// WorldRollout runs it for every world, and WorldSimulator steps it; its parts are the registered kinds' (world/part_kind.hpp) and make_parts() is the one place
 // that lists the couplings between them.
 #pragma once
 

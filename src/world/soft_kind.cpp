@@ -79,7 +79,6 @@ const PartKind& soft_part_kind() {
       .unpack = unpack_soft,
       .view_gradient = view_soft_gradient,
       .make_part = [](const World& world) -> std::unique_ptr<Part> { return std::make_unique<SoftPart>(world); },
-      .has_own_rollout = false,
       .make_report = report::make_soft_report,
       .health = soft_health,
       .check_gradients = check_soft_world_gradients,
