@@ -19,6 +19,8 @@
 #include "diffphys/scene.hpp"
 #include "diffphys/simulator.hpp"
 #include "diffphys/trajectory.hpp"
+#include "diffphys/world.hpp"
+#include "diffphys/world_simulator.hpp"
 #include "gradcheck_test_helpers.hpp"
 #include "test_scenes.hpp"
 
@@ -270,6 +272,9 @@ TEST(KinematicBody, ProgramDrivesAPlatformBetweenStepsAndTheBoxFollows) {
   const auto box = static_cast<std::size_t>(scene.model.body_index("box"));
   const auto platform = static_cast<std::size_t>(scene.model.body_index("platform"));
   Simulator simulator(scene.model, scene.params, scene.state);
+  // The world's simulator driven the same way takes the same steps, bit for bit.
+  const World world("platform", "<test>", scene, std::nullopt);
+  WorldSimulator in_world(world, world.default_params(), world.initial_state());
   const double amplitude = 0.05, omega = 2 * std::numbers::pi * 2.0;  // 2 Hz
   for (int t = 0; t < 1000; ++t) {
     const double time = t * scene.model.dt;
@@ -280,6 +285,12 @@ TEST(KinematicBody, ProgramDrivesAPlatformBetweenStepsAndTheBoxFollows) {
     ASSERT_TRUE(simulator.step().converged);
     ASSERT_EQ(simulator.state().position[platform].x,
               state.position[platform].x + scene.model.dt * state.linear_velocity[platform].x);
+    WorldState world_state = in_world.state();
+    world_state.rigid.position[platform] = state.position[platform];
+    world_state.rigid.linear_velocity[platform] = state.linear_velocity[platform];
+    in_world.set_state(world_state);
+    ASSERT_TRUE(in_world.step().converged());
+    ASSERT_EQ(pack_state(world, in_world.state()), pack_state(world, WorldState{simulator.state().time, simulator.state(), {}, {}}));
   }
   // The box moves with the platform (it started at rest on it while the platform moved at
   // A ω, slipped for a few ms, then stuck): their velocities agree.
@@ -289,6 +300,10 @@ TEST(KinematicBody, ProgramDrivesAPlatformBetweenStepsAndTheBoxFollows) {
   State bad = simulator.state();
   bad.position[platform].y = std::nan("");
   EXPECT_NE(error_of([&] { simulator.set_state(bad); }).find("body 'platform': position is not finite"),
+            std::string::npos);
+  WorldState bad_world = in_world.state();
+  bad_world.rigid = bad;
+  EXPECT_NE(error_of([&] { in_world.set_state(bad_world); }).find("body 'platform': position is not finite"),
             std::string::npos);
 }
 

@@ -50,6 +50,12 @@ class WorldSimulator {
   // until the next step().
   WorldStepStatus step(std::span<const double> controls = {});
 
+  // Replaces the current state, checked as the initial state is (sizes, finite entries, unit
+  // quaternions; throws Error naming the item): how a program drives a kinematic body between
+  // steps, as Simulator::set_state. The steps taken are kept; a coupling that reads the state a
+  // step back starts again as at the first step.
+  void set_state(WorldState state);
+
   // The rigid part's contacts of the world step's last substep (empty without a rigid part).
   std::span<const Contact> rigid_contacts() const;
 

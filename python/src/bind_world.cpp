@@ -556,6 +556,14 @@ void bind_world(py::module_& module) {
       .def(
           "state", [](const WorldSimulator& self) { return vector_of(pack_state(self.world(), self.state())); },
           "(state_size) the current state.")
+      .def(
+          "set_state",
+          [](WorldSimulator& self, const DoubleArray& x) {
+            self.set_state(unpack_state(self.world(), shaped(x, {self.world().layout().state_size}, "WorldSimulator.set_state: x")));
+          },
+          py::arg("x"),
+          "Replaces the current state (state_size), checked as x0 is: how a program drives a kinematic body "
+          "between steps (write its pose and velocity into state(), set it back).")
       .def("time", [](const WorldSimulator& self) { return self.state().time; }, "Seconds simulated.")
       .def("steps", &WorldSimulator::steps, "World steps taken.");
 }

@@ -511,6 +511,7 @@ def test_kinematic_platform_carries_a_box():
     assert "kinematic" in repr(scene.model.bodies[platform])
     assert "body/platform/mass" not in scene.model.layout.names()
     sim = dp.Simulator(scene.model, scene.params, scene.state)
+    world_sim = dp.WorldSimulator(dp.World(scene))  # driven the same way: the same steps, bit for bit
     amplitude, omega = 0.05, 2 * np.pi * 2.0
     for t in range(1000):
         s = sim.state
@@ -520,12 +521,17 @@ def test_kinematic_platform_carries_a_box():
         sim.step()
         expected = s.position[platform, 0] + builder.dt * s.linear_velocity[platform, 0]
         assert sim.state.position[platform, 0] == expected
+        world_sim.set_state(s.to_vector())
+        world_sim.step()
+        assert np.array_equal(world_sim.state(), sim.state.to_vector())
     final = sim.state
     assert final.linear_velocity[box, 0] == pytest.approx(final.linear_velocity[platform, 0], abs=1e-6)
     bad = sim.state
     bad.position[platform, 1] = math.nan
     with pytest.raises(dp.Error, match="body 'platform': position is not finite"):
         sim.state = bad
+    with pytest.raises(dp.Error, match="body 'platform': position is not finite"):
+        world_sim.set_state(bad.to_vector())
 
     # Gradients with respect to the platform's x0, against closed forms. Sliding (a box at rest
     # on a platform at 1 m/s, μ = 1, 50 steps of 1 ms, sticking only at 0.1 s): v_box(T) = T h μ g

@@ -25,6 +25,11 @@ WorldSimulator::WorldSimulator(const World& world, WorldParams params, WorldStat
 
 WorldSimulator::~WorldSimulator() = default;
 
+void WorldSimulator::set_state(WorldState state) {
+  engine_->schedule->begin(state);  // validates it (and θ) as the constructor does
+  state_ = std::move(state);
+}
+
 std::span<const Contact> WorldSimulator::rigid_contacts() const { return engine_->schedule->rigid_contacts(); }
 
 WorldStepStatus WorldSimulator::step(std::span<const double> controls) {
