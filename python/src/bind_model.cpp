@@ -63,6 +63,12 @@ void bind_model(py::module_& module) {
                         {"Ball", JointType::Ball},
                         {"Universal", JointType::Universal},
                         {"Planar", JointType::Planar}});
+  bind_enum<EqualityType>(module, "EqualityType",
+                          "Soft equality constraints (docs/simulation.md, \"Equality constraints\"): Connect (a point of "
+                          "body_b held on a point of body_a, 3 rows), Distance (two points held at a length, 1 row), Weld "
+                          "(Connect plus body_b's orientation held relative to body_a's, 6 rows).",
+                          "equality type",
+                          {{"Connect", EqualityType::Connect}, {"Distance", EqualityType::Distance}, {"Weld", EqualityType::Weld}});
   bind_enum<ActuatorType>(
       module, "ActuatorType",
       "Motor: the control is a torque or force. Servo: the control is a target position (Degrave et al. 2019).",
@@ -133,6 +139,22 @@ void bind_model(py::module_& module) {
       .def_readonly("collide_connected", &Joint::collide_connected)
       .def("__repr__", [](const Joint& joint) { return "<Joint '" + joint.name + "'>"; });
 
+  py::class_<Equality>(module, "Equality",
+                       "A soft equality constraint of a built Model (read-only); anchors in body frames (origin at "
+                       "the centre of mass). Its time constant and damping ratio are θ's equality/NAME/time_constant "
+                       "and .../damping_ratio.")
+      .def_readonly("name", &Equality::name)
+      .def_readonly("type", &Equality::type)
+      .def_readonly("body_a", &Equality::body_a)
+      .def_readonly("body_b", &Equality::body_b)
+      .def_readonly("anchor_a", &Equality::anchor_a, "In body_a's frame, m.")
+      .def_readonly("anchor_b", &Equality::anchor_b, "In body_b's frame, m.")
+      .def_readonly("length", &Equality::length, "Distance: the held length, m.")
+      .def_readonly("relative", &Equality::relative, "Weld: body_b's orientation relative to body_a's held (w, x, y, z).")
+      .def("__repr__", [](const Equality& equality) {
+        return "<Equality '" + equality.name + "' (" + type_name(equality.type) + ")>";
+      });
+
   py::class_<Actuator>(module, "Actuator", "An actuator of a built Model (read-only).")
       .def_readonly("name", &Actuator::name)
       .def_readonly("type", &Actuator::type)
@@ -201,6 +223,7 @@ void bind_model(py::module_& module) {
       .def_readonly("shapes", &Model::shapes)
       .def_readonly("joints", &Model::joints)
       .def_readonly("actuators", &Model::actuators)
+      .def_readonly("equalities", &Model::equalities)
       .def_readonly("layout", &Model::layout)
       .def("body_count", &Model::body_count)
       .def("shape_count", &Model::shape_count)

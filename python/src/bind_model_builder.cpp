@@ -83,6 +83,27 @@ void bind_model_builder(py::module_& module) {
       .def_readwrite("torque", &BodySpec::torque, "Constant external torque, world frame, N·m.")
       .def_readwrite("shapes", &BodySpec::shapes, "List of ShapeSpec.");
 
+  py::class_<EqualitySpec> equality_spec(
+      module, "EqualitySpec",
+      "A soft equality constraint (docs/simulation.md, \"Equality constraints\"; built in the convex formulation). "
+      "Points in the world frame at build time: connect and weld hold body_b's point `anchor` on body_a's "
+      "(body_a default 'world'); distance holds anchor_a and anchor_b at `length` (None: as built); a weld "
+      "with separate_anchors takes anchor_a and anchor_b, and holds body_b's orientation at `relative` to "
+      "body_a's (None: as built). time_constant τ (s) and damping_ratio ζ: the spring's (MuJoCo's solref).");
+  init_from_keywords(equality_spec, "EqualitySpec");
+  equality_spec.def_readwrite("name", &EqualitySpec::name)
+      .def_readwrite("type", &EqualitySpec::type)
+      .def_readwrite("body_a", &EqualitySpec::body_a)
+      .def_readwrite("body_b", &EqualitySpec::body_b)
+      .def_readwrite("anchor", &EqualitySpec::anchor, "Connect, weld: world frame, m.")
+      .def_readwrite("anchor_a", &EqualitySpec::anchor_a, "Distance (and a weld with separate_anchors): world frame, m.")
+      .def_readwrite("anchor_b", &EqualitySpec::anchor_b, "Distance (and a weld with separate_anchors): world frame, m.")
+      .def_readwrite("length", &EqualitySpec::length, "Distance: m, or None (as built).")
+      .def_readwrite("separate_anchors", &EqualitySpec::separate_anchors)
+      .def_readwrite("relative", &EqualitySpec::relative, "Weld: (w, x, y, z), or None (as built).")
+      .def_readwrite("time_constant", &EqualitySpec::time_constant, "s.")
+      .def_readwrite("damping_ratio", &EqualitySpec::damping_ratio);
+
   py::class_<JointSpec> joint_spec(module, "JointSpec",
                                    "A joint; anchor and axes in the world frame at build time. lower_limit and "
                                    "upper_limit: both or neither (None).");
@@ -182,6 +203,7 @@ void bind_model_builder(py::module_& module) {
   def_add(builder_class, "add_body", &ModelBuilder::add_body);
   def_add(builder_class, "add_joint", &ModelBuilder::add_joint);
   def_add(builder_class, "add_actuator", &ModelBuilder::add_actuator);
+  def_add(builder_class, "add_equality", &ModelBuilder::add_equality);
 }
 
 }  // namespace diffphys::python
