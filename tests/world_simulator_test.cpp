@@ -1,7 +1,7 @@
 // tests/world_simulator_test.cpp — WorldSimulator (diffphys/world_simulator.hpp): stepping a
 // world without history gives the same bits as each part's own engine — a rigid world as
 // Simulator, a soft world and a rigid + soft world (one-way and two-way, with given
-// controls of both parts) as WorldRollout (both step a coupled world by the schedule); the step
+// controls of both parts) as WorldRollout (both step every world by the world's schedule); the step
 // statuses per part; bad controls refused by name.
 #include "soft_test_scenes.hpp"
 #include "test_paths.hpp"

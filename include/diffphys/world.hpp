@@ -261,8 +261,9 @@ class WorldRollout {
   bool converged() const;                  // every step of every part
   // What the last run() keeps for backward(): a state every checkpoint_interval() steps (a
   // world whose coupling lags a step keeps the state before each too), those states' bytes,
-  // and the bytes of the kept step records (rigid Workspaces, soft Cholesky factors in a soft
-  // world, each part's step θ in a world of several parts).
+  // and the bytes of the kept step records (each rigid substep's solution, or its Workspace
+  // where no replay skips the solve or keep_step_workspaces asks; each soft step's Cholesky
+  // factor; the step θ of a part that a coupling writes).
   int checkpoint_interval() const;
   std::size_t stored_state_bytes() const;
   std::size_t stored_record_bytes() const;

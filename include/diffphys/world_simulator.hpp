@@ -17,7 +17,8 @@
 // So a simulation and a WorldRollout of the same scene give the same bits where the scene has
 // no PGS warm start (tested), and a one-part world's steps are its own engine's (Simulator,
 // soft_step).
-// After construction, step() allocates nothing.
+// After its first steps (its buffers grow to size), step() allocates nothing
+// (tests/allocation_test.cpp).
 #pragma once
 
 #include <memory>

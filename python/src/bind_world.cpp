@@ -504,7 +504,8 @@ void bind_world(py::module_& module) {
   py::class_<WorldSimulator>(module, "WorldSimulator",
                                   "Any world stepped one world step at a time, keeping no history (what 'diffphys "
                                   "simulate' runs; WorldRollout keeps the tape a gradient needs). The same steps as "
-                                  "a WorldRollout of the world, bit for bit.")
+                                  "a WorldRollout of the world, bit for bit, unless the rigid solver is PGS with "
+                                  "warm_start (a simulation keeps it, a rollout turns it off).")
       .def(py::init([](const World& world, const std::optional<DoubleArray>& x0, const std::optional<DoubleArray>& params) {
              WorldState initial = x0 ? unpack_state(world, shaped(*x0, {world.layout().state_size}, "WorldSimulator: x0"))
                                      : world.initial_state();

@@ -135,7 +135,7 @@ std::span<double> RigidPart::step_vjp(const StepAdjoints& out, int step, int slo
   running_.assign(out.after_bar.begin(), out.after_bar.begin() + static_cast<std::ptrdiff_t>(width));
   previous_.resize(width);
   const Params& theta = step_theta(r);
-  // Uncoupled, θ̄ goes straight into the world's (its first slice): set_coupled.
+  // Uncoupled, θ̄ goes straight into the world's (its first slice): configure.
   if (coupled_) param_bar_.assign(static_cast<std::size_t>(model_.param_count()), 0.0);
   const std::span<double> theta_bar =
       coupled_ ? std::span<double>(param_bar_) : out.params_bar.first(static_cast<std::size_t>(model_.param_count()));

@@ -1,7 +1,8 @@
 // world/soft_part.hpp — the soft bodies as a part of the world (world/part.hpp): a world step
 // is one implicit soft step (soft/newton_solver.cpp) with a step θ, the scene's θ with what
 // couplings set (the frames' poses from their rigid bodies); its reverse is the implicit
-// function theorem at the minimiser (soft/soft_step_vjp.cpp), refactorising ∇²Φ there.
+// function theorem at the minimiser (soft/soft_step_vjp.cpp), with the factor of ∇²Φ there
+// that the step's record kept (refactorised only when the record was not kept).
 #pragma once
 
 #include <vector>

@@ -1,7 +1,7 @@
 // world/world_simulator.cpp — WorldSimulator (diffphys/world_simulator.hpp): one world step at
 // a time, no history, through the world's schedule (world/schedule.cpp) — the steps
 // WorldRollout takes, with the rigid scene's warm start (a simulation recomputes nothing).
-// Buffers are sized once here so that step() allocates nothing.
+// After its first steps (its buffers grown), step() allocates nothing.
 #include "diffphys/world_simulator.hpp"
 
 #include <utility>
