@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <limits>
 #include <optional>
+#include <ostream>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -61,6 +62,11 @@ struct RoundTripCase {
   fs::path file;
   UrdfOptions urdf;
 };
+
+// What ctest and gtest print for a case: its file, not the struct's bytes.
+void PrintTo(const RoundTripCase& c, std::ostream* out) {
+  *out << c.file.string();
+}
 
 std::string test_name(const std::string& text) {
   std::string name;
@@ -209,6 +215,11 @@ Scene every_kind_scene() {
   BodySpec post = body("post", {1.5, 1.5, 0.2}, box);
   post.type = BodyType::Static;
   post.angular_velocity = post.linear_velocity = {};
+  ShapeSpec wall;  // a plane may belong to any static body, not only the world
+  wall.type = ShapeType::Plane;
+  wall.position = {2.5, 0, 0};
+  wall.orientation = Quat{0.7071067811865476, 0, -0.7071067811865476, 0};
+  post.shapes.push_back(wall);
   builder.add_body(post);
   JointSpec hinge;
   hinge.name = "hinge";
@@ -391,6 +402,35 @@ TEST(SceneWriter, RefusesWorldShapesThatAreNotItsGroundPlanes) {
   scene.model.shapes[0].type = ShapeType::Sphere;
   error = error_of([&] { scene_json_text(scene); });
   EXPECT_NE(error.find("shape 'ground': a sphere on the world body"), std::string::npos) << error;
+}
+
+TEST(SceneWriter, RefusesAModelTheReaderCannotRebuild) {
+  // Models edited by hand, not built: each departure from what the builder makes is named.
+  Scene scene = every_kind_scene();
+  scene.model.bodies[0].name = "ground";
+  std::string error = error_of([&] { scene_json_text(scene); });
+  EXPECT_NE(error.find("body 0: a scene's first body is the static world, named 'world'"), std::string::npos) << error;
+  scene = every_kind_scene();
+  std::swap(scene.model.bodies[2].first_shape, scene.model.bodies[3].first_shape);
+  error = error_of([&] { scene_json_text(scene); });
+  EXPECT_NE(error.find("body 'base': its shapes are not in body order"), std::string::npos) << error;
+  scene = every_kind_scene();
+  const int puck = scene.model.bodies[static_cast<std::size_t>(scene.model.body_index("puck"))].first_shape;
+  scene.model.shapes[static_cast<std::size_t>(puck)].mesh = 3;
+  error = error_of([&] { scene_json_text(scene); });
+  EXPECT_NE(error.find("shape 'puck/0': mesh index 3 is not one of the model's 1 meshes"), std::string::npos) << error;
+  scene = every_kind_scene();
+  scene.model.meshes[0].volume *= 1.0 + 1e-15;  // a hull its vertices would not rebuild exactly
+  error = error_of([&] { scene_json_text(scene); });
+  EXPECT_NE(error.find("mesh #0 (every kind hull): cannot be written as its vertices"), std::string::npos) << error;
+  scene = every_kind_scene();
+  scene.model.layout.joint_damping[1] = -1;
+  error = error_of([&] { scene_json_text(scene); });
+  EXPECT_NE(error.find("joint 'slide': has no damping in θ"), std::string::npos) << error;
+  scene = every_kind_scene();
+  scene.controls.pop_back();
+  error = error_of([&] { scene_json_text(scene); });
+  EXPECT_NE(error.find("scene: 1 controls for 2 actuators"), std::string::npos) << error;
 }
 
 TEST(SceneWriter, RefusesAMovingWorld) {

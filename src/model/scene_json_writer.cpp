@@ -203,9 +203,44 @@ class SceneWriter {
     return planes;
   }
 
+  // The reader rebuilds a hull from its vertices (convex_hull); model/convex_mesh.cpp numbers
+  // vertices and faces canonically, so that gives the same hull. Checked rather than assumed:
+  // a hull that would come back different in any bit is refused.
+  static bool same_hull(const ConvexMesh& a, const ConvexMesh& b) {
+    if (!(a.vertices == b.vertices && a.face_vertices == b.face_vertices && a.face_edges == b.face_edges &&
+          a.clip_vertices == b.clip_vertices && a.clip_deviation == b.clip_deviation && a.volume == b.volume &&
+          a.centroid == b.centroid && a.faces.size() == b.faces.size() && a.edges.size() == b.edges.size()))
+      return false;
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j)
+        if (!(a.inertia(i, j) == b.inertia(i, j))) return false;
+    for (std::size_t f = 0; f < a.faces.size(); ++f) {
+      const ConvexMesh::Face &x = a.faces[f], &y = b.faces[f];
+      if (!(x.normal == y.normal && x.offset == y.offset && x.first == y.first && x.count == y.count &&
+            x.clip_first == y.clip_first && x.clip_count == y.clip_count))
+        return false;
+    }
+    for (std::size_t e = 0; e < a.edges.size(); ++e)
+      for (int k = 0; k < 2; ++k)
+        if (a.edges[e].vertex[k] != b.edges[e].vertex[k] || a.edges[e].face[k] != b.edges[e].face[k]) return false;
+    return true;
+  }
+
   Json meshes() const {
     Json out = Json::array();
-    for (const ConvexMesh& mesh : model_.meshes) {
+    for (std::size_t m = 0; m < model_.meshes.size(); ++m) {
+      const ConvexMesh& mesh = model_.meshes[m];
+      const std::string item = message("mesh #", m, mesh.source.empty() ? std::string() : " (" + mesh.source + ")");
+      std::string rebuilt_error;
+      try {
+        if (!same_hull(mesh, convex_hull(mesh.vertices, item)))
+          rebuilt_error = "the hull of its vertices is not the same hull to the bit";
+      } catch (const Error& error) {
+        rebuilt_error = error.what();
+      }
+      if (!rebuilt_error.empty())
+        throw Error(message(item, ": cannot be written as its vertices (", rebuilt_error,
+                            "); a scene file holds a mesh as the points its hull is taken of"));
       Json vertices = Json::array();
       for (const Vec3& vertex : mesh.vertices) vertices.push_back(vec3(vertex));
       Json entry;
@@ -276,8 +311,7 @@ class SceneWriter {
         out["half_length"] = value(size < 0 ? -1 : size + 1, item, "half_length");
         break;
       case ShapeType::Plane:
-        throw Error(message(item, ": a plane on body '", body_name(shape.body),
-                            "'; a scene file's planes belong to the world (\"ground\")"));
+        break;  // no size: its frame is the plane (static bodies only)
       case ShapeType::ConvexMesh:
         if (shape.mesh < 0 || shape.mesh >= static_cast<int>(model_.meshes.size()))
           throw Error(message(item, ": mesh index ", shape.mesh, " is not one of the model's ", model_.meshes.size(),
