@@ -1,7 +1,7 @@
 // tests/convert_cli_test.cpp — `diffphys convert` as a user runs it (tools/convert_command.cpp):
 // a robot file written as a JSON scene that loads back to the same scene bit for bit, the
 // robot-file and formulation options, and clear refusals (exit 1, nothing written) for what
-// the writer does not hold: soft bodies, cameras, a missing input.
+// the writer does not hold: soft bodies, fluids, cameras, a missing input.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -53,7 +53,7 @@ TEST(ConvertCli, TakesTheRobotFileAndFormulationOptions) {
   testing::expect_same_scene(expected, written);
 }
 
-TEST(ConvertCli, RefusesSoftBodiesAndCamerasAndWritesNothing) {
+TEST(ConvertCli, RefusesSoftBodiesFluidsAndCamerasAndWritesNothing) {
   const fs::path folder = fresh_test_folder("convert_refusals");
   const fs::path output = folder / "out.json";
   auto [code, text] = run_cli(
@@ -62,6 +62,11 @@ TEST(ConvertCli, RefusesSoftBodiesAndCamerasAndWritesNothing) {
   EXPECT_NE(text.find("diffphys: error: "), std::string::npos) << text;
   EXPECT_NE(text.find("mass_spring.json: holds a soft world; convert writes rigid scenes only"), std::string::npos)
       << text;
+  EXPECT_FALSE(fs::exists(output));
+  std::tie(code, text) = run_cli(
+      "convert " + (kSource / "examples/fluid/cavity.json").string() + " -o " + output.string(), "convert_fluid");
+  EXPECT_EQ(code, 1) << text;
+  EXPECT_NE(text.find("cavity.json: holds a fluid world; convert writes rigid scenes only"), std::string::npos) << text;
   EXPECT_FALSE(fs::exists(output));
   std::tie(code, text) =
       run_cli("convert " + (kSource / "examples/scenes/pendulum_cart.json").string() + " -o " + output.string(),

@@ -381,6 +381,10 @@ TEST(SceneWriter, RefusesANonFiniteStateOrControlNamingTheItem) {
   std::string error = error_of([&] { scene_json_text(scene); });
   EXPECT_NE(error.find("arm"), std::string::npos) << error;
   scene = every_kind_scene();
+  scene.params.slice(scene.model, "joint/slide/damping")[0] = std::numeric_limits<double>::quiet_NaN();
+  error = error_of([&] { scene_json_text(scene); });
+  EXPECT_NE(error.find("parameter 'joint/slide/damping' must be finite"), std::string::npos) << error;
+  scene = every_kind_scene();
   scene.controls[1] = std::numeric_limits<double>::infinity();
   error = error_of([&] { scene_json_text(scene); });
   EXPECT_NE(error.find("actuator 'motor': control must be finite"), std::string::npos) << error;
