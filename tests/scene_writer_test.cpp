@@ -340,8 +340,15 @@ TEST(SceneWriter, SaveSceneWritesAFileLoadSceneReads) {
   std::ostringstream stream;
   write_scene_json(scene, stream);
   EXPECT_EQ(stream.str(), scene_json_text(scene));
-  const std::string error = error_of([&] { save_scene(scene, path.parent_path() / "missing_folder" / "x.json"); });
+  std::string error = error_of([&] { save_scene(scene, path.parent_path() / "missing_folder" / "x.json"); });
   EXPECT_NE(error.find("missing_folder/x.json: cannot open the file for writing"), std::string::npos) << error;
+  Scene later = scene;
+  later.state.time = 0.5;
+  const fs::path refused = path.parent_path() / "later.json";
+  fs::remove(refused);
+  error = error_of([&] { save_scene(later, refused); });
+  EXPECT_NE(error.find("later.json: cannot write the scene: state: time is 0.5 s"), std::string::npos) << error;
+  EXPECT_FALSE(fs::exists(refused));
 }
 
 // ---------------------------------------------------------------------------------------

@@ -31,7 +31,8 @@ Scene parse_scene(std::string_view json_text, std::string_view source_name = "<s
 // written approximately. The text ends with a newline.
 std::string scene_json_text(const Scene& scene);
 void write_scene_json(const Scene& scene, std::ostream& out);
-// scene_json_text to a file; an Error names the file if it cannot be written.
+// scene_json_text to a file; an Error names the file (and the item, for a refusal). A refused
+// scene leaves the file untouched.
 void save_scene(const Scene& scene, const std::filesystem::path& path);
 
 }  // namespace diffphys

@@ -408,7 +408,7 @@ def test_save_scene_round_trips_a_stepped_scene_bit_for_bit(tmp_path):
     assert np.array_equal(first, second)
     state.time = 0.5
     scene.state = state
-    with pytest.raises(dp.Error, match=r"state: time is 0.5 s"):
+    with pytest.raises(dp.Error, match=r"later.json: cannot write the scene: state: time is 0.5 s"):
         dp.save_scene(scene, tmp_path / "later.json")
     assert not (tmp_path / "later.json").exists()
 

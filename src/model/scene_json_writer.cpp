@@ -450,7 +450,12 @@ void write_scene_json(const Scene& scene, std::ostream& out) {
 }
 
 void save_scene(const Scene& scene, const std::filesystem::path& path) {
-  const std::string text = scene_json_text(scene);  // refusals before the file is touched
+  std::string text;
+  try {
+    text = scene_json_text(scene);  // refusals before the file is touched
+  } catch (const Error& error) {
+    throw Error(message(path.string(), ": cannot write the scene: ", error.what()));
+  }
   std::ofstream file(path, std::ios::binary);
   if (!file) throw Error(message(path.string(), ": cannot open the file for writing"));
   file << text;
