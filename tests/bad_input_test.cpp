@@ -159,7 +159,7 @@ TEST(HostileInput, MistypedSubcommandIsNamedWithASuggestion) {
   const auto [code, output] = run_cli("simulat " + example("bouncing_ball.json") + " -n 5", "mistyped_subcommand");
   EXPECT_EQ(code, 1) << output;
   EXPECT_NE(output.find("unknown subcommand 'simulat' (did you mean 'simulate'?)"), std::string::npos) << output;
-  EXPECT_NE(output.find("simulate, view, render, info, gradcheck, experiment, version"), std::string::npos) << output;
+  EXPECT_NE(output.find("simulate, view, render, info, gradcheck, experiment, convert, version"), std::string::npos) << output;
   const auto [far_code, far_output] = run_cli("xyzzy", "unknown_subcommand");
   EXPECT_EQ(far_code, 1) << far_output;
   EXPECT_NE(far_output.find("unknown subcommand 'xyzzy'; the subcommands are: simulate"), std::string::npos) << far_output;

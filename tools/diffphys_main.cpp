@@ -10,9 +10,10 @@
 //   2  `simulate` finished but the solver did not converge at some step (listed on stderr)
 //   3  `gradcheck`: a gradient disagrees with finite differences
 //   4  `experiment` ran but fell short of its target
-// New subcommands (gradcheck, experiment, view, render) add an options struct, a run_ function and
+// New subcommands (gradcheck, experiment, view, render, convert) add an options struct, a run_ function and
 // a block in main(). Nothing here does physics: it calls the library's public API only.
 #include "output_paths.hpp"
+#include "convert_command.hpp"
 #include "experiment_command.hpp"
 #include "gradcheck_command.hpp"
 #include "render_command.hpp"
@@ -412,6 +413,24 @@ int main(int argc, char** argv) {
       ->default_val(1)
       ->check(integer_at_least(0, std::numeric_limits<unsigned>::max()));
 
+  diffphys::cli::ConvertOptions convert_options;
+  CLI::App* convert = app.add_subcommand(
+      "convert",
+      "Write a rigid scene — JSON, URDF (.urdf) or MJCF (.xml, .mjcf) — as a JSON scene file that loads back to "
+      "the same model, parameters and initial state, bit for bit (docs/scene-format.md, \"Writing scenes\"). "
+      "Soft bodies, fluids and cameras are refused.");
+  convert->add_option("scene", convert_options.scene_path, "Scene file: JSON, URDF (.urdf) or MJCF (.xml, .mjcf)")
+      ->required();
+  convert->add_option("-o,--out", convert_options.out_path, "The JSON scene file to write")->required();
+  convert
+      ->add_option("--formulation", convert_options.scene.formulation,
+                   "Override the scene's contact formulation before writing: complementarity or convex")
+      ->check(CLI::IsMember({"complementarity", "convex"}));
+  convert->add_option("--solver", convert_options.scene.solver, "Override the scene's solver before writing: interior_point or pgs")
+      ->check(CLI::IsMember({"interior_point", "pgs"}));
+  convert->add_flag("-q,--quiet", convert_options.quiet, "Print nothing on success");
+  add_robot_file_options(convert, convert_options.scene);
+
   CLI::App* version = app.add_subcommand("version", "Print the version of diffphys.");
 
   if (const std::string unknown = unknown_subcommand_message(app, argc, argv); !unknown.empty()) {
@@ -441,6 +460,7 @@ int main(int argc, char** argv) {
       render_options.size_given = render->count("--width") + render->count("--height") > 0;
       return diffphys::cli::run_render(render_options);
     }
+    if (convert->parsed()) return diffphys::cli::run_convert(convert_options);
     if (version->parsed()) return run_version();
   } catch (const std::exception& error) {
     std::cerr << "diffphys: error: " << error.what() << "\n";

@@ -44,6 +44,9 @@ struct BodySpec {
   std::optional<double> mass;          // kg; default: density × shape volume
   std::optional<Vec3> inertia;         // principal moments about the centre of mass along
                                        // the body axes, kg·m²; default: from the shapes
+  // Principal axes of `inertia` in the body frame: I_body = R diag(inertia) Rᵀ, the moments kept as
+  // given (a written scene, diffphys::write_scene_json). Default: `inertia` is along the body axes.
+  std::optional<Quat> inertia_frame;
   std::optional<Vec3> center_of_mass;  // body frame, m; default: from the shapes (or origin)
   double density = 1000.0;             // kg/m³, used when mass or inertia is not given
   double friction = 0.5;               // Coulomb coefficient
@@ -53,6 +56,19 @@ struct BodySpec {
   Vec3 force;                          // constant external force, world frame, N
   Vec3 torque;                         // constant external torque, world frame, N·m
   std::vector<ShapeSpec> shapes;
+};
+
+// A joint's geometry in its two bodies' frames, taken as given instead of computed from the
+// world-frame anchor and axes at the build-time pose: what a written scene holds
+// (diffphys::write_scene_json), so that it reloads bit for bit, also after stepping. The
+// fields are Joint's (model.hpp); anchors are in the body frames as given (origin at the body's
+// position; the builder subtracts the centre of mass, as for shapes). Every field is required.
+struct JointFrames {
+  Vec3 anchor_parent, anchor_child;  // m
+  Vec3 axis_parent, axis_child;      // unit where the type uses an axis
+  Vec3 axis2_parent, axis2_child;    // universal; planar: axis2_parent
+  Vec3 axis3_parent;                 // planar
+  Quat rest_relative;                // q_parentᵀ ⊗ q_child at the joint's zero, unit
 };
 
 struct JointSpec {
@@ -68,6 +84,7 @@ struct JointSpec {
   // Planar only, world frame: the in-plane direction of dof 1, ⟂ axis and axis2; default
   // axis × axis2. Either sense is allowed, so an MJCF body's slides keep their own senses.
   std::optional<Vec3> axis3;
+  std::optional<JointFrames> frames;  // when set: anchor, axis, axis2 and axis3 are not used
   std::optional<double> lower_limit;  // rad or m; both or neither
   std::optional<double> upper_limit;
   double damping = 0.0;
@@ -105,6 +122,10 @@ struct EqualitySpec {
   Vec3 anchor_a, anchor_b;       // distance, world frame, m
   std::optional<double> length;  // distance, m, > 0
   bool separate_anchors = false;  // weld: anchor_a and anchor_b rather than anchor
+  // Any type: anchor_a and anchor_b are in body_a's and body_b's frames as given (origin at the
+  // body's position), not the world frame (a written scene, diffphys::write_scene_json); a
+  // distance then needs `length` and a weld `relative`.
+  bool local_anchors = false;
   std::optional<Quat> relative;   // weld: q_b = q_a · relative held (unit; default: at build time)
   double time_constant = 0.02;   // τ, s, > 0 (MuJoCo's default solref 0.02 1)
   double damping_ratio = 1.0;    // ζ, > 0
@@ -142,6 +163,9 @@ class ModelBuilder {
   int add_body(BodySpec spec);
   // A plane shape on the world body: normal (world) and offset d, the plane n·x = d.
   int add_ground_plane(Vec3 normal = {0, 0, 1}, double offset = 0.0);
+  // A plane shape on the world body whose frame is given exactly: through `position`, normal
+  // orientation·z (a written scene, diffphys::write_scene_json).
+  int add_ground_plane_frame(Vec3 position, Quat orientation);
   int add_joint(JointSpec spec);
   int add_actuator(ActuatorSpec spec);
   int add_equality(EqualitySpec spec);

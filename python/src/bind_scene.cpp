@@ -1,5 +1,5 @@
-// python/src/bind_scene.cpp — diffphys/scene.hpp: scene files (JSON, docs/scene-format.md; robot
-// files, docs/robot-formats.md).
+// python/src/bind_scene.cpp — diffphys/scene.hpp: scene files in (JSON, docs/scene-format.md; robot
+// files, docs/robot-formats.md) and out (scene_json_text, save_scene).
 #include "bindings.hpp"
 #include "diffphys/scene.hpp"
 
@@ -15,6 +15,13 @@ void bind_scene(py::module_& module) {
   module.def("parse_scene", &parse_scene, py::arg("json_text"), py::arg("source_name") = "<string>",
              py::call_guard<py::gil_scoped_release>(),
              "Parses a scene from JSON text; `source_name` is used in error messages.");
+  module.def("scene_json_text", &scene_json_text, py::arg("scene"), py::call_guard<py::gil_scoped_release>(),
+             "The scene (any rigid Scene: loaded, built or stepped) as JSON scene text that parse_scene reads back "
+             "to the same model, params, state and controls, bit for bit (docs/scene-format.md, \"Writing "
+             "scenes\"). Raises diffphys.Error naming the item the format cannot hold (a state whose time is not "
+             "0, a static body with a velocity, ...).");
+  module.def("save_scene", &save_scene, py::arg("scene"), py::arg("path"), py::call_guard<py::gil_scoped_release>(),
+             "Writes scene_json_text(scene) to `path` (str or os.PathLike); load_scene reads it back.");
 }
 
 }  // namespace diffphys::python

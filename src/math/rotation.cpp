@@ -7,6 +7,11 @@
 
 namespace diffphys {
 
+Quat unit_or_normalized(const Quat& q) {
+  if (std::abs(q.squared_norm() - 1.0) <= 1e-12) return q;
+  return q.normalized();
+}
+
 Quat quat_from_matrix(const Mat3& r) {
   const double trace = r(0, 0) + r(1, 1) + r(2, 2);
   Quat q;

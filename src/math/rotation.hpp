@@ -10,6 +10,12 @@ namespace diffphys {
 // w, x, y, z to divide by, for accuracy).
 Quat quat_from_matrix(const Mat3& rotation);
 
+// q itself when it is unit up to rounding (|q|² within 1e-12 of 1: a normalised quaternion is
+// within 3ε, a product of a few unit ones or an eigen-solver's axes within tens of ε), else
+// q / |q|. Normalising a unit quaternion again changes its last bits in about a third of
+// cases; keeping it is what lets a written scene reload bit for bit.
+Quat unit_or_normalized(const Quat& q);
+
 // Eigen-decomposition of a symmetric matrix by cyclic Jacobi rotations:
 // symmetric = eigenvectors · diag(eigenvalues) · eigenvectorsᵀ, eigenvalues ascending,
 // eigenvectors a proper rotation (determinant +1).

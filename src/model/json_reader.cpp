@@ -7,6 +7,7 @@
 #include <limits>
 #include <numbers>
 
+#include "math/rotation.hpp"
 #include "model/nearest_name.hpp"
 
 namespace diffphys::json {
@@ -389,7 +390,7 @@ Quat Reader::read_rotation(const Json& object, const std::string& path) const {
     if (length < 1e-9)
       fail(field, message("the quaternion [w, x, y, z] must not be zero, got ",
                           describe(object["orientation"])));
-    return quaternion.normalized();
+    return unit_or_normalized(quaternion);  // a unit one bit for bit (math/rotation.hpp)
   }
   if (has_euler) {
     const std::vector<double> angles = read_numbers(object["euler"], key_path(path, "euler"), 3);

@@ -11,6 +11,8 @@
 
 #include "diffphys/error.hpp"
 #include "math/rotation.hpp"
+#include "model/builder_checks.hpp"
+#include "model/joint_frames.hpp"
 #include "model/scale_limits.hpp"
 
 namespace diffphys {
@@ -18,24 +20,10 @@ namespace {
 
 bool finite(double value) { return std::isfinite(value); }
 
-void require_finite(const Vec3& v, const std::string& item, const char* field) {
-  if (!is_finite(v)) throw Error(message(item, ": ", field, " must be finite, got (", v.x, ", ", v.y, ", ", v.z, ")"));
-}
-
-Quat require_rotation(const Quat& q, const std::string& item, const char* field) {
-  if (!is_finite(q)) throw Error(message(item, ": ", field, " must be finite"));
-  const double n2 = q.squared_norm();
-  if (!(n2 > 1e-12))
-    throw Error(message(item, ": ", field, " must be a non-zero quaternion, got (", q.w, ", ", q.x, ", ", q.y, ", ", q.z, ")"));
-  return q.normalized();
-}
-
-Vec3 require_direction(const Vec3& v, const std::string& item, const char* field) {
-  require_finite(v, item, field);
-  const double n = norm(v);
-  if (!(n > 1e-12)) throw Error(message(item, ": ", field, " must be a non-zero vector, got (", v.x, ", ", v.y, ", ", v.z, ")"));
-  return v / n;
-}
+using builder::require_direction;
+using builder::require_finite;
+using builder::require_rotation;
+using builder::require_unit_rotation;
 
 // Mass properties of one shape at unit density, about its own centre, in its own frame.
 struct MassProperties {
@@ -179,8 +167,9 @@ void add_compliance_slices(Scene& scene, const ModelBuilder::RowCompliance (&com
 
 // Equalities: points move into their bodies' frames at the build-time pose; θ gets each one's
 // time constant and damping ratio (before the compliance slices, which come last).
+// `centers`: each body's centre of mass in its frame as given (local anchors are shifted by it).
 void build_equalities(const std::vector<EqualitySpec>& specs, Formulation formulation, const State& state,
-                      Model& model, std::vector<double>& values) {
+                      const std::vector<Vec3>& centers, Model& model, std::vector<double>& values) {
   ParamLayout& layout = model.layout;
   std::set<std::string> names;
   for (const EqualitySpec& spec : specs) {
@@ -212,7 +201,22 @@ void build_equalities(const std::vector<EqualitySpec>& specs, Formulation formul
     const auto local = [&](std::size_t body, const Vec3& world_point) {
       return state.orientation[body].inverse_rotate(world_point - state.position[body]);
     };
-    if (spec.type == EqualityType::Connect || (spec.type == EqualityType::Weld && !spec.separate_anchors)) {
+    if (spec.local_anchors) {
+      // Already in the bodies' frames (a written scene): only the centre-of-mass shift.
+      require_finite(spec.anchor_a, item, "anchor_a");
+      require_finite(spec.anchor_b, item, "anchor_b");
+      equality.anchor_a = spec.anchor_a - centers[a];
+      equality.anchor_b = spec.anchor_b - centers[b];
+      if (spec.type == EqualityType::Distance) {
+        if (!spec.length) throw Error(message(item, ": a distance with local anchors needs its length"));
+        equality.length = *spec.length;
+        if (!(finite(equality.length) && equality.length > 0))
+          throw Error(message(item, ": length must be positive (a distance row has no direction at 0), got ",
+                              equality.length));
+      }
+      if (spec.type == EqualityType::Weld && !spec.relative)
+        throw Error(message(item, ": a weld with local anchors needs its relative orientation"));
+    } else if (spec.type == EqualityType::Connect || (spec.type == EqualityType::Weld && !spec.separate_anchors)) {
       require_finite(spec.anchor, item, "anchor");
       equality.anchor_a = local(a, spec.anchor);
       equality.anchor_b = local(b, spec.anchor);
@@ -235,7 +239,7 @@ void build_equalities(const std::vector<EqualitySpec>& specs, Formulation formul
       if (spec.relative) {
         const Quat& q = *spec.relative;
         const double length = std::sqrt(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z);
-        if (!(finite(length) && std::abs(length - 1.0) < 1e-6))
+        if (!(std::isfinite(length) && std::abs(length - 1.0) < 1e-6))
           throw Error(message(item, ": relative orientation must be a unit quaternion, got (", q.w, ", ", q.x, ", ", q.y,
                               ", ", q.z, ")"));
         equality.relative = q;
@@ -283,6 +287,17 @@ int ModelBuilder::add_ground_plane(Vec3 normal, double offset) {
     const Vec3 axis = cross(z, n);
     plane.orientation = Quat{1.0 + c, axis.x, axis.y, axis.z}.normalized();
   }
+  world_shapes_.push_back(plane);
+  return static_cast<int>(world_shapes_.size()) - 1;
+}
+
+int ModelBuilder::add_ground_plane_frame(Vec3 position, Quat orientation) {
+  ShapeSpec plane;
+  plane.type = ShapeType::Plane;
+  plane.name = "ground" + (world_shapes_.empty() ? std::string() : std::to_string(world_shapes_.size()));
+  require_finite(position, "ground plane", "position");
+  plane.position = position;
+  plane.orientation = require_rotation(orientation, "ground plane", "orientation");
   world_shapes_.push_back(plane);
   return static_cast<int>(world_shapes_.size()) - 1;
 }
@@ -339,6 +354,8 @@ Scene ModelBuilder::build() const {
   std::map<const ConvexMesh*, int> mesh_index;  // model.meshes entry of each distinct mesh
   const int body_total = static_cast<int>(bodies_.size()) + 1;
   state.resize(body_total);
+  // Each body's centre of mass in its frame as given (JointFrames and local equality anchors).
+  std::vector<Vec3> centers(static_cast<std::size_t>(body_total));
   model.bodies.resize(static_cast<std::size_t>(body_total));
   layout.body_mass.assign(static_cast<std::size_t>(body_total), -1);
   layout.body_inertia = layout.body_friction = layout.body_restitution = layout.body_mass;
@@ -454,14 +471,24 @@ Scene ModelBuilder::build() const {
         inertia = unit_density_inertia * (mass / shape_mass);
       }
       Mat3 axes;
-      symmetric_eigen(inertia, principal_moments, axes);
+      if (spec.inertia_frame) {
+        if (!spec.inertia) throw Error(message(item, ": inertia_frame needs the inertia (its principal moments)"));
+        // The moments along the given axes, kept as given (no eigen-decomposition to re-round).
+        principal_moments = *spec.inertia;
+        axes = require_unit_rotation(*spec.inertia_frame, item, "inertia_frame").to_matrix();
+      } else {
+        symmetric_eigen(inertia, principal_moments, axes);
+      }
       const double slack = 1e-9 * (principal_moments.x + principal_moments.y + principal_moments.z);
       if (!(principal_moments.x > 0) || principal_moments.x + principal_moments.y < principal_moments.z - slack)
         throw Error(message(item, ": inertia is not physical: principal moments (", principal_moments.x, ", ",
                             principal_moments.y, ", ", principal_moments.z,
                             ") must be positive and satisfy the triangle inequality"));
-      body.principal_frame = quat_from_matrix(axes);
+      body.principal_frame = spec.inertia_frame ? unit_or_normalized(*spec.inertia_frame) : quat_from_matrix(axes);
+    } else if (spec.inertia_frame) {
+      throw Error(message(item, ": a ", type_name(spec.type), " body has no inertia_frame (it has no mass)"));
     }
+    centers[b] = center;
 
     // The body's origin moves to its centre of mass; shapes move with it.
     const Vec3 center_world = orientation.rotate(center);
@@ -482,7 +509,7 @@ Scene ModelBuilder::build() const {
       shape.type = shape_spec.type;
       shape.body = static_cast<int>(b);
       shape.local_position = shape_spec.position - center;
-      shape.local_orientation = shape_spec.orientation.normalized();
+      shape.local_orientation = unit_or_normalized(shape_spec.orientation);
       shape.collision_group = shape_spec.collision_group;
       shape.collision_mask = shape_spec.collision_mask;
       if (shape_spec.type == ShapeType::ConvexMesh) shape.mesh = add_mesh(model, mesh_index, shape_spec.mesh);
@@ -559,38 +586,12 @@ Scene ModelBuilder::build() const {
                           "' is kinematic: its motion is prescribed, no joint may move it (make it the parent)"));
     if (model.bodies[static_cast<std::size_t>(joint.child)].type != BodyType::Dynamic)
       throw Error(message(item, ": child body '", spec.child, "' must be dynamic"));
-    require_finite(spec.anchor, item, "anchor");
-    const Vec3 axis = require_direction(spec.axis, item, "axis");
     const auto p = static_cast<std::size_t>(joint.parent), c = static_cast<std::size_t>(joint.child);
-    const Quat q_parent = state.orientation[p], q_child = state.orientation[c];
-    joint.anchor_parent = q_parent.inverse_rotate(spec.anchor - state.position[p]);
-    joint.anchor_child = q_child.inverse_rotate(spec.anchor - state.position[c]);
-    joint.axis_parent = q_parent.inverse_rotate(axis);
-    joint.axis_child = q_child.inverse_rotate(axis);
-    if (spec.type == JointType::Universal) {
-      const Vec3 axis2 = require_direction(spec.axis2, item, "axis2");
-      if (std::abs(dot(axis, axis2)) > 1e-6)
-        throw Error(message(item, ": axis and axis2 of a universal joint must be perpendicular, their dot product is ", dot(axis, axis2)));
-      joint.axis2_child = q_child.inverse_rotate(axis2);
-      joint.axis2_parent = q_parent.inverse_rotate(axis2);
-    } else if (spec.type == JointType::Planar) {
-      // The in-plane directions measure the translations; fixed in the parent like the normal.
-      const Vec3 axis2 = require_direction(spec.axis2, item, "axis2");
-      if (std::abs(dot(axis, axis2)) > 1e-6)
-        throw Error(message(
-            item, ": axis2 of a planar joint must lie in its plane (perpendicular to axis), their dot product is ",
-            dot(axis, axis2)));
-      const Vec3 axis3 = spec.axis3 ? require_direction(*spec.axis3, item, "axis3") : normalized(cross(axis, axis2));
-      if (std::abs(dot(axis, axis3)) > 1e-6 || std::abs(dot(axis2, axis3)) > 1e-6)
-        throw Error(
-            message(item, ": axis3 of a planar joint must be perpendicular to axis and axis2, their dot products are ",
-                    dot(axis, axis3), " and ", dot(axis2, axis3)));
-      joint.axis2_parent = q_parent.inverse_rotate(axis2);
-      joint.axis3_parent = q_parent.inverse_rotate(axis3);
-    } else if (spec.axis3) {
-      throw Error(message(item, ": axis3 applies to planar joints only"));
+    if (spec.frames) {
+      set_joint_frames(*spec.frames, centers[p], centers[c], item, joint);
+    } else {
+      set_joint_frames_at_build_pose(spec, state, item, joint);
     }
-    joint.rest_relative = q_parent.conjugate() * q_child;
     if (spec.lower_limit.has_value() != spec.upper_limit.has_value())
       throw Error(message(item, ": give both a lower and an upper limit, or neither"));
     if (spec.lower_limit) {
@@ -651,7 +652,7 @@ Scene ModelBuilder::build() const {
     scene.controls.push_back(spec.control);
   }
 
-  build_equalities(equalities_, solver.formulation, state, model, values);
+  build_equalities(equalities_, solver.formulation, state, centers, model, values);
 
   for (const auto& [name_a, name_b] : collision_exclusions_) {
     const auto body_named = [&](const std::string& body_name) {

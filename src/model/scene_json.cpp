@@ -95,6 +95,9 @@ class SceneReader : json::Reader {
   BodySpec read_body(const Json& object, const std::string& path) const;
   ShapeSpec read_shape(const Json& object, const std::string& path) const;
   void read_mesh(const Json& object, const std::string& path, ShapeSpec& shape) const;
+  void read_inline_meshes(const Json& value, const std::string& path) const;
+  JointFrames read_joint_frames(const Json& object, const std::string& path) const;
+  Quat read_quaternion(const Json& value, const std::string& path) const;
   JointSpec read_joint(const Json& object, const std::string& path) const;
   ActuatorSpec read_actuator(const Json& object, const std::string& path) const;
   EqualitySpec read_equality(const Json& object, const std::string& path) const;
@@ -113,6 +116,8 @@ class SceneReader : json::Reader {
   // Hulls already loaded, by (file as written, scale): shapes that share a mesh share one.
   mutable std::map<std::pair<std::string, std::vector<double>>, std::shared_ptr<const ConvexMesh>>
       meshes_;
+  // The top-level "meshes" list (hulls given by their vertices), referred to by index.
+  mutable std::vector<std::shared_ptr<const ConvexMesh>> inline_meshes_;
 };
 
 ModelBuilder SceneReader::read(const Json& root, ItemLocations& locations) const {
@@ -120,9 +125,10 @@ ModelBuilder SceneReader::read(const Json& root, ItemLocations& locations) const
     fail("", message("expected a JSON object at the top level, got ", describe(root)));
   // "cameras" is read by load_world / parse_world beside the model (camera/camera_json.cpp).
   check_keys(root, "",
-             {"name", "description", "dt", "gravity", "solver", "world", "ground", "bodies",
-              "joints", "actuators", "equalities", "cameras"});
+             {"name", "description", "dt", "gravity", "solver", "world", "ground", "meshes", "bodies",
+              "joints", "actuators", "equalities", "collision_exclusions", "cameras"});
   ModelBuilder builder;
+  if (root.contains("meshes")) read_inline_meshes(root["meshes"], "meshes");
   if (root.contains("name")) builder.name = read_string(root["name"], "name");
   if (root.contains("description")) read_string(root["description"], "description");
   if (root.contains("dt")) builder.dt = read_number(root["dt"], "dt");
@@ -166,7 +172,71 @@ ModelBuilder SceneReader::read(const Json& root, ItemLocations& locations) const
       add_to_builder(path, [&] { builder.add_equality(std::move(spec)); });
     });
   }
+  if (root.contains("collision_exclusions")) {
+    // [["body_a", "body_b"], ...]: pairs whose shapes never collide (Model::collision_exclusions).
+    const Json& pairs = root["collision_exclusions"];
+    if (!pairs.is_array()) fail("collision_exclusions", message("expected an array of [body, body] pairs, got ", describe(pairs)));
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      const std::string path = element_path("collision_exclusions", i);
+      const Json& pair = pairs[i];
+      if (!pair.is_array() || pair.size() != 2)
+        fail(path, message("expected a pair of body names [\"a\", \"b\"], got ", describe(pair)));
+      std::string first = read_string(pair[0], element_path(path, 0));
+      std::string second = read_string(pair[1], element_path(path, 1));
+      locations.note("collision exclusion '" + first + "'-'" + second + "'", path);
+      builder.exclude_collision(std::move(first), std::move(second));
+    }
+  }
   return builder;
+}
+
+// "meshes": [{"vertices": [[x, y, z], ...]}, ...]: convex hulls given by their points (what
+// write_scene_json writes: a hull's own vertices, whose hull is the hull again).
+void SceneReader::read_inline_meshes(const Json& value, const std::string& path) const {
+  for_each_element(value, path, [&](const Json& object, const std::string& mesh_path) {
+    check_keys(object, mesh_path, {"vertices", "source"});
+    require_key(object, mesh_path, "vertices");
+    std::string origin;
+    if (object.contains("source")) origin = read_string(object["source"], key_path(mesh_path, "source"));
+    const Json& vertices = object["vertices"];
+    const std::string vertices_path = key_path(mesh_path, "vertices");
+    if (!vertices.is_array()) fail(vertices_path, message("expected an array of [x, y, z] points, got ", describe(vertices)));
+    std::vector<Vec3> points;
+    points.reserve(vertices.size());
+    for (std::size_t i = 0; i < vertices.size(); ++i) points.push_back(read_vec3(vertices[i], element_path(vertices_path, i)));
+    // Errors name the file and the path; the mesh keeps the "source" it was written with, so
+    // that a scene written again names where the hull first came from.
+    ConvexMesh mesh = convex_hull(points, message(source_name(), ": ", vertices_path));
+    if (!origin.empty()) mesh.source = origin;
+    inline_meshes_.push_back(std::make_shared<const ConvexMesh>(std::move(mesh)));
+  });
+}
+
+// [w, x, y, z] as written, not normalised: the builder checks it is unit and keeps it.
+Quat SceneReader::read_quaternion(const Json& value, const std::string& path) const {
+  const std::vector<double> q = read_numbers(value, path, 4);
+  return {q[0], q[1], q[2], q[3]};
+}
+
+// A joint's "frames": its geometry in its bodies' frames (JointFrames), every field required.
+JointFrames SceneReader::read_joint_frames(const Json& object, const std::string& path) const {
+  if (!object.is_object()) fail(path, message("expected an object, got ", describe(object)));
+  check_keys(object, path,
+             {"anchor_parent", "anchor_child", "axis_parent", "axis_child", "axis2_parent", "axis2_child",
+              "axis3_parent", "rest_relative"});
+  JointFrames frames;
+  const std::pair<const char*, Vec3*> vectors[] = {
+      {"anchor_parent", &frames.anchor_parent}, {"anchor_child", &frames.anchor_child},
+      {"axis_parent", &frames.axis_parent},     {"axis_child", &frames.axis_child},
+      {"axis2_parent", &frames.axis2_parent},   {"axis2_child", &frames.axis2_child},
+      {"axis3_parent", &frames.axis3_parent}};
+  for (const auto& [key, vector] : vectors) {
+    require_key(object, path, key);
+    *vector = read_vec3(object[key], key_path(path, key));
+  }
+  require_key(object, path, "rest_relative");
+  frames.rest_relative = read_quaternion(object["rest_relative"], key_path(path, "rest_relative"));
+  return frames;
 }
 
 void SceneReader::read_solver(const Json& object, const std::string& path, ModelBuilder& builder) const {
@@ -276,7 +346,18 @@ void SceneReader::read_ground(const Json& value, const std::string& path,
 
 void SceneReader::read_plane(const Json& object, const std::string& path,
                              ModelBuilder& builder) const {
-  check_keys(object, path, {"normal", "offset"});
+  check_keys(object, path, {"normal", "offset", "position", "orientation"});
+  if (object.contains("position") || object.contains("orientation")) {
+    // The plane's frame exactly (write_scene_json): through "position", normal orientation·z.
+    for (const char* key : {"normal", "offset"})
+      refuse_key(object, path, key, "beside \"position\" and \"orientation\" (give the plane one way)");
+    require_key(object, path, "position");
+    require_key(object, path, "orientation");
+    const Vec3 position = read_vec3(object["position"], key_path(path, "position"));
+    const Quat orientation = read_rotation(object, path);
+    add_to_builder(path, [&] { builder.add_ground_plane_frame(position, orientation); });
+    return;
+  }
   Vec3 normal{0, 0, 1};
   double offset = 0.0;
   if (object.contains("normal")) normal = read_vec3(object["normal"], key_path(path, "normal"));
@@ -287,7 +368,7 @@ void SceneReader::read_plane(const Json& object, const std::string& path,
 BodySpec SceneReader::read_body(const Json& object, const std::string& path) const {
   check_keys(object, path,
              {"name", "type", "position", "orientation", "euler", "linear_velocity",
-              "angular_velocity", "mass", "inertia", "center_of_mass", "density", "friction",
+              "angular_velocity", "mass", "inertia", "inertia_frame", "center_of_mass", "density", "friction",
               "restitution", "linear_damping", "angular_damping", "force", "torque", "shapes"});
   require_key(object, path, "name");
   const auto field = [&](const char* key) { return key_path(path, key); };
@@ -301,14 +382,14 @@ BodySpec SceneReader::read_body(const Json& object, const std::string& path) con
   }
   if (body.type == BodyType::Static) {
     for (const char* key :
-         {"linear_velocity", "angular_velocity", "mass", "inertia", "center_of_mass", "density",
+         {"linear_velocity", "angular_velocity", "mass", "inertia", "inertia_frame", "center_of_mass", "density",
           "linear_damping", "angular_damping", "force", "torque"}) {
       refuse_key(object, path, key, "by a static body (it never moves)");
     }
   }
   if (body.type == BodyType::Kinematic) {
-    for (const char* key : {"mass", "inertia", "center_of_mass", "density", "linear_damping", "angular_damping",
-                            "force", "torque"}) {
+    for (const char* key : {"mass", "inertia", "inertia_frame", "center_of_mass", "density", "linear_damping",
+                            "angular_damping", "force", "torque"}) {
       refuse_key(object, path, key, "by a kinematic body (its motion is prescribed: it has no mass)");
     }
   }
@@ -320,6 +401,10 @@ BodySpec SceneReader::read_body(const Json& object, const std::string& path) con
     body.angular_velocity = read_vec3(object["angular_velocity"], field("angular_velocity"));
   if (object.contains("mass")) body.mass = read_number(object["mass"], field("mass"));
   if (object.contains("inertia")) body.inertia = read_vec3(object["inertia"], field("inertia"));
+  if (object.contains("inertia_frame")) {
+    if (!object.contains("inertia")) fail(field("inertia_frame"), "needs \"inertia\" (the moments along these axes)");
+    body.inertia_frame = read_quaternion(object["inertia_frame"], field("inertia_frame"));
+  }
   if (object.contains("center_of_mass"))
     body.center_of_mass = read_vec3(object["center_of_mass"], field("center_of_mass"));
   if (object.contains("density")) body.density = read_number(object["density"], field("density"));
@@ -345,7 +430,7 @@ BodySpec SceneReader::read_body(const Json& object, const std::string& path) con
 ShapeSpec SceneReader::read_shape(const Json& object, const std::string& path) const {
   check_keys(object, path,
              {"type", "name", "position", "orientation", "euler", "radius", "half_extents", "radii",
-              "half_length", "length", "file", "scale", "collision_group", "collision_mask"});
+              "half_length", "length", "file", "mesh", "scale", "collision_group", "collision_mask"});
   const auto field = [&](const char* key) { return key_path(path, key); };
   ShapeSpec shape;
   if (object.contains("type")) {
@@ -361,6 +446,7 @@ ShapeSpec SceneReader::read_shape(const Json& object, const std::string& path) c
   if (shape.type != ShapeType::ConvexMesh) {
     const char* reason = "except by a mesh";
     refuse_key(object, path, "file", reason);
+    refuse_key(object, path, "mesh", reason);
     refuse_key(object, path, "scale", reason);
   }
   if (object.contains("name")) shape.name = read_string(object["name"], field("name"));
@@ -420,6 +506,16 @@ ShapeSpec SceneReader::read_shape(const Json& object, const std::string& path) c
 // shape's uniform scale, a differentiable size parameter) or three numbers (applied to the
 // file's coordinates before the hull is taken; the parameter is then 1).
 void SceneReader::read_mesh(const Json& object, const std::string& path, ShapeSpec& shape) const {
+  if (object.contains("mesh")) {
+    // An index into the top-level "meshes" list; "scale" is then the shape's uniform scale.
+    refuse_key(object, path, "file", "beside \"mesh\" (give the hull one way)");
+    const auto count = static_cast<long long>(inline_meshes_.size());
+    if (count == 0) fail(key_path(path, "mesh"), "the scene has no \"meshes\" list to refer to");
+    const long long index = read_integer(object["mesh"], key_path(path, "mesh"), 0, count - 1);
+    if (object.contains("scale")) shape.scale = read_number(object["scale"], key_path(path, "scale"));
+    shape.mesh = inline_meshes_[static_cast<std::size_t>(index)];
+    return;
+  }
   require_key(object, path, "file");
   const std::string file = read_string(object["file"], key_path(path, "file"));
   std::vector<double> scale_key;
@@ -450,7 +546,7 @@ void SceneReader::read_mesh(const Json& object, const std::string& path, ShapeSp
 
 JointSpec SceneReader::read_joint(const Json& object, const std::string& path) const {
   check_keys(object, path,
-             {"name", "type", "parent", "child", "anchor", "axis", "axis2", "axis3", "limits", "damping",
+             {"name", "type", "parent", "child", "anchor", "axis", "axis2", "axis3", "frames", "limits", "damping",
               "collide_connected"});
   require_key(object, path, "name");
   require_key(object, path, "child");
@@ -468,6 +564,11 @@ JointSpec SceneReader::read_joint(const Json& object, const std::string& path) c
   }
   if (object.contains("parent")) joint.parent = read_string(object["parent"], field("parent"));
   joint.child = read_string(object["child"], field("child"));
+  if (object.contains("frames")) {
+    for (const char* key : {"anchor", "axis", "axis2", "axis3"})
+      refuse_key(object, path, key, "beside \"frames\" (the joint's geometry is given in its bodies' frames)");
+    joint.frames = read_joint_frames(object["frames"], field("frames"));
+  }
   if (object.contains("anchor")) joint.anchor = read_vec3(object["anchor"], field("anchor"));
 
   const bool has_axis = joint.type == JointType::Revolute || joint.type == JointType::Prismatic ||
@@ -537,8 +638,8 @@ ActuatorSpec SceneReader::read_actuator(const Json& object, const std::string& p
 
 EqualitySpec SceneReader::read_equality(const Json& object, const std::string& path) const {
   check_keys(object, path,
-             {"name", "type", "body_a", "body_b", "anchor", "anchor_a", "anchor_b", "length", "time_constant",
-              "damping_ratio"});
+             {"name", "type", "body_a", "body_b", "anchor", "anchor_a", "anchor_b", "local_anchor_a", "local_anchor_b",
+              "length", "relative", "time_constant", "damping_ratio"});
   require_key(object, path, "name");
   require_key(object, path, "type");
   require_key(object, path, "body_b");
@@ -551,7 +652,27 @@ EqualitySpec SceneReader::read_equality(const Json& object, const std::string& p
                                            {"weld", EqualityType::Weld}});
   if (object.contains("body_a")) equality.body_a = read_string(object["body_a"], field("body_a"));
   equality.body_b = read_string(object["body_b"], field("body_b"));
-  if (equality.type != EqualityType::Distance) {
+  if (equality.type != EqualityType::Weld) refuse_key(object, path, "relative", "except by a weld equality");
+  if (object.contains("local_anchor_a") || object.contains("local_anchor_b")) {
+    // The points in body_a's and body_b's own frames (write_scene_json), any type.
+    for (const char* key : {"anchor", "anchor_a", "anchor_b"})
+      refuse_key(object, path, key, "beside local anchors (give the points one way)");
+    require_key(object, path, "local_anchor_a");
+    require_key(object, path, "local_anchor_b");
+    equality.local_anchors = true;
+    equality.anchor_a = read_vec3(object["local_anchor_a"], field("local_anchor_a"));
+    equality.anchor_b = read_vec3(object["local_anchor_b"], field("local_anchor_b"));
+    if (equality.type == EqualityType::Distance) {
+      require_key(object, path, "length");
+      equality.length = read_number(object["length"], field("length"));
+    } else {
+      refuse_key(object, path, "length", "except by a distance equality");
+    }
+    if (equality.type == EqualityType::Weld) {
+      require_key(object, path, "relative");
+      equality.relative = read_quaternion(object["relative"], field("relative"));
+    }
+  } else if (equality.type != EqualityType::Distance) {
     require_key(object, path, "anchor");
     equality.anchor = read_vec3(object["anchor"], field("anchor"));
     for (const char* key : {"anchor_a", "anchor_b", "length"})
@@ -566,6 +687,8 @@ EqualitySpec SceneReader::read_equality(const Json& object, const std::string& p
     if (object.contains("length")) equality.length = read_number(object["length"], field("length"));
     refuse_key(object, path, "anchor", "by a distance equality (its points are \"anchor_a\" and \"anchor_b\")");
   }
+  if (equality.type == EqualityType::Weld && object.contains("relative") && !equality.local_anchors)
+    equality.relative = read_quaternion(object["relative"], field("relative"));
   if (object.contains("time_constant"))
     equality.time_constant = read_number(object["time_constant"], field("time_constant"));
   if (object.contains("damping_ratio"))
