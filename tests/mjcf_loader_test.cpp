@@ -498,6 +498,51 @@ TEST(MjcfLoader, SamplesNameWhatIsUnsupported) {
   EXPECT_GE(humanoid.params.slice(humanoid.model, "body/right_thigh/mass")[0], 4.0);
 }
 
+// Every kind of MJCF element or attribute diffphys does not build is reported, one warning
+// naming the element (or attribute) and its line — never dropped silently (issue #24). The
+// file holds one of each; the lines below are the file's.
+TEST(MjcfLoader, EveryIgnoredElementKindIsReportedWithItsLine) {
+  const Scene scene = load_mjcf(kRobotData / "mjcf_ignored_elements.xml");
+  const std::string file = "mjcf_ignored_elements.xml:";
+  for (const auto& [line, what] : std::vector<std::pair<int, std::string>>{
+           {6, "<size> ignored"},
+           {7, "<visual> ignored"},
+           {8, "<statistic> ignored"},
+           {9, "<material> ignored"},
+           {9, "<texture> ignored"},
+           {10, "<custom>: unsupported element ignored"},
+           {10, "<numeric 'n'>: unsupported element ignored"},
+           {12, "<light> ignored"},
+           {13, "<camera> ignored"},
+           {16, "<joint> attribute armature ignored"},
+           {16, "<joint> attribute frictionloss ignored"},
+           {16, "<joint> attribute springref ignored"},
+           {16, "<joint> attribute stiffness ignored"},
+           {17, "<geom> attribute condim ignored"},
+           {17, "<geom> attribute margin ignored"},
+           {17, "<geom> attribute priority ignored"},
+           {17, "<geom> attribute solimp ignored"},
+           {17, "<geom> attribute solref ignored"},
+           {18, "<site> ignored"},
+           {25, "<fixed 'tf'>: unsupported element ignored"},
+           {25, "<tendon>: unsupported element ignored"},
+           {27, "<joint>: unsupported element ignored: diffphys builds <connect>, <weld> and <tendon> equalities only"},
+           {28, "<joint>: unsupported element ignored: diffphys builds <connect>, <weld> and <tendon> equalities only"},
+           {32, "<general 'g1'>: actuator type <general> is not supported"},
+           {33, "<velocity 'v1'>: actuator type <velocity> is not supported"},
+           {34, "<motor 'mt'>: only joint transmissions are supported"},
+           {36, "<sensor>: unsupported element ignored"},
+           {36, "<jointpos 'p'>: unsupported element ignored"},
+           {37, "<keyframe>: unsupported element ignored"},
+           {37, "<key 'k'>: unsupported element ignored"}})
+    EXPECT_TRUE(any_warning_contains(scene, file + std::to_string(line) + ": " + what)) << "line " << line << ": " << what;
+  // What it does build: both hinges, the one motor on a joint; the skipped actuators are not.
+  EXPECT_EQ(scene.model.joint_count(), 2);
+  ASSERT_EQ(scene.model.actuator_count(), 1);
+  EXPECT_EQ(scene.model.actuators[0].name, "m1");
+  EXPECT_TRUE(scene.model.equalities.empty());
+}
+
 TEST(MjcfLoader, HumanoidSimulatesAndFalls) {
   Scene scene = load_scene(kSamples / "humanoid/humanoid.xml");
   Simulator simulator(scene.model, scene.params, scene.state);
