@@ -87,6 +87,31 @@ TEST(WorldSimulator, RigidWorldIsTheSimulator) {
   }
 }
 
+// A simulation keeps the scene's PGS warm start (a rollout turns it off so that recomputed
+// steps repeat their bits): the box stack under warm-started PGS is the Simulator's, bit for
+// bit, and the warm start matters there (a WorldRollout, cold-started, ends elsewhere).
+TEST(WorldSimulator, GaussSeidelWarmStartIsKeptInASimulation) {
+  Scene scene = load_scene(scene_path("scenes/box_stack.json"));
+  scene.model.solver.type = SolverType::ProjectedGaussSeidel;
+  scene.model.solver.warm_start = true;
+  const World world("pgs_stack", "<test>", scene, std::nullopt);
+  WorldSimulator simulator(world, world.default_params(), world.initial_state());
+  Simulator reference(scene.model, scene.params, scene.state);
+  const int steps = 40;
+  WorldRollout rollout(world, world.default_params());
+  rollout.run(world.initial_state(), {}, steps);
+  for (int t = 0; t < steps; ++t) {
+    const WorldStepStatus status = simulator.step();
+    const StepStatus expected = reference.step(scene.controls);
+    EXPECT_EQ(status.rigid[0].iterations, expected.iterations);
+    WorldState reference_state;
+    reference_state.rigid = reference.state();
+    reference_state.time = reference.state().time;
+    expect_same_state(world, simulator.state(), reference_state, t + 1);
+  }
+  EXPECT_NE(pack_state(world, rollout.final_state()), pack_state(world, simulator.state()));
+}
+
 TEST(WorldSimulator, SoftWorldIsTheRollout) {
   const World world = load_world(scene_path("soft/tet_drop.json"));
   expect_simulator_is_the_rollout(world, 30, {});
