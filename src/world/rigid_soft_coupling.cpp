@@ -16,7 +16,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "diffphys/coupled.hpp"
 #include "diffphys/error.hpp"
+#include "world/coupling_kind.hpp"
+#include "world/part_report.hpp"
 #include "soft/shape_distance.hpp"
 #include "soft/step_system.hpp"
 
@@ -270,6 +273,50 @@ void Reactions::apply_vjp(const StepAdjoints& out, int, std::span<double> target
     std::fill_n(theta_bar_.begin() + static_cast<std::ptrdiff_t>(previous_offset), 12, 0.0);
   }
   for (std::size_t p = 0; p < theta_bar_.size(); ++p) out.params_bar[soft_theta + p] += theta_bar_[p];
+}
+
+// The rigid ↔ soft coupling as the world's registry sees it (world/coupling_kind.hpp): held by
+// a world of both parts; the frames' bodies and substeps checked; two-way, the reactions into
+// the rigid step, then the frame poses into the soft step.
+namespace {
+
+bool holds_rigid_and_soft(const World& world) { return world.has_rigid() && world.has_soft(); }
+
+void check_rigid_soft(const World& world) {
+  validate_coupling(world.rigid->model, world.soft->model, world.coupling.frame_bodies, world.coupling.substeps);
+}
+
+void make_rigid_soft(const World& world, std::span<const std::unique_ptr<Part>> parts,
+                     std::vector<std::unique_ptr<Coupling>>& couplings) {
+  RigidPart* rigid = nullptr;
+  SoftPart* soft = nullptr;
+  int rigid_index = -1, soft_index = -1;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (auto* r = dynamic_cast<RigidPart*>(parts[i].get())) {
+      rigid = r;
+      rigid_index = static_cast<int>(i);
+    }
+    if (auto* p = dynamic_cast<SoftPart*>(parts[i].get())) {
+      soft = p;
+      soft_index = static_cast<int>(i);
+    }
+  }
+  if (rigid == nullptr || soft == nullptr) throw Error("rigid-soft coupling: the world lacks its rigid or its soft part");
+  if (world.coupling.two_way) couplings.push_back(std::make_unique<Reactions>(world, *rigid, *soft, rigid_index));
+  couplings.push_back(std::make_unique<FramePoses>(world, *rigid, *soft, soft_index));
+}
+
+}  // namespace
+
+const CouplingKind& rigid_soft_coupling_kind() {
+  static const CouplingKind kind{
+      .name = "rigid-soft",
+      .held_by = holds_rigid_and_soft,
+      .check = check_rigid_soft,
+      .make = make_rigid_soft,
+      .make_report = report::make_coupling_report,
+  };
+  return kind;
 }
 
 }  // namespace diffphys::world

@@ -15,28 +15,19 @@
 #include "adjoint/checkpoint_spacing.hpp"
 #include "diffphys/error.hpp"
 #include "math/finite.hpp"
+#include "world/coupling_kind.hpp"
 #include "world/part_kind.hpp"
 #include "world/rigid_part.hpp"
-#include "world/rigid_soft_coupling.hpp"
-#include "world/soft_part.hpp"
 
 namespace diffphys::world {
 namespace {
 
 // The parts a world holds, in the order they step (the registry's, world/part_kind.hpp), and
-// the couplings between them: the one place that lists the couplings.
+// the couplings between them (world/coupling_kind.hpp).
 void make_parts(const World& world, std::vector<std::unique_ptr<Part>>& parts, std::vector<std::unique_ptr<Coupling>>& couplings) {
-  RigidPart* rigid = nullptr;
-  SoftPart* soft = nullptr;
-  for (const WorldLayout::PartRange& range : world.layout().parts) {
-    parts.push_back(kind_of(range).make_part(world));
-    if (auto* r = dynamic_cast<RigidPart*>(parts.back().get())) rigid = r;
-    if (auto* s = dynamic_cast<SoftPart*>(parts.back().get())) soft = s;
-  }
-  if (rigid != nullptr && soft != nullptr) {
-    if (world.coupling.two_way) couplings.push_back(std::make_unique<Reactions>(world, *rigid, *soft, 0));
-    couplings.push_back(std::make_unique<FramePoses>(world, *rigid, *soft, 1));
-  }
+  for (const WorldLayout::PartRange& range : world.layout().parts) parts.push_back(kind_of(range).make_part(world));
+  for (const CouplingKind& kind : coupling_kinds())
+    if (kind.held_by(world)) kind.make(world, parts, couplings);
 }
 
 // The loss's and the controller's view of a tangent vector: each held kind's spans of its range.

@@ -22,6 +22,7 @@
 #include "diffphys/soft_scene.hpp"
 #include "model/json_reader.hpp"
 #include "model/nearest_name.hpp"
+#include "world/coupling_kind.hpp"
 #include "world/part_kind.hpp"
 
 namespace diffphys {
@@ -46,7 +47,7 @@ WorldLayout build_layout(const World& world) {
   return layout;
 }
 
-// Each held kind's refusals (a fluid beside bodies), then the rigid ↔ soft coupling's checks.
+// Each held kind's refusals (a fluid beside bodies), then each held coupling's.
 void check_parts(const World& world) {
   bool any = false;
   for (const world::PartKind& kind : world::part_kinds()) {
@@ -55,11 +56,13 @@ void check_parts(const World& world) {
     if (kind.check_world != nullptr) kind.check_world(world);
   }
   if (!any) throw Error(message(world.source, ": the scene holds no rigid or soft bodies or fluid"));
-  if (!world.rigid || !world.soft) return;
-  try {
-    validate_coupling(world.rigid->model, world.soft->model, world.coupling.frame_bodies, world.coupling.substeps);
-  } catch (const Error& error) {
-    throw Error(message(world.source, ": ", error.what()));
+  for (const world::CouplingKind& kind : world::coupling_kinds()) {
+    if (!kind.held_by(world)) continue;
+    try {
+      kind.check(world);
+    } catch (const Error& error) {
+      throw Error(message(world.source, ": ", error.what()));
+    }
   }
 }
 

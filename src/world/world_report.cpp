@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "diffphys/error.hpp"
+#include "world/coupling_kind.hpp"
 #include "world/part_kind.hpp"
 #include "world/part_report.hpp"
 
@@ -23,11 +24,13 @@ std::string plural(long long count, const char* singular, const char* plural_for
   return std::to_string(count) + " " + (count == 1 ? singular : plural_form);
 }
 
-// Each held kind's report (world/part_kind.hpp), in the world's order, then the couplings'.
+// Each held kind's report (world/part_kind.hpp), in the world's order, then each held
+// coupling's (world/coupling_kind.hpp).
 std::vector<std::unique_ptr<PartReport>> make_part_reports(const World& world, const WorldParams& params) {
   std::vector<std::unique_ptr<PartReport>> parts;
   for (const WorldLayout::PartRange& range : world.layout().parts) parts.push_back(world::kind_of(range).make_report(world, params));
-  if (world.has_rigid() && world.has_soft()) parts.push_back(make_coupling_report(world, params));
+  for (const world::CouplingKind& kind : world::coupling_kinds())
+    if (kind.held_by(world)) parts.push_back(kind.make_report(world, params));
   return parts;
 }
 
