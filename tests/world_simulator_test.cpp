@@ -95,10 +95,11 @@ TEST(WorldSimulator, GaussSeidelWarmStartIsKeptInASimulation) {
   scene.model.solver.type = SolverType::ProjectedGaussSeidel;
   scene.model.solver.warm_start = true;
   const World world("pgs_stack", "<test>", scene, std::nullopt);
-  WorldSimulator simulator(world, world.default_params(), world.initial_state());
+  const WorldParams params = world.default_params();  // a WorldRollout keeps a reference to it
+  WorldSimulator simulator(world, params, world.initial_state());
   Simulator reference(scene.model, scene.params, scene.state);
   const int steps = 40;
-  WorldRollout rollout(world, world.default_params());
+  WorldRollout rollout(world, params);
   rollout.run(world.initial_state(), {}, steps);
   for (int t = 0; t < steps; ++t) {
     const WorldStepStatus status = simulator.step();
