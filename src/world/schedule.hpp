@@ -2,8 +2,8 @@
 // couplings between them (world/part.hpp), keeps the tape of a rollout (checkpoints within
 // the memory budget, step records when they fit) and reverses it, owning once for all parts
 // the loss, the closed-loop controller, gradient decay and clipping and the per-step norms.
-// WorldRollout runs it for every world, and WorldSimulator steps it; its parts are the registered kinds' (world/part_kind.hpp) and make_parts() is the one place
-// that lists the couplings between them.
+// WorldRollout runs it for every world, and WorldSimulator steps it; its parts and the
+// couplings between them are the registries' (world/part_kind.hpp, world/coupling_kind.hpp).
 #pragma once
 
 #include <memory>
