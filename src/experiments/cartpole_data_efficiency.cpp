@@ -50,11 +50,15 @@ struct Row {
   ModelFigures physics, mlp;
 };
 
-// The largest |x| of a balancing run (its recorded states), m.
-double max_abs_position(const cartpole::BalanceResult& run) {
-  double largest = 0.0;
-  for (const auto& step : run.trajectory) largest = std::max(largest, std::abs(step[0]));
-  return largest;
+// A model's balancing run on the true system into its figures: steps, θ², what ended it, the
+// largest |x| of its recorded states (m) and its MPC's time per step.
+void record_balance(const cartpole::BalanceResult& run, ModelFigures& figures) {
+  figures.steps_balanced = run.steps_balanced;
+  figures.mean_squared_angle = run.mean_squared_angle;
+  figures.ended_by = run.ended_by;
+  figures.max_abs_position = 0.0;
+  for (const auto& step : run.trajectory) figures.max_abs_position = std::max(figures.max_abs_position, std::abs(step[0]));
+  figures.ms_per_mpc_step = run.seconds_per_step * 1e3;
 }
 
 }  // namespace
@@ -107,12 +111,7 @@ ExperimentResult run_cartpole_data_efficiency(const ExperimentOptions& options) 
       row.windows = physics_multi.windows;
       row.physics.fit_seconds = physics_fit.seconds;
       PhysicsMpc physics_mpc(physics_fit.learned, physics_fit.hinge_offset, physics_settings.substeps, dt);
-      const BalanceResult physics_run = balance(truth, physics_mpc, balance_steps, seed + 7, nullptr, "");
-      row.physics.steps_balanced = physics_run.steps_balanced;
-      row.physics.mean_squared_angle = physics_run.mean_squared_angle;
-      row.physics.ended_by = physics_run.ended_by;
-      row.physics.max_abs_position = max_abs_position(physics_run);
-      row.physics.ms_per_mpc_step = physics_run.seconds_per_step * 1e3;
+      record_balance(balance(truth, physics_mpc, balance_steps, seed + 7, nullptr, ""), row.physics);
 
       MlpFit mlp_fit = fit_mlp(train, mlp_settings, seed);
       MlpCartPole& mlp = *mlp_fit.model;
@@ -124,12 +123,7 @@ ExperimentResult run_cartpole_data_efficiency(const ExperimentOptions& options) 
       for (const auto& [updates, loss] : mlp_fit.validation_curve)
         validation_rows.push_back({static_cast<double>(seed), static_cast<double>(amount), updates, loss});
       MlpMpc mlp_mpc(mlp);
-      const BalanceResult mlp_run = balance(truth, mlp_mpc, balance_steps, seed + 7, nullptr, "");
-      row.mlp.steps_balanced = mlp_run.steps_balanced;
-      row.mlp.mean_squared_angle = mlp_run.mean_squared_angle;
-      row.mlp.ended_by = mlp_run.ended_by;
-      row.mlp.max_abs_position = max_abs_position(mlp_run);
-      row.mlp.ms_per_mpc_step = mlp_run.seconds_per_step * 1e3;
+      record_balance(balance(truth, mlp_mpc, balance_steps, seed + 7, nullptr, ""), row.mlp);
       rows.push_back(row);
 
       if (options.progress)
