@@ -39,16 +39,12 @@ const char* formulation_name(Formulation formulation) {
   return formulation == Formulation::Convex ? "convex" : "complementarity";
 }
 
+// test_scenes.hpp's box without its mass (a kinematic body has none), moving.
 BodySpec kinematic_box(const std::string& name, Vec3 position, Vec3 half_extents, Vec3 linear_velocity) {
-  BodySpec body;
-  body.name = name;
+  BodySpec body = box_body(name, position, half_extents, 1.0);
+  body.mass.reset();
   body.type = BodyType::Kinematic;
-  body.position = position;
   body.linear_velocity = linear_velocity;
-  ShapeSpec box;
-  box.type = ShapeType::Box;
-  box.half_extents = half_extents;
-  body.shapes.push_back(box);
   return body;
 }
 
