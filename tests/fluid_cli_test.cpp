@@ -56,6 +56,26 @@ TEST(FluidCli, GradcheckAgreesOnBothExamples) {
   }
 }
 
+// The towed cylinder: info lists the obstacle and its θ slices, gradcheck compares its seven θ
+// entries (center, semi-axes, angle, velocity) with the rest and they agree.
+TEST(FluidCli, TowedCylinderShowsItsObstacleAndItsGradientsAgree) {
+  const std::string scene = kFluidExamples + "towed_cylinder.json";
+  const auto [info_code, info] = run_cli("info " + scene, "fluid_cli_obstacle_info");
+  EXPECT_EQ(info_code, 0) << info;
+  EXPECT_NE(info.find("obstacles   1 (Brinkman penalization, permeability 0.0001 s, ramp half-width 1 cells)"),
+            std::string::npos)
+      << info;
+  EXPECT_NE(info.find("cylinder: ellipse at (0.8, 0.75) m, semi-axes 0.15 x 0.15 m, angle 0 rad, velocity (0.5, 0) m/s"),
+            std::string::npos)
+      << info;
+  const auto [code, text] = run_cli("gradcheck " + scene + " -n 3", "fluid_cli_obstacle_gradcheck");
+  EXPECT_EQ(code, 0) << text;
+  for (const char* item : {"fluid/obstacle/cylinder/center[0]", "fluid/obstacle/cylinder/semi_axes[1]",
+                           "fluid/obstacle/cylinder/angle[0]", "fluid/obstacle/cylinder/velocity[0]"})
+    EXPECT_NE(text.find(item), std::string::npos) << item << "\n" << text;
+  EXPECT_NE(text.find("all agree"), std::string::npos) << text;
+}
+
 // The fluid's gradient norms join the health report (they were missing: the report read an
 // empty norm vector and crashed).
 TEST(FluidCli, GradcheckHealthReportsTheFluidsGradient) {

@@ -10,8 +10,18 @@
 //
 //   1. advect     u, v and the scalars by u_t (semi-Lagrangian, bilinear; MacCormack option)
 //   2. forces     u += h f,  v += h Σ_k β_k s_k (s_k advected, averaged to the v faces)
-//   3. viscosity  (I − θ ν h L) u* = (I + (1−θ) ν h L) u + walls   (θ = 1 backward Euler, ½ CN)
-//   4. project    A p = −∇·u*,  u_{t+1} = u* − ∇p   (PCG with a multigrid V-cycle, A = −L_Neumann)
+//   3. obstacles  u ← (u + λ Σ_o χ_o u_o) / (1 + λ Σ_o χ_o),  λ = h/η   (Brinkman penalization)
+//   4. viscosity  (I − θ ν h L) u* = (I + (1−θ) ν h L) u + walls   (θ = 1 backward Euler, ½ CN)
+//   5. project    A p = −∇·u*,  u_{t+1} = u* − ∇p   (PCG with a multigrid V-cycle, A = −L_Neumann)
+//
+// Obstacles (stage 3) are solids given by a smooth indicator χ_o ∈ [0, 1] (1 inside, 0
+// outside, a C² ramp across the boundary) that drags the fluid towards the solid's velocity
+// u_o as a porous medium of permeability η (s) does: the volume penalization of Angot, Bruneau
+// & Fabrie 1999 ("A penalization method to take into account obstacles in incompressible
+// viscous flows", Numer. Math. 81), taken implicitly so any η is stable. The force of the
+// fluid on obstacle o is Σ χ_o (u − u_o) Δx²/η over the faces (per unit depth and density).
+// Everything about an obstacle is in θ, so drag and flow are differentiable in its shape
+// (fluid/obstacles.hpp).
 //
 // The grid is nx × ny square cells of side Δx on [0, nx Δx] × [0, ny Δx]. Layouts (flat, so a
 // gradient has the layout of what it differentiates):
@@ -58,6 +68,17 @@ struct WallSpec {
 // the forward departure point's four samples (no new extrema).
 enum class AdvectionScheme { SemiLagrangian, MacCormack };
 
+// A solid ellipse in the flow, moving at a constant velocity: its centre at time t is
+// center + velocity t. Every number here is a θ slice "fluid/obstacle/<name>/…" (center (2),
+// semi_axes (2), angle (1), velocity (2)), so its value in FluidParams is what a step uses.
+struct ObstacleSpec {
+  std::string name;
+  std::array<double, 2> center{};     // m, at t = 0
+  std::array<double, 2> semi_axes{};  // m, > 0: along the ellipse's own x and y axes
+  double angle = 0.0;                 // rad, of the ellipse's x axis from the grid's x axis
+  std::array<double, 2> velocity{};   // m/s
+};
+
 struct FluidSolverSettings {
   // Both SPD solves (pressure; viscosity) stop when ‖b − A x‖₂ ≤ relative_tolerance ‖b‖₂. The
   // adjoint solves use the same operator and tolerance.
@@ -84,6 +105,12 @@ struct FluidSpec {
   // cells it misses the characteristic's curvature and accuracy is lost). In (0, 20].
   double max_cfl = 5.0;
   FluidSolverSettings solver{};
+  std::vector<ObstacleSpec> obstacles;
+  // η, s, > 0: the penalization's permeability. The velocity inside an obstacle differs from
+  // its own by the factor 1/(1 + h/η) per step before the projection (fluids.md, "Obstacles").
+  double obstacle_permeability = 1e-4;
+  // Half-width of χ's ramp across an obstacle's boundary, in cells, > 0.
+  double obstacle_band = 1.0;
 };
 
 struct FluidParamLayout {
@@ -95,8 +122,10 @@ struct FluidParamLayout {
   std::vector<Slice> slices;
   int viscosity = -1;  // 1
   int buoyancy = -1;   // nscalar
+  int obstacles = -1;  // kObstacleParams per obstacle: center (2), semi_axes (2), angle, velocity (2)
   int count = 0;
 };
+inline constexpr int kObstacleParams = 7;
 
 struct FluidModel {
   std::string name;
@@ -109,9 +138,13 @@ struct FluidModel {
   double viscosity_theta = 1.0;
   double max_cfl = 5.0;
   FluidSolverSettings solver{};
+  std::vector<std::string> obstacle_names;  // distinct; their θ slices in FluidParamLayout::obstacles
+  double obstacle_permeability = 1e-4;      // η, s
+  double obstacle_band = 1.0;               // cells
   FluidParamLayout layout;
 
   int cell_count() const { return nx * ny; }
+  int obstacle_count() const { return static_cast<int>(obstacle_names.size()); }
   int u_count() const { return (nx + 1) * ny; }
   int v_count() const { return nx * (ny + 1); }
   int velocity_count() const { return u_count() + v_count(); }
@@ -180,6 +213,9 @@ class FluidWorkspace {
   FluidWorkspace& operator=(FluidWorkspace&&) noexcept;
   struct Impl;
   Impl& impl() { return *impl_; }
+  // The force of the fluid on each obstacle during the last step taken with this workspace
+  // (fx, fy per obstacle, m³/s²: per unit depth and density; zero before any step).
+  std::span<const double> obstacle_forces() const;
 
  private:
   std::unique_ptr<Impl> impl_;

@@ -7,6 +7,7 @@
 #include "experiments/cartpole_data_efficiency.hpp"
 #include "experiments/cartpole_ilqr.hpp"
 #include "experiments/chain_mass.hpp"
+#include "experiments/drag_shape.hpp"
 #include "experiments/experiments.hpp"
 #include "experiments/flow_inverse.hpp"
 #include "experiments/quadruped.hpp"
@@ -58,6 +59,9 @@ std::span<const ExperimentEntry> registry() {
       ExperimentEntry{"flow-inverse",
                       "issue 21: recover an initial velocity field from a dye observed at three times, by L-BFGS",
                       run_flow_inverse},
+      ExperimentEntry{"drag-shape",
+                      "issue 21: the aspect ratio of a towed elliptic body of fixed area that meets the least drag",
+                      run_drag_shape},
   };
   return entries;
 }

@@ -1,6 +1,8 @@
 // fluid/fluid_model.cpp — building a FluidModel from a FluidSpec (with the checks that name the
 // item and value), θ's slices, state checks, the workspace's buffers and the closed-form
 // diagnostics (kinetic energy, scalar mass, divergence).
+#include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "diffphys/error.hpp"
@@ -29,6 +31,18 @@ int add_slice(FluidParamLayout& layout, std::vector<double>& theta, std::string 
 // and a few seconds a step on one core: beyond it a request is a mistake more often than a plan,
 // and it would end in an allocation failure minutes later instead of a message now.
 constexpr long long kMaxFluidStateValues = 1LL << 24;
+
+// An obstacle's θ values (ObstacleSpec's order): finite, semi-axes positive.
+void check_obstacle(const std::string& fluid, const std::string& obstacle, std::array<double, kObstacleParams> values) {
+  static const char* const names[kObstacleParams] = {"center[0]", "center[1]", "semi_axes[0]", "semi_axes[1]",
+                                                     "angle",     "velocity[0]", "velocity[1]"};
+  for (int k = 0; k < kObstacleParams; ++k) {
+    const bool axis = k == 2 || k == 3;
+    if (!std::isfinite(values[static_cast<std::size_t>(k)]) || (axis && !(values[static_cast<std::size_t>(k)] > 0.0)))
+      throw Error(message("fluid '", fluid, "': obstacle '", obstacle, "': ", names[k], " must be ",
+                          axis ? "positive and finite" : "finite", ", got ", values[static_cast<std::size_t>(k)]));
+  }
+}
 
 }  // namespace
 
@@ -76,6 +90,25 @@ FluidBuild build_fluid(const FluidSpec& spec) {
     for (std::size_t j = 0; j < k; ++j)
       if (spec.scalar_names[j] == name) throw Error(message("fluid '", n, "': scalar name '", name, "' is given twice"));
   }
+  if (!(spec.obstacle_permeability > 0.0) || !std::isfinite(spec.obstacle_permeability))
+    throw Error(message("fluid '", n, "': obstacle_permeability must be positive and finite, got ",
+                        spec.obstacle_permeability));
+  if (!(spec.obstacle_band > 0.0) || !std::isfinite(spec.obstacle_band))
+    throw Error(message("fluid '", n, "': obstacle_band must be positive and finite (cells), got ", spec.obstacle_band));
+  for (std::size_t k = 0; k < spec.obstacles.size(); ++k) {
+    const ObstacleSpec& o = spec.obstacles[k];
+    if (o.name.empty() || o.name.find('/') != std::string::npos)
+      throw Error(message("fluid '", n, "': obstacle ", k, "'s name '", o.name, "' must be non-empty and without '/'"));
+    for (std::size_t j = 0; j < k; ++j)
+      if (spec.obstacles[j].name == o.name)
+        throw Error(message("fluid '", n, "': obstacle name '", o.name, "' is given twice"));
+    check_obstacle(n, o.name, {o.center[0], o.center[1], o.semi_axes[0], o.semi_axes[1], o.angle, o.velocity[0],
+                               o.velocity[1]});
+    const double width = spec.nx * spec.spacing, height = spec.ny * spec.spacing;
+    if (!(o.center[0] >= 0.0 && o.center[0] <= width && o.center[1] >= 0.0 && o.center[1] <= height))
+      throw Error(message("fluid '", n, "': obstacle '", o.name, "': center (", o.center[0], ", ", o.center[1],
+                          ") lies outside the domain [0, ", width, "] x [0, ", height, "]"));
+  }
   const FluidSolverSettings& solver = spec.solver;
   if (!(solver.relative_tolerance > 0.0 && solver.relative_tolerance < 1.0))
     throw Error(
@@ -106,6 +139,17 @@ FluidBuild build_fluid(const FluidSpec& spec) {
   model.layout.buoyancy = add_slice(
       model.layout, theta, "fluid/buoyancy",
       spec.buoyancy.empty() ? std::vector<double>(static_cast<std::size_t>(spec.scalar_count), 0.0) : spec.buoyancy);
+  model.obstacle_permeability = spec.obstacle_permeability;
+  model.obstacle_band = spec.obstacle_band;
+  model.layout.obstacles = model.layout.count;
+  for (const ObstacleSpec& o : spec.obstacles) {
+    model.obstacle_names.push_back(o.name);
+    const std::string prefix = "fluid/obstacle/" + o.name + "/";
+    add_slice(model.layout, theta, prefix + "center", {o.center[0], o.center[1]});
+    add_slice(model.layout, theta, prefix + "semi_axes", {o.semi_axes[0], o.semi_axes[1]});
+    add_slice(model.layout, theta, prefix + "angle", {o.angle});
+    add_slice(model.layout, theta, prefix + "velocity", {o.velocity[0], o.velocity[1]});
+  }
   built.state.velocities.assign(static_cast<std::size_t>(model.velocity_count()), 0.0);
   built.state.scalars.assign(static_cast<std::size_t>(model.scalar_count) * model.cell_count(), 0.0);
   return built;
@@ -115,7 +159,8 @@ std::span<double> FluidParams::slice(const FluidModel& model, std::string_view n
   for (const FluidParamLayout::Slice& s : model.layout.slices)
     if (s.name == name)
       return std::span<double>(values).subspan(static_cast<std::size_t>(s.offset), static_cast<std::size_t>(s.size));
-  throw Error(message("fluid params: no slice named '", name, "' (fluid/viscosity, fluid/buoyancy)"));
+  throw Error(message("fluid params: no slice named '", name,
+                      "' (fluid/viscosity, fluid/buoyancy, fluid/obstacle/<name>/center|semi_axes|angle|velocity)"));
 }
 std::span<const double> FluidParams::slice(const FluidModel& model, std::string_view name) const {
   return const_cast<FluidParams*>(this)->slice(model, name);
@@ -132,6 +177,11 @@ void validate_fluid_params(const FluidModel& model, const FluidParams& params) {
     const double beta = params.values[static_cast<std::size_t>(model.layout.buoyancy + k)];
     if (!std::isfinite(beta))
       throw Error(message("fluid '", model.name, "': fluid/buoyancy[", k, "] must be finite, got ", beta));
+  }
+  for (int o = 0; o < model.obstacle_count(); ++o) {
+    std::array<double, kObstacleParams> values{};
+    std::copy_n(params.values.begin() + model.layout.obstacles + kObstacleParams * o, kObstacleParams, values.begin());
+    check_obstacle(model.name, model.obstacle_names[static_cast<std::size_t>(o)], values);
   }
 }
 
@@ -185,7 +235,10 @@ FluidWorkspace::Impl::Impl(const FluidModel& model)
   scalars_bar = scalars_advected;
   for (std::vector<double>* buffer : {&hat, &check, &hat_bar, &check_bar, &low, &high})
     buffer->assign(static_cast<std::size_t>(lattice_max), 0.0);
+  obstacle_forces.assign(2 * static_cast<std::size_t>(model.obstacle_count()), 0.0);
 }
+
+std::span<const double> FluidWorkspace::obstacle_forces() const { return impl_->obstacle_forces; }
 
 FluidWorkspace::FluidWorkspace(const FluidModel& model) : impl_(std::make_unique<Impl>(model)) {}
 FluidWorkspace::~FluidWorkspace() = default;

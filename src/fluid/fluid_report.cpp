@@ -50,6 +50,15 @@ class FluidReport final : public PartReport {
           << number(params_.values[static_cast<std::size_t>(model.layout.buoyancy + k)]) << " m/s² per unit, initial mass "
           << number_or_zero(fluid::scalar_mass(model, initial, k)) << "\n";
     out << "parameters  fluid/viscosity = " << number(params_.values[static_cast<std::size_t>(model.layout.viscosity)]) << " m²/s\n";
+    if (model.obstacle_count() > 0)
+      out << "obstacles   " << model.obstacle_count() << " (Brinkman penalization, permeability "
+          << number(model.obstacle_permeability) << " s, ramp half-width " << number(model.obstacle_band) << " cells)\n";
+    for (int o = 0; o < model.obstacle_count(); ++o) {
+      const double* theta = params_.values.data() + model.layout.obstacles + fluid::kObstacleParams * o;
+      out << "  " << model.obstacle_names[static_cast<std::size_t>(o)] << ": ellipse at (" << number(theta[0]) << ", "
+          << number(theta[1]) << ") m, semi-axes " << number(theta[2]) << " x " << number(theta[3]) << " m, angle "
+          << number(theta[4]) << " rad, velocity (" << number(theta[5]) << ", " << number(theta[6]) << ") m/s\n";
+    }
     const WorldLayout& layout = world_.layout();
     out << "slices      state/tangent:";
     for (const NamedSlice& slice : layout.state)

@@ -42,6 +42,35 @@ WallSpec read_wall(const json::Reader& reader, const Json& value, const std::str
   return wall;
 }
 
+// One obstacle: {"name", "center": [x, y], "semi_axes": [a, b], "angle", "velocity": [vx, vy]}.
+// Its center must lie in the domain (build_fluid checks it, naming the obstacle).
+ObstacleSpec read_obstacle(const json::Reader& reader, const Json& value, const std::string& path,
+                           const std::vector<ObstacleSpec>& earlier) {
+  if (!value.is_object()) reader.fail(path, message("expected an object, got ", json::describe(value)));
+  reader.check_keys(value, path, {"name", "center", "semi_axes", "angle", "velocity"});
+  for (const char* key : {"name", "center", "semi_axes"}) reader.require_key(value, path, key);
+  ObstacleSpec obstacle;
+  obstacle.name = reader.read_string(value["name"], json::key_path(path, "name"));
+  if (obstacle.name.empty() || obstacle.name.find('/') != std::string::npos)
+    reader.fail(json::key_path(path, "name"), message("must be non-empty and without '/', got ", json::describe(value["name"])));
+  for (const ObstacleSpec& other : earlier)
+    if (other.name == obstacle.name)
+      reader.fail(json::key_path(path, "name"), message("obstacle ", json::describe(value["name"]), " is given twice"));
+  const std::vector<double> center = reader.read_numbers(value["center"], json::key_path(path, "center"), 2);
+  obstacle.center = {center[0], center[1]};
+  const std::string axes_path = json::key_path(path, "semi_axes");
+  const Json& axes = value["semi_axes"];
+  if (!axes.is_array() || axes.size() != 2) reader.fail(axes_path, message("expected [a, b], got ", json::describe(axes)));
+  obstacle.semi_axes = {read_positive(reader, axes[0], json::element_path(axes_path, 0)),
+                        read_positive(reader, axes[1], json::element_path(axes_path, 1))};
+  if (value.contains("angle")) obstacle.angle = reader.read_number(value["angle"], json::key_path(path, "angle"));
+  if (value.contains("velocity")) {
+    const std::vector<double> velocity = reader.read_numbers(value["velocity"], json::key_path(path, "velocity"), 2);
+    obstacle.velocity = {velocity[0], velocity[1]};
+  }
+  return obstacle;
+}
+
 // One initial shape of a scalar, added into `field` (ncell, cell centres).
 void paint_shape(const json::Reader& reader, const Json& shape, const std::string& path, const FluidModel& model,
                  std::span<double> field) {
@@ -95,7 +124,7 @@ FluidBuild read_fluid_section(const Json& section, const std::string& source) {
   if (!section.is_object()) reader.fail(root, message("expected an object, got ", json::describe(section)));
   reader.check_keys(section, root,
                     {"name", "resolution", "spacing", "dt", "viscosity", "viscosity_theta", "advection", "max_cfl", "walls",
-                     "scalars", "solver"});
+                     "scalars", "solver", "obstacles", "obstacle_permeability", "obstacle_band"});
   for (const char* key : {"resolution", "spacing", "dt"}) reader.require_key(section, root, key);
   FluidSpec spec;
   spec.name = section.contains("name") ? reader.read_string(section["name"], json::key_path(root, "name")) : "fluid";
@@ -142,6 +171,15 @@ FluidBuild read_fluid_section(const Json& section, const std::string& source) {
     if (solver.contains("smoothing_sweeps"))
       spec.solver.smoothing_sweeps = static_cast<int>(reader.read_integer(solver["smoothing_sweeps"], json::key_path(path, "smoothing_sweeps"), 1, 100));
   }
+  if (section.contains("obstacle_permeability"))
+    spec.obstacle_permeability =
+        read_positive(reader, section["obstacle_permeability"], json::key_path(root, "obstacle_permeability"));
+  if (section.contains("obstacle_band"))
+    spec.obstacle_band = read_positive(reader, section["obstacle_band"], json::key_path(root, "obstacle_band"));
+  reader.for_each_element(reader.optional_array(section, "obstacles", root), json::key_path(root, "obstacles"),
+                          [&](const Json& obstacle, const std::string& path) {
+                            spec.obstacles.push_back(read_obstacle(reader, obstacle, path, spec.obstacles));
+                          });
   // Scalars: their names and buoyancy first (they shape the model), their shapes after the build.
   const Json& scalars = reader.optional_array(section, "scalars", root);
   const std::string scalars_path = json::key_path(root, "scalars");

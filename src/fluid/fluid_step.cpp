@@ -1,11 +1,12 @@
 // fluid/fluid_step.cpp — one fluid step as its list of stages (diffphys/fluid.hpp):
-// advect → forces → viscosity → project, state_in → state_out.
+// advect → forces → obstacles → viscosity → project, state_in → state_out.
 #include "fluid/fluid_step.hpp"
 
 #include <algorithm>
 #include <cmath>
 
 #include "diffphys/error.hpp"
+#include "fluid/obstacles.hpp"
 #include "fluid/workspace.hpp"
 
 namespace diffphys::fluid {
@@ -40,7 +41,8 @@ bool all_finite(std::span<const double> values) {
 }  // namespace
 
 void advect_and_force(const FluidModel& model, const FluidParams& params, const FluidState& in,
-                      std::span<const double> controls, double* scalars_out, FluidWorkspace::Impl& impl) {
+                      std::span<const double> controls, double* scalars_out, FluidWorkspace::Impl& impl,
+                      std::span<double> obstacle_forces) {
   const int nx = model.nx, ny = model.ny, cells = model.cell_count();
   const double* u = in.velocities.data();
   const double* v = u + model.u_count();
@@ -69,6 +71,7 @@ void advect_and_force(const FluidModel& model, const FluidParams& params, const 
     for (int j = 1; j < ny; ++j)
       for (int i = 0; i < nx; ++i) forced_v[j * nx + i] += 0.5 * h * beta * (s[(j - 1) * nx + i] + s[j * nx + i]);
   }
+  penalize_obstacles(model, params.values, in.time + h, forced, obstacle_forces);
 }
 
 FluidStepStatus fluid_step_recorded(const FluidModel& model, const FluidParams& params, const FluidState& in,
@@ -93,9 +96,19 @@ FluidStepStatus fluid_step_recorded(const FluidModel& model, const FluidParams& 
                              " exceeds max_cfl ", model.max_cfl, " (the flow is too fast for dt / spacing)");
     return status;
   }
+  for (int o = 0; o < model.obstacle_count(); ++o) {
+    double center[2];
+    if (!obstacle_inside_domain(model, params.values, o, in.time + model.dt, center)) {
+      status.converged = false;
+      status.message = message("fluid '", model.name, "': obstacle '", model.obstacle_names[static_cast<std::size_t>(o)],
+                               "' has left the domain at t = ", in.time + model.dt, " (its center at (", center[0],
+                               ", ", center[1], "))");
+      return status;
+    }
+  }
   const double viscosity = params.values[static_cast<std::size_t>(model.layout.viscosity)];
 
-  advect_and_force(model, params, in, controls, out.scalars.data(), impl);
+  advect_and_force(model, params, in, controls, out.scalars.data(), impl, impl.obstacle_forces);
   const SolveResult viscous = viscosity_stage(model, viscosity, impl.forced.data(), impl.viscous.data(),
                                               impl.rhs.data(), impl.viscous_scratch());
   if (!record.empty()) {

@@ -26,16 +26,21 @@ FluidStepStatus fluid_step_recorded(const FluidModel& model, const FluidParams& 
 // velocities_bar_in, scalars_bar_in, ū_t into controls_bar (when not empty) and θ̄ into
 // params_bar. `record`: this step's (fluid_step_recorded; empty: the forward stages re-run). Runs the adjoint solves
 // (projection, viscosity) at the model's tolerance; `status` gets their iterations.
+// `obstacle_forces_bar` (2 per obstacle, or empty): ∂L/∂ of the step's obstacle forces
+// (FluidWorkspace::obstacle_forces), for a loss on drag or lift.
 void fluid_step_vjp(const FluidModel& model, const FluidParams& params, const FluidState& in,
                     std::span<const double> controls, std::span<const double> record,
                     std::span<const double> velocities_bar_out, std::span<const double> scalars_bar_out,
                     std::span<double> velocities_bar_in, std::span<double> scalars_bar_in,
                     std::span<double> controls_bar, std::span<double> params_bar, FluidWorkspace& workspace,
-                    FluidStepStatus& status);
+                    FluidStepStatus& status, std::span<const double> obstacle_forces_bar = {});
 
-// Shared by the step and its VJP: advection of velocity and scalars, then the forces (controls
-// and buoyancy) into impl.forced; advected scalars into `scalars_out`.
+// Shared by the step and its VJP: advection of velocity and scalars, the forces (controls and
+// buoyancy) and the obstacles' penalization (fluid/obstacles.hpp) into impl.forced — the
+// viscous stage's input; advected scalars into `scalars_out`, the obstacles' forces into
+// `obstacle_forces` unless it is empty.
 void advect_and_force(const FluidModel& model, const FluidParams& params, const FluidState& in,
-                      std::span<const double> controls, double* scalars_out, FluidWorkspace::Impl& impl);
+                      std::span<const double> controls, double* scalars_out, FluidWorkspace::Impl& impl,
+                      std::span<double> obstacle_forces);
 
 }  // namespace diffphys::fluid

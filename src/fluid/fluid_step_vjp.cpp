@@ -1,10 +1,11 @@
 // fluid/fluid_step_vjp.cpp — the step's exact discrete adjoint, its stages in reverse:
 // project ᵀ (the same projection: it is symmetric) → viscosity ᵀ (one solve with the same SPD
-// operator) → forces ᵀ (the averaging stencils' transposes; buoyancy's β̄ and s̄) →
+// operator) → obstacles ᵀ (pointwise) → forces ᵀ (the averaging stencils' transposes; buoyancy's β̄ and s̄) →
 // advection ᵀ (fields and carrier).
 #include <algorithm>
 
 #include "fluid/fluid_step.hpp"
+#include "fluid/obstacles.hpp"
 #include "fluid/workspace.hpp"
 
 namespace diffphys::fluid {
@@ -24,7 +25,7 @@ void fluid_step_vjp(const FluidModel& model, const FluidParams& params, const Fl
                     std::span<const double> velocities_bar_out, std::span<const double> scalars_bar_out,
                     std::span<double> velocities_bar_in, std::span<double> scalars_bar_in,
                     std::span<double> controls_bar, std::span<double> params_bar, FluidWorkspace& workspace,
-                    FluidStepStatus& status) {
+                    FluidStepStatus& status, std::span<const double> obstacle_forces_bar) {
   FluidWorkspace::Impl& impl = workspace.impl();
   const int nx = model.nx, ny = model.ny, cells = model.cell_count();
   const double h = model.dt;
@@ -35,7 +36,7 @@ void fluid_step_vjp(const FluidModel& model, const FluidParams& params, const Fl
   const double* scalars_advected = impl.scalars_advected.data();
   const double* viscous = impl.viscous.data();
   if (record.empty()) {
-    advect_and_force(model, params, in, controls, impl.scalars_advected.data(), impl);
+    advect_and_force(model, params, in, controls, impl.scalars_advected.data(), impl, {});
     viscosity_stage(model, viscosity, impl.forced.data(), impl.viscous.data(), impl.rhs.data(), impl.viscous_scratch());
   } else {
     const std::size_t faces = static_cast<std::size_t>(model.velocity_count());
@@ -59,6 +60,10 @@ void fluid_step_vjp(const FluidModel& model, const FluidParams& params, const Fl
   status.pressure_residual = pressure.relative_residual;
   status.viscosity_iterations = viscous_solve.iterations;
   status.converged = pressure.converged && viscous_solve.converged;
+
+  // Obstacles ᵀ: ∂L/∂(their output) → ∂L/∂(the forced velocities) in place, θ̄ of their slices.
+  penalize_obstacles_vjp(model, params.values, in.time + h, forced, impl.forced_bar.data(), obstacle_forces_bar,
+                         params_bar);
 
   // Forces ᵀ.
   const double* forced_bar = impl.forced_bar.data();

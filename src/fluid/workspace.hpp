@@ -24,6 +24,8 @@ struct FluidWorkspace::Impl {
   std::vector<double> scalars_advected, scalars_bar;
   // (max lattice count) each: MacCormack's φ̂, φ̌, their adjoints and its clamp bounds
   std::vector<double> hat, check, hat_bar, check_bar, low, high;
+  // (2 nobstacle) the force of the fluid on each obstacle in the last step (obstacles.hpp)
+  std::vector<double> obstacle_forces;
 
   ViscousScratch viscous_scratch() {
     return {solve_residual.data(), solve_direction.data(), solve_preconditioned.data(), solve_product.data()};
