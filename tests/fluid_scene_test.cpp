@@ -86,6 +86,18 @@ TEST(FluidScene, BadValuesAreRefusedNamingTheFileTheItemAndTheValue) {
        {"fluid.scalars[0].initial[0].radius: must be positive, got 0"}},
       {"{" + grid + R"(, "scalars": [{"name": "a", "initial": [{"type": "star"}]}]})", {"initial[0].type: unknown shape \"star\""}},
       {"{" + grid + R"(, "max_cfl": 50})", {"bad.json: fluid: ", "max_cfl must be in (0, 20], got 50"}},
+      {"{" + grid + R"(, "obstacles": [{"name": "c", "center": [0.4, 0.3], "semi_axes": [0.1, 0]}]})",
+       {"bad.json: fluid.obstacles[0].semi_axes[1]: must be positive, got 0"}},
+      {"{" + grid + R"(, "obstacles": [{"name": "c", "center": [0.4, 0.3]}]})",
+       {"bad.json: fluid.obstacles[0]", "semi_axes"}},
+      {"{" + grid + R"(, "obstacles": [{"name": "c", "center": [0.4, 0.3], "semi_axes": [0.1, 0.1], "speed": 1}]})",
+       {"bad.json: fluid.obstacles[0]: unknown key \"speed\""}},
+      {"{" + grid + R"(, "obstacles": [{"name": "c", "center": [1.4, 0.3], "semi_axes": [0.1, 0.1]}]})",
+       {"bad.json: fluid: ", "obstacle 'c': center (1.4, 0.3) lies outside the domain [0, 0.8] x [0, 0.6"}},
+      {"{" + grid + R"(, "obstacles": [{"name": "c", "center": [0.4, 0.3], "semi_axes": [0.1, 0.1]},
+                                       {"name": "c", "center": [0.2, 0.3], "semi_axes": [0.1, 0.1]}]})",
+       {"bad.json: fluid.obstacles[1].name: obstacle \"c\" is given twice"}},
+      {"{" + grid + R"(, "obstacle_permeability": 0})", {"bad.json: fluid.obstacle_permeability: must be positive, got 0"}},
   };
   for (const auto& [section, expected] : cases) {
     const std::string text = refusal(section);
