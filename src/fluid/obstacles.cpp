@@ -2,6 +2,7 @@
 #include "fluid/obstacles.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "fluid/grid.hpp"
@@ -30,6 +31,27 @@ Ellipse ellipse_at(const FluidModel& model, std::span<const double> theta, int o
   e.sine = std::sin(slice[4]);
   return e;
 }
+
+// The obstacles of one call at its time: the first kCached computed once (their sines and
+// cosines would otherwise be taken at every face), any further one on demand.
+class Ellipses {
+ public:
+  Ellipses(const FluidModel& model, std::span<const double> theta, double time)
+      : model_(model), theta_(theta), time_(time) {
+    for (int o = 0; o < std::min(model.obstacle_count(), kCached); ++o)
+      cached_[static_cast<std::size_t>(o)] = ellipse_at(model, theta, o, time);
+  }
+  Ellipse operator[](int o) const {
+    return o < kCached ? cached_[static_cast<std::size_t>(o)] : ellipse_at(model_, theta_, o, time_);
+  }
+
+ private:
+  static constexpr int kCached = 8;
+  const FluidModel& model_;
+  std::span<const double> theta_;
+  double time_;
+  std::array<Ellipse, kCached> cached_{};
+};
 
 // χ at a point and, when asked, its partial derivatives in the (moved) center, the semi-axes
 // and the angle (obstacles.hpp gives the formulas).
@@ -118,10 +140,11 @@ void penalize_obstacles(const FluidModel& model, std::span<const double> theta, 
   const double rate = model.dt / model.obstacle_permeability;                     // λ
   const double force_scale = model.spacing * model.spacing / model.obstacle_permeability;  // Δx²/η
   const double width = model.obstacle_band * model.spacing;
+  const Ellipses ellipses(model, theta, time);
   for_each_interior_face(model, [&](int component, int index, double x, double y) {
     double weight = 0.0, target = 0.0;  // Σ χ_o, Σ χ_o u_o
     for (int o = 0; o < count; ++o) {
-      const Ellipse e = ellipse_at(model, theta, o, time);
+      const Ellipse e = ellipses[o];
       const double chi = indicator<false>(e, width, x, y).chi;
       weight += chi;
       target += chi * e.velocity[component];
@@ -131,7 +154,7 @@ void penalize_obstacles(const FluidModel& model, std::span<const double> theta, 
     velocities[index] = penalized;
     if (forces.empty()) return;
     for (int o = 0; o < count; ++o) {
-      const Ellipse e = ellipse_at(model, theta, o, time);
+      const Ellipse e = ellipses[o];
       const double chi = indicator<false>(e, width, x, y).chi;
       forces[static_cast<std::size_t>(2 * o + component)] += force_scale * chi * (penalized - e.velocity[component]);
     }
@@ -146,11 +169,12 @@ void penalize_obstacles_vjp(const FluidModel& model, std::span<const double> the
   const double rate = model.dt / model.obstacle_permeability;
   const double force_scale = model.spacing * model.spacing / model.obstacle_permeability;
   const double width = model.obstacle_band * model.spacing;
+  const Ellipses ellipses(model, theta, time);
   for_each_interior_face(model, [&](int component, int index, double x, double y) {
     double weight = 0.0;
     double bar = velocities_bar[index];  // ∂L/∂u' plus F's direct dependence on u' below
     for (int o = 0; o < count; ++o) {
-      const double chi = indicator<false>(ellipse_at(model, theta, o, time), width, x, y).chi;
+      const double chi = indicator<false>(ellipses[o], width, x, y).chi;
       weight += chi;
       if (!forces_bar.empty()) bar += forces_bar[static_cast<std::size_t>(2 * o + component)] * force_scale * chi;
     }
@@ -159,7 +183,7 @@ void penalize_obstacles_vjp(const FluidModel& model, std::span<const double> the
     const double denominator = 1.0 + rate * weight;
     velocities_bar[index] = bar / denominator;
     for (int o = 0; o < count; ++o) {
-      const Ellipse e = ellipse_at(model, theta, o, time);
+      const Ellipse e = ellipses[o];
       const Indicator ind = indicator<true>(e, width, x, y);
       const double u_o = e.velocity[component];
       const double force_bar = forces_bar.empty() ? 0.0 : forces_bar[static_cast<std::size_t>(2 * o + component)];
