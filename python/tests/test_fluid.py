@@ -1,5 +1,6 @@
 """The 2D fluid (docs/fluids.md) as a part of the one world, from Python: the example scenes
-(examples/fluid/cavity.json, smoke_plume.json) load with the fluid's named slices; a WorldRollout,
+(examples/fluid/cavity.json, smoke_plume.json) load with the fluid's named slices; the towed
+cylinder's obstacle slices get torch gradients that agree with central differences; a WorldRollout,
 diffphys.torch.world_rollout and a WorldSimulator give the same states; the torch gradient of a loss on the final
 smoke density w.r.t. entries of x0, the forces (fluid/force) and θ (fluid/viscosity,
 fluid/buoyancy) agrees with central differences; each step's FluidStepStatus and the backward
@@ -220,3 +221,43 @@ def test_negative_viscosity_is_refused_by_item_and_value():
     with pytest.raises(dp.Error, match=message):
         dpt.world_rollout(world, torch.from_numpy(world.initial_state()), torch.zeros(1, world.layout.control_count),
                           torch.from_numpy(theta))
+
+
+def test_obstacle_gradients_through_torch_against_central_differences():
+    """examples/fluid/towed_cylinder.json: a cylinder towed past a band of dye. L = Σ_c w_c s_c²
+    of the dye at step T; its torch gradient w.r.t. the obstacle's θ (center, semi-axes,
+    velocity) against central differences, as above. The obstacle's slices are θ of the world
+    like viscosity's; a negative semi-axis is refused naming the obstacle."""
+    path = FLUID / "towed_cylinder.json"
+    world = tight_world(path)
+    lay = world.layout
+    nx, ny, spacing, dt, steps = 48, 24, 0.0625, 0.02, 6
+    x0 = offset_state(world, "dye", nx, ny, spacing, dt)
+    theta = world.default_params()
+    dye = lay.state_slice("fluid/scalar/dye").range
+    weights = np.random.default_rng(7).uniform(0, 1, nx * ny)
+    x0_t, theta_t = torch.tensor(x0), torch.tensor(theta, requires_grad=True)
+    states = dpt.world_rollout(world, x0_t, torch.zeros(steps, lay.control_count, dtype=torch.float64), theta_t)
+    (torch.from_numpy(weights) * states[-1, dye] ** 2).sum().backward()
+
+    probe = dp.WorldRollout(world)
+
+    def loss_at(p):
+        probe.run(x0, np.zeros((steps, lay.control_count)), params=p)
+        return float(np.sum(weights * probe.final_state()[dye] ** 2))
+
+    for name, k in (("center", 0), ("center", 1), ("semi_axes", 0), ("semi_axes", 1), ("velocity", 0), ("velocity", 1)):
+        index = lay.param_slice(f"fluid/obstacle/cylinder/{name}").offset + k
+
+        def moved(delta, index=index):
+            p = theta.copy()
+            p[index] += delta
+            return loss_at(p)
+        analytic = theta_t.grad[index].item()
+        numeric = central_difference(moved, max(PARAM_STEP * abs(theta[index]), 1e-7))
+        assert analytic != 0.0, name
+        assert abs(analytic - numeric) <= TOLERANCE * max(abs(analytic), abs(numeric)), (name, k, analytic, numeric)
+
+    theta[lay.param_slice("fluid/obstacle/cylinder/semi_axes").offset] = -0.1
+    with pytest.raises(dp.Error, match=r"obstacle 'cylinder': semi_axes\[0\] must be positive and finite, got -0\.1"):
+        dp.WorldRollout(world, theta).run(world.initial_state(), steps=1)

@@ -1,8 +1,8 @@
 // fluid/fluid_kind.cpp — the fluid as a kind of part (world/part_kind.hpp): its slices of the
 // world's vectors (state and tangent "fluid/velocity_u", "fluid/velocity_v",
-// "fluid/scalar/<name>"; θ "fluid/viscosity", "fluid/buoyancy"; controls "fluid/force"), the
-// state's conversion, and its part (FluidPart), report, health, gradient check and recording
-// estimate. The world steps it through its schedule, as every part.
+// "fluid/scalar/<name>"; θ "fluid/viscosity", "fluid/buoyancy", "fluid/obstacle/<name>/…";
+// controls "fluid/force"), the state's conversion, and its part (FluidPart), report, health,
+// gradient check and recording estimate. The world steps it through its schedule, as every part.
 #include <algorithm>
 #include <string>
 
