@@ -4,6 +4,7 @@
 
 #include "experiments/arm_reach.hpp"
 #include "experiments/ball_throw.hpp"
+#include "experiments/breakout.hpp"
 #include "experiments/cartpole_data_efficiency.hpp"
 #include "experiments/cartpole_ilqr.hpp"
 #include "experiments/chain_mass.hpp"
@@ -31,6 +32,9 @@ std::span<const ExperimentEntry> registry() {
                       "de Avila Belbute-Peres et al. 2018 Fig. 5: learned physics vs an MLP model against the amount of data",
                       run_cartpole_data_efficiency,
                       "long-mlp: the MLP trained five times longer (40,000 Adam updates; 7,500 with --quick)"},
+      ExperimentEntry{"breakout",
+                      "de Avila Belbute-Peres et al. 2018 §4.3: learn a Breakout-like game's paddle speed, play with iLQR",
+                      run_breakout},
       ExperimentEntry{"soft-stiffness",
                       "Rojas 2020 (issue 5): infer a hanging beam's Young's modulus from its trajectory, from 10x off",
                       run_soft_stiffness},
