@@ -3,7 +3,8 @@
 // speed through elastic bounces and stays in the x–z plane without spinning; a brick the ball
 // hits breaks), the trajectory loss's gradient against central differences, and the --quick
 // variant: the paddle speed learned from a first guess 4× off, and iLQR on the learned model
-// breaking clearly more bricks than random play on the same serves, deterministically.
+// breaking clearly more bricks than random play on the same serves, deterministically; and the
+// command refusing bad options, naming them.
 #include "experiments/breakout.hpp"
 
 #include <gtest/gtest.h>
@@ -168,15 +169,19 @@ TEST(Breakout, QuickVariantLearnsTheSpeedAndOutscoresRandomPlay) {
   EXPECT_EQ(first, again);
 }
 
-TEST(Breakout, RefusesQuickWithFull) {
-  ExperimentOptions options;
-  options.quick = true;
-  options.full = true;
-  try {
-    run_breakout(options);
-    ADD_FAILURE() << "no error";
-  } catch (const Error& error) {
-    EXPECT_NE(std::string(error.what()).find("--quick and --full"), std::string::npos) << error.what();
+TEST(Breakout, CommandRefusesBadOptionsNamingThem) {
+  // Through `diffphys experiment breakout`: exit 1 and a message naming the option and value.
+  const std::string out = " --out " + testing::fresh_test_folder("breakout_bad_options").string();
+  const std::pair<const char*, const char*> cases[] = {
+      {"--quick --full", "--quick and --full cannot be combined"},
+      {"--variant camera", "unknown --variant 'camera'"},
+      {"--seed -3", "--seed: expected an integer in [0, 4294967295], got -3"},
+  };
+  for (const auto& [options, expected] : cases) {
+    const auto [status, text] =
+        testing::run_cli(std::string("experiment breakout ") + options + out, "breakout_bad", 60);
+    EXPECT_EQ(status, 1) << options << ": " << text;
+    EXPECT_NE(text.find(expected), std::string::npos) << options << ": " << text;
   }
 }
 

@@ -3,7 +3,9 @@
 // (chase the ball's x), and iLQR MPC on the agent's model before and after learning.
 #include "experiments/breakout.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
@@ -96,6 +98,40 @@ ExperimentResult run_breakout(const ExperimentOptions& options) {
   play_games("ilqr_learned", [&](unsigned) { return std::make_unique<IlqrPolicy>(constants, fit.learned); });
   play_games("ilqr_initial", [&](unsigned) { return std::make_unique<IlqrPolicy>(constants, initial_speed); });
 
+  // Not in --quick. (1) The fit from less play: one random-action episode of 2, 4, 8 and 16
+  // frames. (2) The paper's Fig. 6 plots reward against the data learned from; here the model is
+  // exact once its one parameter is, so the reward follows the speed's error: the same games by
+  // iLQR on the speeds the fit passed through after 5, 10 and 15 updates.
+  struct FitPoint {
+    int frames_of_play = 0;
+    double learned = 0.0;
+  };
+  std::vector<FitPoint> less_play;
+  struct PathPoint {
+    int update = 0;
+    double speed = 0.0;
+    PlayerScores scores;
+  };
+  std::vector<PathPoint> along_fit;
+  if (!quick) {
+    for (const int frames : {2, 4, 8, 16}) {
+      const std::vector<Episode> short_play = random_episodes(constants, 1, frames, options.seed * 7919u + 101u);
+      less_play.push_back({static_cast<int>(short_play[0].observations.size()),
+                           fit_paddle_speed(constants, short_play, initial_speed, iterations, nullptr).learned});
+      if (options.progress)
+        *options.progress << "fit from " << less_play.back().frames_of_play
+                          << " frames of play: " << less_play.back().learned << " m/s" << std::endl;
+    }
+    for (const int update : {5, 10, 15}) {
+      PathPoint point{update, fit.speeds[static_cast<std::size_t>(update)], {}};
+      play_games("ilqr_update_" + std::to_string(update),
+                 [&](unsigned) { return std::make_unique<IlqrPolicy>(constants, point.speed); });
+      point.scores = players.back();
+      players.pop_back();
+      along_fit.push_back(point);
+    }
+  }
+
   // Outputs.
   const std::filesystem::path out = experiment_folder(options, "breakout");
   CsvTable fitting({"update", "paddle_speed", "relative_error", "trajectory_mse"});
@@ -112,6 +148,22 @@ ExperimentResult run_breakout(const ExperimentOptions& options) {
                       static_cast<double>(game.frames), game.seconds});
     }
   scores.write(out / "scores.csv");
+
+  CsvTable reward({"update", "paddle_speed", "relative_error", "mean_bricks", "mean_lives_lost"});
+  auto add_reward_row = [&](int update, double speed, const PlayerScores& player) {
+    reward.add_row({static_cast<double>(update), speed,
+                    (speed - constants.true_paddle_speed) / constants.true_paddle_speed, player.mean_score(),
+                    player.mean_lives_lost()});
+  };
+  add_reward_row(0, initial_speed, players[3]);
+  for (const PathPoint& point : along_fit) add_reward_row(point.update, point.speed, point.scores);
+  add_reward_row(iterations, fit.learned, players[2]);
+  reward.write(out / "reward_along_fit.csv");
+  CsvTable less({"frames_of_play", "paddle_speed", "relative_error"});
+  for (const FitPoint& point : less_play)
+    less.add_row({static_cast<double>(point.frames_of_play), point.learned,
+                  (point.learned - constants.true_paddle_speed) / constants.true_paddle_speed});
+  less.write(out / "fit_vs_frames.csv");
 
   const PlayerScores& random = players[0];
   const PlayerScores& learned = players[2];
@@ -152,6 +204,14 @@ ExperimentResult run_breakout(const ExperimentOptions& options) {
       entry["frames"].push_back(game.frames);
     }
   }
+  for (const FitPoint& point : less_play)
+    json["fit_vs_frames"].push_back(
+        {{"frames_of_play", point.frames_of_play}, {"learned_paddle_speed", point.learned}});
+  for (const PathPoint& point : along_fit)
+    json["reward_along_fit"].push_back({{"update", point.update},
+                                        {"paddle_speed", point.speed},
+                                        {"mean_bricks", point.scores.mean_score()},
+                                        {"mean_lives_lost", point.scores.mean_lives_lost()}});
   json["paper"] = {{"figure", "Fig. 6: reward against frames of play (log scale); human level 31"},
                    {"numbers", "none in the text"}};
   json["wall_time_s"] = stopwatch.seconds();
