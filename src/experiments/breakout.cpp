@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "diffphys/error.hpp"
+#include "experiments/breakout_camera.hpp"
 #include "experiments/breakout_control.hpp"
 #include "experiments/breakout_game.hpp"
 #include "experiments/breakout_learning.hpp"
@@ -63,12 +64,18 @@ ExperimentResult run_breakout(const ExperimentOptions& options) {
   const bool quick = options.quick;
   const GameConstants constants;
   const double initial_speed = kInitialSpeedFactor * constants.true_paddle_speed;
+  // --variant camera: every player sees the game through the engine's camera (breakout_camera.hpp).
+  const bool camera = std::find(options.variants.begin(), options.variants.end(), "camera") != options.variants.end();
+  const Vision vision = camera ? Vision::Camera : Vision::State;
+  double largest_camera_error = 0.0;  // m
 
   // Learning: random-action episodes of the game, the model's speed fitted to them.
   const int episodes = quick ? 3 : (options.full ? 10 : 5);
   const int episode_frames = 40;
   const int iterations = quick ? 40 : 60;
-  const std::vector<Episode> play = random_episodes(constants, episodes, episode_frames, options.seed * 7919u);
+  const std::vector<Episode> play = random_episodes(constants, episodes, episode_frames, options.seed * 7919u, vision);
+  for (const Episode& episode : play)
+    largest_camera_error = std::max(largest_camera_error, episode.largest_camera_error);
   if (options.progress)
     *options.progress << "learning from " << episodes << " random-action episodes of " << episode_frames
                       << " frames; the model's paddle speed starts at " << initial_speed << " m/s" << std::endl;
@@ -84,8 +91,9 @@ ExperimentResult run_breakout(const ExperimentOptions& options) {
     for (int g = 0; g < games; ++g) {
       const unsigned seed = options.seed * 1000u + static_cast<unsigned>(g);
       auto policy = make_policy(seed);
-      scores.games.push_back(play_game(constants, *policy, seed, max_frames));
+      scores.games.push_back(play_game(constants, *policy, seed, max_frames, vision));
       const GameResult& result = scores.games.back();
+      largest_camera_error = std::max(largest_camera_error, result.largest_camera_error);
       if (options.progress)
         *options.progress << name << ", game " << g + 1 << "/" << games << ": " << result.score << " bricks, "
                           << result.lives_lost << " lives lost in " << result.frames << " frames ("
@@ -115,7 +123,8 @@ ExperimentResult run_breakout(const ExperimentOptions& options) {
   std::vector<PathPoint> along_fit;
   if (!quick) {
     for (const int frames : {2, 4, 8, 16}) {
-      const std::vector<Episode> short_play = random_episodes(constants, 1, frames, options.seed * 7919u + 101u);
+      const std::vector<Episode> short_play =
+          random_episodes(constants, 1, frames, options.seed * 7919u + 101u, vision);
       less_play.push_back({static_cast<int>(short_play[0].observations.size()),
                            fit_paddle_speed(constants, short_play, initial_speed, iterations, nullptr).learned});
       if (options.progress)
@@ -178,6 +187,12 @@ ExperimentResult run_breakout(const ExperimentOptions& options) {
   json["quick"] = quick;
   json["full"] = options.full;
   json["seed"] = options.seed;
+  json["vision"] = camera ? "camera" : "state";
+  if (camera) {
+    json["camera_pixels"] = {kCameraWidth, kCameraHeight};
+    json["largest_camera_error"] = largest_camera_error;
+  }
+  json["variants"] = options.variants;
   json["true_paddle_speed"] = constants.true_paddle_speed;
   json["initial_paddle_speed"] = initial_speed;
   json["learned_paddle_speed"] = fit.learned;

@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "diffphys/error.hpp"
+#include "experiments/breakout_camera.hpp"
 
 namespace diffphys::experiments::breakout {
 
@@ -158,7 +159,11 @@ int IlqrPolicy::act(const Observation& observation) {
   state.linear_velocity[ball] = d.has_previous ? Vec3{(observation.ball_x - d.previous.ball_x) / frame, 0,
                                                       (observation.ball_z - d.previous.ball_z) / frame}
                                                : Vec3{0, 0, 0};
-  state.position[paddle] = {observation.paddle_x, 0, d.constants.paddle_height};
+  // A paddle seen a fraction of a millimetre beyond its joint's limit (camera frames) would start
+  // the model with the limit's row active, whose fixed active set gives the plan no way off the
+  // wall (∂x/∂u = 0): it is put at the limit.
+  const double reach = d.constants.half_width - d.constants.paddle_half_extents[0];
+  state.position[paddle] = {std::clamp(observation.paddle_x, -reach, reach), 0, d.constants.paddle_height};
   state.linear_velocity[paddle] = {0, 0, 0};
   d.previous = observation;
   d.has_previous = true;
@@ -172,18 +177,20 @@ int IlqrPolicy::act(const Observation& observation) {
   return 0;
 }
 
-GameResult play_game(const GameConstants& constants, Policy& policy, unsigned seed, int max_frames) {
+GameResult play_game(const GameConstants& constants, Policy& policy, unsigned seed, int max_frames, Vision vision) {
   const auto begin = std::chrono::steady_clock::now();
   Game game(constants, seed);
+  std::unique_ptr<CameraEyes> eyes = vision == Vision::Camera ? std::make_unique<CameraEyes>(game) : nullptr;
   policy.new_ball();
   while (!game.over() && game.frames() < max_frames) {
-    const FrameEvents events = game.play(policy.act(game.observe()));
+    const FrameEvents events = game.play(policy.act(eyes ? eyes->see(game) : game.observe()));
     if (events.served) policy.new_ball();
   }
   GameResult result;
   result.score = game.score();
   result.lives_lost = game.lives_lost();
   result.frames = game.frames();
+  if (eyes) result.largest_camera_error = eyes->largest_error();
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   return result;
 }

@@ -122,10 +122,13 @@ struct GameResult {
   int score = 0;  // bricks broken
   int lives_lost = 0;
   int frames = 0;
-  double seconds = 0.0;  // wall time of the whole game, the policy's included
+  double seconds = 0.0;               // wall time of the whole game, the policy's (and the camera's) included
+  double largest_camera_error = 0.0;  // m, with Vision::Camera (CameraEyes::largest_error)
 };
 
-// Plays the game served from `seed` until it is over or after `max_frames` frames.
-GameResult play_game(const GameConstants& constants, Policy& policy, unsigned seed, int max_frames);
+// Plays the game served from `seed` until it is over or after `max_frames` frames, the policy
+// observing through `vision`.
+GameResult play_game(const GameConstants& constants, Policy& policy, unsigned seed, int max_frames,
+                     Vision vision = Vision::State);
 
 }  // namespace diffphys::experiments::breakout

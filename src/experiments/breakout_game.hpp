@@ -69,6 +69,10 @@ struct Observation {
   double ball_x = 0.0, ball_z = 0.0, paddle_x = 0.0;
 };
 
+// Where the agent's observations come from: the simulator's state (Game::observe) or the
+// engine camera's frames, segmented by colour (breakout_camera.hpp).
+enum class Vision { State, Camera };
+
 // What happened during one frame.
 struct FrameEvents {
   int bricks_broken = 0;

@@ -10,6 +10,7 @@
 #include "diffphys/error.hpp"
 #include "diffphys/optimizer.hpp"
 #include "diffphys/rollout.hpp"
+#include "experiments/breakout_camera.hpp"
 
 namespace diffphys::experiments::breakout {
 namespace {
@@ -55,7 +56,8 @@ void initial_model_state(const GameConstants& constants, const Episode& episode,
 
 }  // namespace
 
-std::vector<Episode> random_episodes(const GameConstants& constants, int episodes, int frames, unsigned seed) {
+std::vector<Episode> random_episodes(const GameConstants& constants, int episodes, int frames, unsigned seed,
+                                     Vision vision) {
   if (episodes < 1 || frames < 2)
     throw Error(
         message("breakout: random episodes need at least 1 episode of 2 frames, not ", episodes, " of ", frames));
@@ -64,13 +66,16 @@ std::vector<Episode> random_episodes(const GameConstants& constants, int episode
   std::vector<Episode> result;
   for (int e = 0; e < episodes; ++e) {
     Game game(constants, seed + static_cast<unsigned>(e));
+    std::unique_ptr<CameraEyes> eyes = vision == Vision::Camera ? std::make_unique<CameraEyes>(game) : nullptr;
+    auto observe = [&] { return eyes ? eyes->see(game) : game.observe(); };
     Episode episode;
-    episode.observations.push_back(game.observe());
+    episode.observations.push_back(observe());
     for (int f = 0; f < frames && !game.over(); ++f) {
       episode.actions.push_back(action(random));
       game.play(episode.actions.back());
-      episode.observations.push_back(game.observe());
+      episode.observations.push_back(observe());
     }
+    if (eyes) episode.largest_camera_error = eyes->largest_error();
     result.push_back(std::move(episode));
   }
   return result;

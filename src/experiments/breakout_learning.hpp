@@ -25,11 +25,14 @@ namespace diffphys::experiments::breakout {
 struct Episode {
   std::vector<Observation> observations;
   std::vector<int> actions;
+  double largest_camera_error = 0.0;  // m, with Vision::Camera (CameraEyes::largest_error)
 };
 
 // `episodes` games of `frames` frames each under uniformly random actions (−1, 0, +1): game e
-// serves from seed `seed + e`, the actions come from one generator seeded with `seed`.
-std::vector<Episode> random_episodes(const GameConstants& constants, int episodes, int frames, unsigned seed);
+// serves from seed `seed + e`, the actions come from one generator seeded with `seed`; the
+// observations come from `vision`.
+std::vector<Episode> random_episodes(const GameConstants& constants, int episodes, int frames, unsigned seed,
+                                     Vision vision = Vision::State);
 
 // The trajectory loss of a paddle speed on a set of episodes.
 class PaddleSpeedLoss {
