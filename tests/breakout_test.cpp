@@ -79,6 +79,11 @@ TEST(Breakout, ModelReplaysThePlayExactlyAtTheTrueSpeed) {
   EXPECT_EQ(loss.frames(), 80);
   EXPECT_LT(loss.evaluate(constants.true_paddle_speed, nullptr), 1e-20);
   EXPECT_GT(loss.evaluate(1.1 * constants.true_paddle_speed, nullptr), 1e-4);
+  // Random play loses its 5 balls long before 3,000 frames: the episode stops before the action
+  // that ended the game, every action between two observations.
+  const std::vector<Episode> long_play = random_episodes(constants, 1, 3000, 11);
+  EXPECT_LT(long_play[0].actions.size(), 3000u);
+  EXPECT_EQ(long_play[0].observations.size(), long_play[0].actions.size() + 1);
 }
 
 TEST(Breakout, TrajectoryLossGradientMatchesCentralDifferences) {

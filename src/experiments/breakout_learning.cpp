@@ -70,9 +70,11 @@ std::vector<Episode> random_episodes(const GameConstants& constants, int episode
     auto observe = [&] { return eyes ? eyes->see(game) : game.observe(); };
     Episode episode;
     episode.observations.push_back(observe());
-    for (int f = 0; f < frames && !game.over(); ++f) {
-      episode.actions.push_back(action(random));
-      game.play(episode.actions.back());
+    for (int f = 0; f < frames; ++f) {
+      const int a = action(random);
+      game.play(a);
+      if (game.over()) break;  // its last ball is gone (and out of the camera's frame): not observed
+      episode.actions.push_back(a);
       episode.observations.push_back(observe());
     }
     if (eyes) episode.largest_camera_error = eyes->largest_error();

@@ -30,7 +30,8 @@ struct Episode {
 
 // `episodes` games of `frames` frames each under uniformly random actions (−1, 0, +1): game e
 // serves from seed `seed + e`, the actions come from one generator seeded with `seed`; the
-// observations come from `vision`.
+// observations come from `vision`. An episode ends early, without its last action, if that
+// action ended the game.
 std::vector<Episode> random_episodes(const GameConstants& constants, int episodes, int frames, unsigned seed,
                                      Vision vision = Vision::State);
 
