@@ -157,6 +157,7 @@ TEST(Breakout, CameraFindsTheBallAndThePaddleByColour) {
     game.play(chase.act(game.observe()));
   }
   EXPECT_LT(eyes.largest_error(), 1e-3);  // measured 0.38 mm; with the default shading 5 mm
+  EXPECT_EQ(eyes.hidden_frames(), 0);  // both were in every frame
   EXPECT_EQ(eyes.last_frame().width, kCameraWidth);
 }
 

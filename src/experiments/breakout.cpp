@@ -68,6 +68,7 @@ ExperimentResult run_breakout(const ExperimentOptions& options) {
   const bool camera = std::find(options.variants.begin(), options.variants.end(), "camera") != options.variants.end();
   const Vision vision = camera ? Vision::Camera : Vision::State;
   double largest_camera_error = 0.0;  // m
+  int hidden_frames = 0;              // frames in which the camera did not see the ball or the paddle
 
   // Learning: random-action episodes of the game, the model's speed fitted to them.
   const int episodes = quick ? 3 : (options.full ? 10 : 5);
@@ -76,6 +77,7 @@ ExperimentResult run_breakout(const ExperimentOptions& options) {
   const std::vector<Episode> play = random_episodes(constants, episodes, episode_frames, options.seed * 7919u, vision);
   for (const Episode& episode : play)
     largest_camera_error = std::max(largest_camera_error, episode.largest_camera_error);
+  for (const Episode& episode : play) hidden_frames += episode.hidden_frames;
   if (options.progress)
     *options.progress << "learning from " << episodes << " random-action episodes of " << episode_frames
                       << " frames; the model's paddle speed starts at " << initial_speed << " m/s" << std::endl;
@@ -94,6 +96,7 @@ ExperimentResult run_breakout(const ExperimentOptions& options) {
       scores.games.push_back(play_game(constants, *policy, seed, max_frames, vision));
       const GameResult& result = scores.games.back();
       largest_camera_error = std::max(largest_camera_error, result.largest_camera_error);
+      hidden_frames += result.hidden_frames;
       if (options.progress)
         *options.progress << name << ", game " << g + 1 << "/" << games << ": " << result.score << " bricks, "
                           << result.lives_lost << " lives lost in " << result.frames << " frames ("
@@ -191,6 +194,7 @@ ExperimentResult run_breakout(const ExperimentOptions& options) {
   if (camera) {
     json["camera_pixels"] = {kCameraWidth, kCameraHeight};
     json["largest_camera_error"] = largest_camera_error;
+    json["camera_hidden_frames"] = hidden_frames;
   }
   json["variants"] = options.variants;
   json["true_paddle_speed"] = constants.true_paddle_speed;

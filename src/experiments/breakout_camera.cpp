@@ -91,6 +91,8 @@ struct CameraEyes::Impl {
   Camera camera;
   CameraRenderer renderer;
   CameraImage image;
+  Observation last;  // the previous see()'s
+  bool has_last = false;
 };
 
 CameraEyes::CameraEyes(const Game& game, int threads) : impl_(std::make_unique<Impl>(game, threads)) {}
@@ -103,14 +105,25 @@ Observation CameraEyes::see(const Game& game) {
   Impl& d = *impl_;
   d.renderer.render(game.simulator().params(), game.simulator().state(), d.image);
   const Centroid ball = coloured_centroid(d.image, kRed), paddle = coloured_centroid(d.image, kBlue);
-  if (!(ball.weight > 0.0) || !(paddle.weight > 0.0))
-    throw Error(message("breakout camera: the ", ball.weight > 0.0 ? "paddle" : "ball", " is not in the frame"));
-  const Vec3 ball_position = d.on_plane(ball.column, ball.row);
-  const Vec3 paddle_position = d.on_plane(paddle.column, paddle.row);
-  const Observation seen{ball_position.x, ball_position.z, paddle_position.x};
+  const bool ball_seen = ball.weight > 0.0, paddle_seen = paddle.weight > 0.0;
+  if (!d.has_last && !(ball_seen && paddle_seen))
+    throw Error(message("breakout camera: the ", ball_seen ? "paddle" : "ball", " is not in the first frame"));
+  // An object not in the frame (a ball struck deep into a wall, behind the wall's nearer part)
+  // stays where it was last seen.
+  Observation seen = d.last;
+  if (ball_seen) {
+    const Vec3 position = d.on_plane(ball.column, ball.row);
+    seen.ball_x = position.x;
+    seen.ball_z = position.z;
+  }
+  if (paddle_seen) seen.paddle_x = d.on_plane(paddle.column, paddle.row).x;
+  if (!(ball_seen && paddle_seen)) ++hidden_frames_;
   const Observation truth = game.observe();
-  largest_error_ = std::max({largest_error_, std::hypot(seen.ball_x - truth.ball_x, seen.ball_z - truth.ball_z),
-                             std::abs(seen.paddle_x - truth.paddle_x)});
+  if (ball_seen)
+    largest_error_ = std::max(largest_error_, std::hypot(seen.ball_x - truth.ball_x, seen.ball_z - truth.ball_z));
+  if (paddle_seen) largest_error_ = std::max(largest_error_, std::abs(seen.paddle_x - truth.paddle_x));
+  d.last = seen;
+  d.has_last = true;
   return seen;
 }
 

@@ -27,18 +27,21 @@ class CameraEyes {
   // A renderer of `game`'s model (bricks included).
   CameraEyes(const Game& game, int threads = 1);
   ~CameraEyes();
-  // Renders the game's current state and finds the ball and the paddle by colour. Throws Error
-  // when either is not in the frame.
+  // Renders the game's current state and finds the ball and the paddle by colour. An object not
+  // in the frame keeps the position it was last seen at (hidden_frames() counts such frames);
+  // throws Error when one is not in the first frame.
   Observation see(const Game& game);
   const CameraImage& last_frame() const;
   // The largest distance between what the camera saw and the state's position, over every
-  // see() so far (m): the segmentation's error.
+  // object seen so far (m): the segmentation's error.
   double largest_error() const { return largest_error_; }
+  int hidden_frames() const { return hidden_frames_; }
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
   double largest_error_ = 0.0;
+  int hidden_frames_ = 0;
 };
 
 }  // namespace diffphys::experiments::breakout

@@ -190,7 +190,10 @@ GameResult play_game(const GameConstants& constants, Policy& policy, unsigned se
   result.score = game.score();
   result.lives_lost = game.lives_lost();
   result.frames = game.frames();
-  if (eyes) result.largest_camera_error = eyes->largest_error();
+  if (eyes) {
+    result.largest_camera_error = eyes->largest_error();
+    result.hidden_frames = eyes->hidden_frames();
+  }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   return result;
 }

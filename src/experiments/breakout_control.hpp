@@ -124,6 +124,7 @@ struct GameResult {
   int frames = 0;
   double seconds = 0.0;               // wall time of the whole game, the policy's (and the camera's) included
   double largest_camera_error = 0.0;  // m, with Vision::Camera (CameraEyes::largest_error)
+  int hidden_frames = 0;              // with Vision::Camera (CameraEyes::hidden_frames)
 };
 
 // Plays the game served from `seed` until it is over or after `max_frames` frames, the policy

@@ -77,7 +77,10 @@ std::vector<Episode> random_episodes(const GameConstants& constants, int episode
       episode.actions.push_back(a);
       episode.observations.push_back(observe());
     }
-    if (eyes) episode.largest_camera_error = eyes->largest_error();
+    if (eyes) {
+      episode.largest_camera_error = eyes->largest_error();
+      episode.hidden_frames = eyes->hidden_frames();
+    }
     result.push_back(std::move(episode));
   }
   return result;

@@ -26,6 +26,7 @@ struct Episode {
   std::vector<Observation> observations;
   std::vector<int> actions;
   double largest_camera_error = 0.0;  // m, with Vision::Camera (CameraEyes::largest_error)
+  int hidden_frames = 0;              // with Vision::Camera (CameraEyes::hidden_frames)
 };
 
 // `episodes` games of `frames` frames each under uniformly random actions (−1, 0, +1): game e
