@@ -32,11 +32,6 @@ std::span<const ExperimentEntry> registry() {
                       "de Avila Belbute-Peres et al. 2018 Fig. 5: learned physics vs an MLP model against the amount of data",
                       run_cartpole_data_efficiency,
                       "long-mlp: the MLP trained five times longer (40,000 Adam updates; 7,500 with --quick)"},
-      ExperimentEntry{"breakout",
-                      "de Avila Belbute-Peres et al. 2018 §4.3: learn a Breakout-like game's paddle speed, play with iLQR",
-                      run_breakout,
-                      "camera: every player sees the game through the engine's camera (160 x 200 pixels) and finds "
-                      "the ball and the paddle by colour"},
       ExperimentEntry{"soft-stiffness",
                       "Rojas 2020 (issue 5): infer a hanging beam's Young's modulus from its trajectory, from 10x off",
                       run_soft_stiffness},
@@ -64,6 +59,11 @@ std::span<const ExperimentEntry> registry() {
       ExperimentEntry{"flow-inverse",
                       "issue 21: recover an initial velocity field from a dye observed at three times, by L-BFGS",
                       run_flow_inverse},
+      ExperimentEntry{"breakout",
+                      "de Avila Belbute-Peres et al. 2018 §4.3: learn a Breakout-like game's paddle speed, play with iLQR",
+                      run_breakout,
+                      "camera: every player sees the game through the engine's camera (160 x 200 pixels) and finds "
+                      "the ball and the paddle by colour"},
   };
   return entries;
 }
