@@ -4,6 +4,7 @@
 
 #include "experiments/arm_reach.hpp"
 #include "experiments/ball_throw.hpp"
+#include "experiments/breakout.hpp"
 #include "experiments/cartpole_data_efficiency.hpp"
 #include "experiments/cartpole_ilqr.hpp"
 #include "experiments/chain_mass.hpp"
@@ -62,6 +63,11 @@ std::span<const ExperimentEntry> registry() {
       ExperimentEntry{"drag-shape",
                       "issue 21: the aspect ratio of a towed elliptic body of fixed area that meets the least drag",
                       run_drag_shape},
+      ExperimentEntry{"breakout",
+                      "de Avila Belbute-Peres et al. 2018 §4.3: learn a Breakout-like game's paddle speed, play with iLQR",
+                      run_breakout,
+                      "camera: every player sees the game through the engine's camera (160 x 200 pixels) and finds "
+                      "the ball and the paddle by colour"},
   };
   return entries;
 }
