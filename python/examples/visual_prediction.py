@@ -20,15 +20,16 @@ Model (the paper's Figure 2):
   ours draws these frames exactly: a learned decoder could only add error, and the frame loss
   of an unlabelled sample then reaches the encoder through the engine's camera and physics.
 Losses (eqs. 5 and 6, MSE): a labelled sample gives L_enc + L_phys + L_dec with the true states
-as the inputs of physics and decoder — for the engine L_phys and L_dec are constants (neither
-has weights; both are exact on data they made), so it trains the encoder by L_enc; the MLP
-learns by L_phys. An unlabelled sample gives L_dec of decoder(physics(encoder(x))), weighted by
-`--frame-weight` (30, one value tried, not tuned: a missed ball costs a frame MSE of ~0.003, the
-empty box's with one ball, where the untrained encoder's state MSE is 0.44). Regimes: 100, 25, 10, 2 %
-of the training windows labelled (a fixed seeded subset), batches drawn from all of them; the
-MLP baseline trains on labelled samples only. Every run takes the same number of updates;
-the figure plots the validation frame MSE against the labelled samples used so far (Figure 4's
-axes), beside two trivial predictors: the last input frame repeated, and the empty box.
+as the inputs of physics and decoder. The camera has no weights and drew the data, so L_dec is
+a constant at rounding level; so is L_phys for the engine: a labelled sample trains the encoder
+by L_enc, and the MLP by L_phys. An unlabelled sample gives L_dec of
+decoder(physics(encoder(x))), weighted by `--frame-weight` (30, one value tried, not tuned: a
+missed ball costs a frame MSE of ~0.003, the empty box's with one ball, where the untrained
+encoder's state MSE is 0.44). Regimes: 100, 25, 10, 2 % of the training windows labelled (a
+fixed seeded subset), batches drawn from all of them; the MLP baseline trains on labelled
+samples only. Every run takes the same number of updates; the figure plots the validation
+frame MSE against the labelled samples used so far (Figure 4's axes), beside two trivial
+predictors: the last input frame repeated, and the empty box.
 
     PYTHONPATH=build/python /usr/bin/python3 python/examples/visual_prediction.py [--quick] [--out DIR]
 
@@ -187,7 +188,7 @@ def train(kind, fraction, data, held_out, options, world, seed):
         is_labelled = torch.from_numpy(labelled[chosen])
         encoded = encoder(torch.from_numpy(seen))
         total = encoded.new_zeros(())
-        if is_labelled.any():  # eq. (5): L_enc + L_phys (+ L_dec, zero for the camera on true states)
+        if is_labelled.any():  # eq. (5): L_enc + L_phys (L_dec: the camera has no weights)
             truth_now = torch.from_numpy(state_now[is_labelled.numpy()]).float()
             total = total + ((encoded[is_labelled] - truth_now) ** 2).mean(dim=(1, 2)).sum()
             if kind == "mlp":
