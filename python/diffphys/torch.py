@@ -451,12 +451,13 @@ def _rotation_gradient_to_quaternion(rotation_gradient, q):
 
 class RenderFunction(torch.autograd.Function):
     """(states (N, state_size) with unit quaternions, θ ((P,) or (N, P)), camera position (3),
-    orientation (4, unit), vertical_fov (), shape colours (nshape, 3)) → colour (N, H, W, 3),
-    depth (N, H, W) through a diffphys.WorldCamera. Use ``render()``, which checks and flattens
-    the inputs."""
+    orientation (4, unit), vertical_fov (), shape colours (nshape, 3), then the appearance's
+    textures, each (H_t, W_t, 3)) → colour (N, H, W, 3), depth (N, H, W) through a
+    diffphys.WorldCamera. Use ``render()``, which checks and flattens the inputs."""
 
     @staticmethod
-    def forward(ctx, states, params, position, orientation, fov, colours, engine, camera, appearance, rigid):
+    def forward(ctx, states, params, position, orientation, fov, colours, engine, camera, appearance, rigid,
+                *textures):
         camera.position = position.detach().cpu().numpy()
         camera.orientation = orientation.detach().cpu().numpy()
         camera.vertical_fov = float(fov.detach())
@@ -464,6 +465,7 @@ class RenderFunction(torch.autograd.Function):
         for look, colour in zip(looks, colours.detach().cpu().numpy()):
             look.colour = colour
         appearance.shapes = looks
+        appearance.textures = [_core.Texture(np.ascontiguousarray(t.detach().cpu().numpy())) for t in textures]
         engine.camera, engine.appearance = camera, appearance
         states_numpy, params_numpy = states.detach().cpu().numpy(), params.detach().cpu().numpy()
         colour, depth = engine.render(states_numpy, params_numpy)
@@ -486,11 +488,12 @@ class RenderFunction(torch.autograd.Function):
         if params.dim() == 1:
             params_gradient = params_gradient.sum(axis=0)
         position, rotation = _camera_frame_gradients(gradients, states_numpy, ctx.camera.body)
+        textures = tuple(torch.from_numpy(np.ascontiguousarray(t.sum(axis=0))) for t in gradients["textures"])
         return (torch.from_numpy(states_gradient), torch.from_numpy(np.ascontiguousarray(params_gradient)),
                 torch.from_numpy(position),
                 torch.from_numpy(_rotation_gradient_to_quaternion(rotation, orientation.numpy())),
                 torch.tensor(gradients["vertical_fov"].sum(), dtype=torch.float64),
-                torch.from_numpy(gradients["colours"].sum(axis=0)), None, None, None, None)
+                torch.from_numpy(gradients["colours"].sum(axis=0)), None, None, None, None) + textures
 
 
 def _floating(what, name, value):
@@ -503,7 +506,7 @@ def _floating(what, name, value):
 
 
 def render(world, states, params, camera, *, threads=1, camera_position=None, camera_orientation=None,
-           vertical_fov=None, colours=None, appearance=None):
+           vertical_fov=None, colours=None, textures=None, appearance=None):
     """What camera ``camera`` (a name in ``world.cameras``) sees of each state: colour (…, H, W, 3)
     and depth (…, H, W) float64 tensors from states (…, state_size) — any leading axes, e.g. the
     (T + 1, state_size) of ``world_rollout`` — under θ ``params``: (param_count) for every frame,
@@ -518,8 +521,10 @@ def render(world, states, params, camera, *, threads=1, camera_position=None, ca
     w, x, y, z; normalised inside) and ``vertical_fov`` (rad) replace the scene camera's and are
     differentiated when they require a gradient — X_WC, or X_BC for a camera carried by body B,
     each in the frame the scene gives it in. ``colours`` (nshape, 3) replaces the shapes' albedos
-    and is differentiated likewise (a textured plane's colour tints its texture; the textures
-    themselves are differentiated by ``WorldCamera.backward``). ``appearance``: a
+    and is differentiated likewise (a textured plane's colour tints its texture). ``textures``, a
+    list of (H_t, W_t, 3) tensors, one per texture of the appearance (a ShapeLook's ``texture``
+    indexes it), replaces the appearance's texels and is differentiated likewise: the image is
+    linear in each texel (bilinear sampling). ``appearance``: a
     diffphys.Appearance (light, textures, background and the colours ``colours`` does not give),
     else the scene's look for the camera. Frames are drawn one after the
     other, each on ``threads`` threads (bands of rows: the same bits for any thread count).
@@ -567,7 +572,18 @@ def render(world, states, params, camera, *, threads=1, camera_position=None, ca
     if tuple(albedos.shape) != (shape_count, 3):
         raise _core.Error(f"diffphys.torch.render: colours must have shape ({shape_count}, 3) (one RGB albedo per "
                           f"shape), got {tuple(albedos.shape)}")
+    given_textures = look.textures if textures is None else textures
+    if textures is not None and len(textures) != len(look.textures):
+        raise _core.Error(f"diffphys.torch.render: textures must list one (H, W, 3) tensor per texture of the "
+                          f"appearance ({len(look.textures)}), got {len(textures)}")
+    texels = []
+    for index, texture in enumerate(given_textures):
+        values = _floating(what, f"textures[{index}]", texture if textures is not None else texture.texels)
+        if values.dim() != 3 or values.shape[2] != 3 or values.shape[0] < 1 or values.shape[1] < 1:
+            raise _core.Error(f"diffphys.torch.render: textures[{index}] must have shape (H, W, 3), "
+                              f"got {tuple(values.shape)}")
+        texels.append(values)
     colour, depth = RenderFunction.apply(flat_states, flat_params, position, orientation, fov, albedos, engine,
-                                         scene_camera, look, sizes.soft_state_offset)
+                                         scene_camera, look, sizes.soft_state_offset, *texels)
     height, width = engine.height, engine.width
     return colour.reshape(leading + (height, width, 3)), depth.reshape(leading + (height, width))

@@ -1,5 +1,6 @@
 """diffphys.torch.render (python/diffphys/torch.py): gradients against central differences
-(torch.autograd.gradcheck in float64, the whole Jacobian of a small image), render(world_rollout(...))
+(torch.autograd.gradcheck in float64, the whole Jacobian of a small image; a texture's texels),
+render(world_rollout(...))
 against central differences of the whole pipeline, a sphere's image area and centroid against
 the pinhole camera's closed forms, the same bits on 1 and 2 threads, and bad input refused
 naming the item and the value."""
@@ -177,6 +178,59 @@ def test_sphere_image_area_and_centroid_closed_forms():
     assert shift > 0.05  # resolved: the centroid is not simply the projection
     assert centroid_u == pytest.approx(width / 2 + f * offset / z + shift, abs=2 * math.tan(gamma) * beta + 2e-3)
     assert centroid_v == pytest.approx(height / 2, abs=1e-9)  # symmetric about the image's middle row
+
+
+def textured_ground_world():
+    """A ball above a ground plane that carries an 8 × 8 checker texture (0.5 m a repeat), seen
+    from above at 24 × 18 pixels: the plane's pixels are bilinear samples of the texels."""
+    scene = {"name": "textured", "dt": 0.01, "ground": True,
+             "bodies": [{"name": "ball", "position": [0, 0, 0.3], "shapes": [{"type": "sphere", "radius": 0.1}]}],
+             "cameras": [{"name": "down", "position": [0.05, 0.02, 1.5], "look_at": [0, 0, 0], "fov_deg": 40,
+                          "width": 24, "height": 18}]}
+    world = dp.parse_world(json.dumps(scene))
+    look = world.camera_appearance("down")
+    look.textures = [dp.checker_texture(4, 2, [0.9, 0.8, 0.7], [0.2, 0.3, 0.25])]
+    shapes = look.shapes
+    shapes[0].texture, shapes[0].texture_size = 0, 0.5  # the ground plane
+    look.shapes = shapes
+    return world, look
+
+
+def test_render_differentiates_the_textures_texels():
+    """L = Σ w · colour of one frame: its torch gradient w.r.t. the texture's texels is
+    WorldCamera.backward's, and matches central differences (the image is linear in the texels,
+    so a difference is exact up to rounding); textures of the wrong count or shape are refused
+    naming them."""
+    world, look = textured_ground_world()
+    x, theta = torch.tensor(world.initial_state()), torch.tensor(world.default_params())
+    texels = torch.tensor(look.textures[0].texels, requires_grad=True)
+    weights = torch.from_numpy(np.random.default_rng(11).uniform(-1, 1, (18, 24, 3)))
+    colour, _ = dpt.render(world, x, theta, "down", appearance=look, textures=[texels])
+    (colour * weights).sum().backward()
+    analytic = texels.grad.numpy()
+    # The same image and gradient as the scene's look (the texels given are the look's own).
+    plain, _ = dpt.render(world, x, theta, "down", appearance=look)
+    assert torch.equal(plain, colour.detach())
+    camera = dp.WorldCamera(world, "down")
+    camera.appearance = look
+    numpy_gradient = camera.backward(x.numpy(), colour_gradient=weights.numpy())["textures"][0]
+    np.testing.assert_array_equal(analytic, numpy_gradient)
+    assert np.count_nonzero(analytic) > 20  # the plane fills most of the frame
+    h = 1e-3
+    for a, b, c in ((0, 0, 0), (3, 5, 1), (7, 2, 2), (4, 4, 0)):
+        values = []
+        for sign in (1, -1):
+            moved = texels.detach().clone()
+            moved[a, b, c] += sign * h
+            values.append((dpt.render(world, x, theta, "down", appearance=look, textures=[moved])[0] * weights)
+                          .sum().item())
+        numeric = (values[0] - values[1]) / (2 * h)
+        assert analytic[a, b, c] == pytest.approx(numeric, rel=1e-9, abs=1e-10), (a, b, c)
+    with pytest.raises(dp.Error, match=r"textures must list one \(H, W, 3\) tensor per texture of the appearance "
+                                       r"\(1\), got 2"):
+        dpt.render(world, x, theta, "down", appearance=look, textures=[texels, texels])
+    with pytest.raises(dp.Error, match=r"textures\[0\] must have shape \(H, W, 3\), got \(8, 8\)"):
+        dpt.render(world, x, theta, "down", appearance=look, textures=[texels[..., 0]])
 
 
 def test_same_bits_on_one_and_two_threads():
